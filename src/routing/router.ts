@@ -1,0 +1,293 @@
+/**
+ * Walks a routing plan for one request: strategies choose targets, a leaf
+ * makes its attempts (retries, timeout, circuit breaker) through its provider
+ * adapter, and the first answer that ends the walk is returned unread so the
+ * server can stream it to the client.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GatewayError, invalid } from '../shared/errors.js';
+import { findAdapter, canonicalProvider } from '../providers/registry.js';
+import type { Endpoint, ResolvedTarget } from '../providers/types.js';
+import { discard, send, type UpstreamResponse } from '../upstream/client.js';
+import { isCircuitFailure, type CircuitStore } from './circuit.js';
+import { evaluateQuery } from './conditions.js';
+import { applyParamEdits } from './params.js';
+import type { Plan, PlanGroup, PlanLeaf, PlanNode } from './plan.js';
+import { backoffMs, isRetriable, retryAfterMs } from './retry.js';
+
+export interface RouteRequest {
+  endpoint: Endpoint;
+  method: string;
+  /** Path after /v1, query included. */
+  path: string;
+  pathname: string;
+  /** Parsed JSON body of a model endpoint (absent in pass-through mode). */
+  body: Record<string, unknown> | null;
+  /** Bytes forwarded as they came: generic proxy and pass-through. A stream can be sent once only. */
+  raw: Buffer | Readable | null;
+  headers: IncomingHttpHeaders;
+  metadata: Record<string, string>;
+  provider: string | undefined;
+  customHost: string | undefined;
+  authorization: string | undefined;
+  forwardHeaders: readonly string[];
+  timeoutMs: number | undefined;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+}
+
+export interface RouteResult {
+  /** The provider's answer, body unread; null when the gateway answers itself. */
+  response: UpstreamResponse | null;
+  error: GatewayError | null;
+  status: number;
+  provider: string | undefined;
+  path: string;
+  retries: number;
+  /** When the answering attempt was sent (performance.now()). */
+  answerStartedAt: number;
+  /** Time spent in attempts that did not answer, and in backoff waits (ms); filled in by route(). */
+  failedUpstreamMs: number;
+  waitedMs: number;
+}
+
+export interface RouterDeps {
+  circuits: CircuitStore;
+}
+
+/** Headers never copied from the client to a provider. */
+const HOP_BY_HOP = new Set([
+  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
+  'transfer-encoding', 'upgrade', 'host', 'content-length', 'authorization', 'forwarded', 'x-real-ip', 'via',
+]);
+
+export function isHopByHop(name: string): boolean {
+  return HOP_BY_HOP.has(name);
+}
+
+/** Gateway headers, x-forwarded-* and hop-by-hop headers stay with the gateway. */
+export function isPrivateHeader(name: string): boolean {
+  return HOP_BY_HOP.has(name) || name.startsWith('x-gateway-') || name.startsWith('x-forwarded-');
+}
+
+/** Whether a plan may send the same body twice (then a streamed body must be buffered first). */
+export function mayRepeat(node: PlanNode): boolean {
+  if (node.kind === 'leaf') return (node.retry?.attempts ?? 0) > 0;
+  return node.mode === 'fallback' ? node.targets.length > 1 || node.targets.some(mayRepeat) : node.targets.some(mayRepeat);
+}
+
+export class Router {
+  constructor(private readonly deps: RouterDeps) {}
+
+  async route(plan: Plan, req: RouteRequest): Promise<RouteResult> {
+    const acc: Accumulator = { failedUpstreamMs: 0, waitedMs: 0 };
+    const result = await this.node(plan.root, req, acc);
+    result.failedUpstreamMs = acc.failedUpstreamMs;
+    result.waitedMs = acc.waitedMs;
+    return result;
+  }
+
+  private async node(node: PlanNode, req: RouteRequest, acc: Accumulator): Promise<RouteResult> {
+    if (node.kind === 'leaf') return this.leaf(node, req, acc);
+    switch (node.mode) {
+      case 'single':
+        return this.node(node.targets[0]!, req, acc);
+      case 'conditional':
+        return this.node(this.choose(node, req), req, acc);
+      case 'loadbalance':
+        return this.loadbalance(node, req, acc);
+      case 'fallback':
+        return this.fallback(node, req, acc);
+    }
+  }
+
+  private choose(group: PlanGroup, req: RouteRequest): PlanNode {
+    const ctx = { metadata: req.metadata, params: req.body ?? {}, url: { pathname: req.pathname } };
+    for (const c of group.conditions) {
+      if (evaluateQuery(c.query, ctx)) return group.byName.get(c.then)!;
+    }
+    return group.byName.get(group.defaultName!)!;
+  }
+
+  private async loadbalance(group: PlanGroup, req: RouteRequest, acc: Accumulator): Promise<RouteResult> {
+    const open = await this.openTargets(group);
+    let total = 0;
+    for (let i = 0; i < group.targets.length; i++) if (!open[i]) total += group.targets[i]!.weight;
+    if (total <= 0) return gatewayAnswer(circuitOpen(group.path), group.path);
+    let r = Math.random() * total;
+    for (let i = 0; i < group.targets.length; i++) {
+      if (open[i]) continue;
+      const t = group.targets[i]!;
+      r -= t.weight;
+      if (r < 0 && t.weight > 0) return this.node(t, req, acc);
+    }
+    // Floating-point edge: the last eligible target.
+    const last = group.targets.findLast((t: PlanNode, i: number) => !open[i] && t.weight > 0)!;
+    return this.node(last, req, acc);
+  }
+
+  private async fallback(group: PlanGroup, req: RouteRequest, acc: Accumulator): Promise<RouteResult> {
+    const open = await this.openTargets(group);
+    let last: RouteResult | null = null;
+    for (let i = 0; i < group.targets.length; i++) {
+      if (open[i]) continue;
+      if (last !== null) {
+        if (last.response !== null) discard(last.response);
+        // The earlier attempt's time is not the answer's.
+        acc.failedUpstreamMs += performance.now() - last.answerStartedAt;
+      }
+      last = await this.node(group.targets[i]!, req, acc);
+      if (isSuccess(last.status) || req.signal.aborted) return last;
+      // A narrowed fallback returns statuses it was not told to handle.
+      if (group.onStatusCodes !== undefined && last.response !== null && !group.onStatusCodes.includes(last.status)) return last;
+    }
+    return last ?? gatewayAnswer(circuitOpen(group.path), group.path);
+  }
+
+  /** Which direct targets are skipped because their circuit is open (not yet due for a probe). */
+  private async openTargets(group: PlanGroup): Promise<boolean[]> {
+    const now = Date.now();
+    const out: boolean[] = new Array(group.targets.length).fill(false);
+    for (let i = 0; i < group.targets.length; i++) {
+      const t = group.targets[i]!;
+      if (t.kind === 'leaf' && t.cb !== undefined) out[i] = (await this.deps.circuits.state(t.circuitKey, now)) === 'open';
+    }
+    return out;
+  }
+
+  private async leaf(leaf: PlanLeaf, req: RouteRequest, acc: Accumulator): Promise<RouteResult> {
+    const { circuits } = this.deps;
+    if (leaf.cb !== undefined && (await circuits.admit(leaf.circuitKey, Date.now())) === 'open') {
+      return gatewayAnswer(circuitOpen(leaf.path), leaf.path);
+    }
+    let retries = 0;
+    let result: RouteResult;
+    for (;;) {
+      result = await this.attempt(leaf, req, retries);
+      if (isSuccess(result.status) || req.signal.aborted) break;
+      const retry = leaf.retry;
+      if (retry === undefined || retries >= retry.attempts || !retriesOn(retry, result)) break;
+      const wait =
+        (retry.use_retry_after_headers === true && result.response !== null ? retryAfterMs(result.response.headers) : null) ??
+        backoffMs(retries);
+      if (result.response !== null) discard(result.response);
+      acc.failedUpstreamMs += performance.now() - result.answerStartedAt;
+      const waitStart = performance.now();
+      try {
+        await sleep(wait, undefined, { signal: req.signal });
+      } catch {
+        break; // client gone
+      }
+      acc.waitedMs += performance.now() - waitStart;
+      retries++;
+    }
+    if (leaf.cb !== undefined) {
+      const failed = result.response === null ? result.error!.status >= 500 || result.error!.status === 408 : isCircuitFailure(leaf.cb, result.status);
+      await circuits.record(leaf.circuitKey, leaf.cb, failed, Date.now());
+    }
+    return result;
+  }
+
+  private async attempt(leaf: PlanLeaf, req: RouteRequest, retries: number): Promise<RouteResult> {
+    const node = leaf.node;
+    const start = performance.now();
+    const answer = (error: GatewayError, provider?: string): RouteResult => ({
+      response: null, error, status: error.status, provider, path: leaf.path, retries, answerStartedAt: start,
+      failedUpstreamMs: 0, waitedMs: 0,
+    });
+    if (node.virtual_key !== undefined) {
+      return answer(invalid(`virtual key '${node.virtual_key}' not found`, `${leaf.path}.virtual_key`, 'unknown_virtual_key'));
+    }
+    const fromRequest = node.provider === undefined;
+    const name = node.provider ?? req.provider;
+    if (name === undefined) {
+      return answer(invalid('no provider: send x-gateway-provider or a config naming one', 'x-gateway-provider', 'missing_provider'));
+    }
+    const found = findAdapter(name);
+    if (!found.ok) return answer(found.error);
+    // The client's credential and host belong to the provider the client named.
+    const ownsClientCredentials = fromRequest || req.provider === undefined || canonicalProvider(req.provider) === canonicalProvider(name);
+    const target: ResolvedTarget = {
+      provider: found.value.name,
+      node,
+      clientAuthorization: node.api_key === undefined && ownsClientCredentials ? req.authorization : undefined,
+      customHost: node.custom_host ?? (fromRequest ? req.customHost : undefined),
+    };
+    const call = found.value.prepare(target, req.endpoint, req.path);
+    if (!call.ok) return answer(call.error, target.provider);
+
+    const headers: Record<string, string | string[]> = call.value.headers;
+    let body: string | Buffer | Readable | null;
+    if (req.body !== null) {
+      body = JSON.stringify(leaf.edits === null ? req.body : applyParamEdits(req.body, leaf.edits));
+      headers['content-type'] = 'application/json';
+    } else {
+      body = req.raw;
+      if (req.endpoint === 'proxy') copyProxyHeaders(req.headers, headers);
+      else headers['content-type'] = 'application/json';
+    }
+    for (const list of [leaf.forwardHeaders, req.forwardHeaders]) {
+      for (const h of list) {
+        const v = req.headers[h];
+        if (v !== undefined && !isPrivateHeader(h)) headers[h] = v;
+      }
+    }
+
+    const timeoutMs = leaf.timeoutMs ?? req.timeoutMs;
+    const timeout = timeoutMs === undefined ? null : AbortSignal.timeout(timeoutMs);
+    const signal = timeout === null ? req.signal : AbortSignal.any([req.signal, timeout]);
+    try {
+      const response = await send({ url: call.value.url, method: req.method, headers, body }, signal);
+      return {
+        response, error: null, status: response.statusCode, provider: target.provider, path: leaf.path, retries,
+        answerStartedAt: start, failedUpstreamMs: 0, waitedMs: 0,
+      };
+    } catch (e) {
+      if (timeout?.aborted === true) {
+        return answer(new GatewayError(408, `request to ${target.provider} timed out after ${timeoutMs} ms`, { code: 'request_timeout' }), target.provider);
+      }
+      if (req.signal.aborted) return answer(new GatewayError(499, 'client closed the request', { code: 'client_closed' }), target.provider);
+      const reason = (e as { code?: string; message?: string }).code ?? (e as Error).message;
+      return answer(new GatewayError(502, `could not reach ${target.provider}: ${reason}`, { code: 'upstream_unreachable' }), target.provider);
+    }
+  }
+}
+
+interface Accumulator {
+  failedUpstreamMs: number;
+  waitedMs: number;
+}
+
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+/** Network failures are always worth another try; anything else only when the policy names it. */
+function retriesOn(retry: NonNullable<PlanLeaf['retry']>, r: RouteResult): boolean {
+  if (r.response === null && r.error!.code === 'upstream_unreachable') return true;
+  return isRetriable(retry, r.status);
+}
+
+function circuitOpen(path: string): GatewayError {
+  return new GatewayError(503, `circuit open for every target of ${path}`, { code: 'circuit_open' });
+}
+
+function gatewayAnswer(error: GatewayError, path: string): RouteResult {
+  return {
+    response: null, error, status: error.status, provider: undefined, path, retries: 0,
+    answerStartedAt: performance.now(), failedUpstreamMs: 0, waitedMs: 0,
+  };
+}
+
+/** Generic proxy: the client's own headers go on, except the gateway's and hop-by-hop ones. */
+function copyProxyHeaders(from: IncomingHttpHeaders, to: Record<string, string | string[]>): void {
+  for (const name in from) {
+    if (isPrivateHeader(name) || name in to) continue;
+    const v = from[name];
+    if (v !== undefined) to[name] = v;
+  }
+  const len = from['content-length'];
+  if (len !== undefined) to['content-length'] = len;
+}

@@ -1,0 +1,109 @@
+/**
+ * The HTTP server: health and metrics, authentication of /v1, the model
+ * endpoints and the generic proxy, JSON errors even for requests Node cannot
+ * parse, and a graceful drain on shutdown.
+ */
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
+import type { Endpoint } from '../providers/types.js';
+import { GatewayError } from '../shared/errors.js';
+import { requireScope, type KeyAuthenticator } from './auth.js';
+import type { Metrics } from './metrics.js';
+import { relay, type RelayDeps } from './relay.js';
+import { single } from './request-headers.js';
+import { rawErrorResponse, sendError, sendJson } from './respond.js';
+
+export interface ServerDeps extends RelayDeps {
+  auth: KeyAuthenticator;
+  metrics: Metrics;
+  onError: (err: unknown) => void;
+}
+
+const MODEL_ENDPOINTS: Readonly<Record<string, Endpoint>> = {
+  '/chat/completions': 'chat',
+  '/completions': 'completions',
+  '/embeddings': 'embeddings',
+};
+const PROXY_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+export interface GatewayServer {
+  server: Server;
+  /** Stop accepting, let in-flight requests and streams finish (bounded), then close the rest. */
+  drain(graceMs: number): Promise<void>;
+}
+
+export function createGatewayServer(deps: ServerDeps): GatewayServer {
+  let inflight = 0;
+  let draining = false;
+  let idle: (() => void) | null = null;
+
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+    inflight++;
+    if (draining) res.setHeader('connection', 'close');
+    res.once('close', () => {
+      if (--inflight === 0 && idle !== null) idle();
+    });
+    handle(deps, req, res).catch((err: unknown) => {
+      deps.onError(err);
+      sendError(res, new GatewayError(500, 'internal gateway error', { code: 'internal_error' }));
+    });
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    const message = status === 431 ? 'request headers too large' : status === 408 ? 'request timed out' : `malformed HTTP request: ${err.code ?? err.message}`;
+    socket.end(rawErrorResponse(status, STATUS_CODES[status]!, new GatewayError(status, message)));
+  });
+
+  return {
+    server,
+    drain(graceMs: number): Promise<void> {
+      draining = true;
+      return new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        if (inflight === 0) return;
+        const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+        idle = () => {
+          clearTimeout(timer);
+          server.closeIdleConnections();
+        };
+      });
+    },
+  };
+}
+
+async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const startedAt = performance.now();
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const pathname = q === -1 ? url : url.slice(0, q);
+
+  if (req.method === 'GET' && pathname === '/health') return sendJson(res, 200, { status: 'ok' });
+  if (req.method === 'GET' && pathname === '/metrics') {
+    const text = await deps.metrics.registry.metrics();
+    res.writeHead(200, { 'content-type': deps.metrics.registry.contentType });
+    res.end(text);
+    return;
+  }
+  if (pathname !== '/v1' && !pathname.startsWith('/v1/')) {
+    return sendError(res, new GatewayError(404, `no route for ${req.method} ${pathname}`, { code: 'route_not_found' }));
+  }
+
+  res.setHeader('x-gateway-trace-id', single(req.headers['x-gateway-trace-id']) ?? randomUUID());
+  const key = await deps.auth.authenticate(req.headers['x-gateway-api-key']);
+  if (!key.ok) return sendError(res, key.error);
+
+  const sub = pathname.slice(3);
+  const endpoint = req.method === 'POST' ? MODEL_ENDPOINTS[sub] : undefined;
+  if (endpoint === undefined && !PROXY_METHODS.has(req.method ?? '')) {
+    return sendError(res, new GatewayError(405, `method ${req.method} is not allowed`, { code: 'method_not_allowed' }));
+  }
+  const denied = requireScope(key.value, 'completions.write');
+  if (denied !== null) return sendError(res, denied);
+  return relay(deps, req, res, endpoint ?? 'proxy', url.slice(3), pathname, startedAt);
+}

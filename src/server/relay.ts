@@ -1,0 +1,168 @@
+/**
+ * A request to a model endpoint or the generic proxy, from the client's bytes
+ * to the provider's answer streamed back: read and check the input, pick the
+ * plan, route, relay. Nothing here buffers an answer; back-pressure flows
+ * through pipeline() and a client that leaves aborts the provider call.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { parseConfigHeader } from '../config/schema.js';
+import type { Config } from '../config/types.js';
+import { HEADER_PLAN, planFor, type Plan } from '../routing/plan.js';
+import { isHopByHop, mayRepeat, type RouteRequest, type RouteResult, type Router } from '../routing/router.js';
+import type { Endpoint } from '../providers/types.js';
+import { invalid, type GatewayError, type Result } from '../shared/errors.js';
+import { readBody } from './body.js';
+import type { Metrics } from './metrics.js';
+import { parseGatewayHeaders, single } from './request-headers.js';
+import { sendError } from './respond.js';
+import { validateBody } from './validation.js';
+
+export interface RelayDeps {
+  router: Router;
+  metrics: Metrics;
+  maxBodyBytes: number;
+}
+
+export async function relay(
+  deps: RelayDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  endpoint: Endpoint,
+  path: string,
+  pathname: string,
+  startedAt: number,
+): Promise<void> {
+  const fail = (error: GatewayError): void => {
+    res.setHeader('x-gateway-cache-status', 'DISABLED');
+    sendError(res, error);
+    observe(deps.metrics, endpoint, undefined, startedAt, { status: error.status, provider: undefined, retries: 0 }, 0, 0);
+  };
+
+  const gh = parseGatewayHeaders(req.headers);
+  if (!gh.ok) return fail(gh.error);
+  const plan = resolvePlan(single(req.headers['x-gateway-config']));
+  if (!plan.ok) return fail(plan.error);
+
+  let body: Record<string, unknown> | null = null;
+  let raw: RouteRequest['raw'] = null;
+  if (endpoint === 'proxy') {
+    const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
+    if (hasBody && mayRepeat(plan.value.root)) {
+      const read = await readBody(req, deps.maxBodyBytes);
+      if (!read.ok) return fail(read.error);
+      raw = read.value;
+    } else if (hasBody) {
+      raw = req; // streamed straight through: one attempt only
+    }
+  } else {
+    const read = await readBody(req, deps.maxBodyBytes);
+    if (!read.ok) return fail(read.error);
+    if (plan.value.passthrough) {
+      raw = read.value;
+    } else {
+      const parsed = parseJsonBody(read.value);
+      if (!parsed.ok) return fail(parsed.error);
+      const problem = validateBody(endpoint, parsed.value) ?? strictCheck(plan.value, gh.value.strict, parsed.value);
+      if (problem !== null) return fail(problem);
+      body = parsed.value as Record<string, unknown>;
+    }
+  }
+
+  const abort = new AbortController();
+  res.once('close', () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  const routeReq: RouteRequest = {
+    endpoint,
+    method: req.method!,
+    path,
+    pathname,
+    body,
+    raw,
+    headers: req.headers,
+    metadata: gh.value.metadata,
+    provider: single(req.headers['x-gateway-provider']),
+    customHost: single(req.headers['x-gateway-custom-host']),
+    authorization: single(req.headers.authorization),
+    forwardHeaders: gh.value.forwardHeaders,
+    timeoutMs: gh.value.timeoutMs,
+    signal: abort.signal,
+  };
+  const result = await deps.router.route(plan.value, routeReq);
+  const model = typeof body?.model === 'string' ? body.model : undefined;
+  writeGatewayHeaders(res, result);
+  if (result.response === null) {
+    if (result.status === 499) return; // the client is gone; nobody to answer
+    sendError(res, result.error!);
+    observe(deps.metrics, endpoint, model, startedAt, result, result.failedUpstreamMs, result.waitedMs);
+    return;
+  }
+  const upstream = result.response;
+  const headers = upstream.headers;
+  for (const name in headers) {
+    if (!isHopByHop(name) || name === 'content-length') res.setHeader(name, headers[name]!);
+  }
+  res.writeHead(upstream.statusCode);
+  try {
+    await pipeline(upstream.body, res);
+  } catch {
+    // Client left or provider broke mid-stream: the socket is already closed or gets destroyed.
+    res.destroy();
+  }
+  const upstreamMs = result.failedUpstreamMs + (performance.now() - result.answerStartedAt);
+  observe(deps.metrics, endpoint, model, startedAt, result, upstreamMs, result.waitedMs);
+}
+
+function writeGatewayHeaders(res: ServerResponse, r: RouteResult): void {
+  if (r.provider !== undefined) res.setHeader('x-gateway-provider', r.provider);
+  res.setHeader('x-gateway-cache-status', 'DISABLED');
+  res.setHeader('x-gateway-retry-attempt-count', String(r.retries));
+  res.setHeader('x-gateway-last-used-option-index', r.path);
+}
+
+function resolvePlan(header: string | undefined): Result<Plan> {
+  if (header === undefined || header === '') return { ok: true, value: HEADER_PLAN };
+  if (header.trimStart().startsWith('{')) {
+    const parsed = parseConfigHeader(header);
+    return parsed.ok ? { ok: true, value: planFor(parsed.value as Config) } : parsed;
+  }
+  return { ok: false, error: invalid(`saved config '${header}' not found`, 'x-gateway-config', 'unknown_config') };
+}
+
+function parseJsonBody(buf: Buffer): Result<unknown> {
+  try {
+    return { ok: true, value: JSON.parse(buf.toString('utf8')) };
+  } catch (e) {
+    return { ok: false, error: invalid(`request body is not valid JSON: ${(e as Error).message}`, null, 'invalid_json') };
+  }
+}
+
+/** Provider-specific fields such as `thinking` need strict compatibility turned off (spec: Chat completions). */
+function strictCheck(plan: Plan, headerStrict: boolean | undefined, body: unknown): GatewayError | null {
+  const strict = plan.strict ?? headerStrict ?? true;
+  if (strict && (body as Record<string, unknown>).thinking !== undefined) {
+    return invalid('thinking: requires strict_compat_compliance false (x-gateway-strict-compat-compliance: false)', 'thinking');
+  }
+  return null;
+}
+
+function observe(
+  m: Metrics,
+  endpoint: Endpoint,
+  model: string | undefined,
+  startedAt: number,
+  r: Pick<RouteResult, 'status' | 'provider' | 'retries'>,
+  upstreamMs: number,
+  waitedMs: number,
+): void {
+  const totalMs = performance.now() - startedAt;
+  const p = r.provider ?? 'none';
+  const mdl = model ?? 'none';
+  const s = String(r.status);
+  if (r.retries > 0) m.retries.labels(p).inc(r.retries);
+  m.requests.labels(endpoint, p, mdl, s).inc();
+  m.duration.labels(endpoint, p, mdl, s).observe(totalMs / 1000);
+  if (upstreamMs > 0) m.upstream.labels(p, mdl, s).observe(upstreamMs / 1000);
+  m.overhead.labels(endpoint).observe(Math.max(0, totalMs - upstreamMs - waitedMs) / 1000);
+}

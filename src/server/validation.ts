@@ -1,0 +1,317 @@
+/**
+ * Request-body validation for the model endpoints (chat, completions,
+ * embeddings), following the spec's field rules and OpenAI's API reference.
+ *
+ * Runs on every request, so the schemas are compiled once at load and the
+ * validators neither coerce nor copy the body. Only the fields the gateway
+ * knows are checked: unknown fields pass untouched, because providers add
+ * parameters faster than the gateway can learn them.
+ *
+ * Fields OpenAI documents as nullable accept `null` (= unset): many clients
+ * send explicit nulls for parameters they leave at their defaults.
+ */
+import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
+import { invalid, type GatewayError } from '../shared/errors.js';
+
+export type Endpoint = 'chat' | 'completions' | 'embeddings';
+
+type Body = Record<string, unknown>;
+
+const nullable = (type: string): string[] => [type, 'null'];
+const range = (type: 'number' | 'integer', minimum?: number, maximum?: number): SchemaObject => ({
+  type: nullable(type),
+  ...(minimum === undefined ? {} : { minimum }),
+  ...(maximum === undefined ? {} : { maximum }),
+});
+
+const penalty = range('number', -2, 2);
+const logitBias: SchemaObject = {
+  type: nullable('object'),
+  additionalProperties: { type: 'number', minimum: -100, maximum: 100 },
+};
+const stop: SchemaObject = { type: ['string', 'array', 'null'], maxItems: 4, items: { type: 'string' } };
+
+/** Fields chat and completions share, with the same rules. */
+const sampling: Record<string, SchemaObject> = {
+  model: { type: 'string' },
+  frequency_penalty: penalty,
+  presence_penalty: penalty,
+  logit_bias: logitBias,
+  n: range('integer', 1, 128),
+  seed: range('integer'),
+  stop,
+  stream: { type: nullable('boolean') },
+  stream_options: { type: nullable('object') },
+  temperature: range('number', 0, 2),
+  top_p: range('number', 0, 1),
+  user: { type: 'string' },
+};
+
+const whenRole = (roles: string[], then: SchemaObject): SchemaObject => ({
+  if: { required: ['role'], properties: { role: { enum: roles } } },
+  then,
+});
+
+// Part types are left open: providers accept more than OpenAI's (documents, cache_control, …).
+const contentPart: SchemaObject = { type: 'object', required: ['type'], properties: { type: { type: 'string' } } };
+
+const message: SchemaObject = {
+  type: 'object',
+  required: ['role'],
+  properties: {
+    role: { enum: ['system', 'developer', 'user', 'assistant', 'tool', 'function'] },
+    name: { type: 'string' },
+    tool_call_id: { type: 'string' },
+    tool_calls: { type: 'array', items: { type: 'object' } },
+  },
+  allOf: [
+    whenRole(['system', 'developer', 'user', 'tool'], {
+      required: ['content'],
+      properties: { content: { type: ['string', 'array'], items: contentPart } },
+    }),
+    // Assistant content may be absent or null when the turn carries tool_calls (or audio, refusal, …).
+    whenRole(['assistant'], { properties: { content: { type: ['string', 'array', 'null'], items: contentPart } } }),
+    whenRole(['tool'], { required: ['tool_call_id'] }),
+    whenRole(['function'], { required: ['name'], properties: { content: { type: ['string', 'null'] } } }),
+  ],
+};
+
+const chatSchema: SchemaObject = {
+  type: 'object',
+  // `model` is optional: a config's override_params, or the target, may supply it.
+  required: ['messages'],
+  properties: {
+    ...sampling,
+    messages: { type: 'array', minItems: 1, items: message },
+    logprobs: { type: nullable('boolean') },
+    top_logprobs: range('integer', 0, 20),
+    max_tokens: range('integer', 1),
+    max_completion_tokens: range('integer', 1),
+    response_format: {
+      type: 'object',
+      required: ['type'],
+      properties: {
+        type: { enum: ['text', 'json_object', 'json_schema'] },
+        json_schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+      },
+      if: { required: ['type'], properties: { type: { const: 'json_schema' } } },
+      then: { required: ['json_schema'] },
+    },
+    tools: {
+      type: 'array',
+      maxItems: 128,
+      items: {
+        // Only function tools are checked in depth; OpenAI's `custom` tools and
+        // providers' built-in tools (e.g. google_search) must pass through.
+        type: 'object',
+        required: ['type'],
+        properties: {
+          type: { type: 'string' },
+          function: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+        },
+        if: { required: ['type'], properties: { type: { const: 'function' } } },
+        then: { required: ['function'] },
+      },
+    },
+    tool_choice: {
+      anyOf: [
+        { enum: ['none', 'auto', 'required'] },
+        { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
+      ],
+      description: '"none", "auto", "required" or an object with a type',
+    },
+    parallel_tool_calls: { type: 'boolean' },
+    function_call: {
+      anyOf: [
+        { enum: ['none', 'auto'] },
+        { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+      ],
+      description: '"none", "auto" or an object with a name',
+    },
+    functions: {
+      type: 'array',
+      minItems: 1,
+      maxItems: 128,
+      items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+    },
+  },
+};
+
+const completionsSchema: SchemaObject = {
+  type: 'object',
+  required: ['prompt'],
+  properties: {
+    ...sampling,
+    prompt: {
+      anyOf: [
+        { type: 'string' },
+        { type: 'array', minItems: 1, items: { type: 'string' } },
+        { type: 'array', minItems: 1, items: { type: 'integer' } },
+        { type: 'array', minItems: 1, items: { type: 'array', minItems: 1, items: { type: 'integer' } } },
+      ],
+      description: 'a string, or a non-empty array of strings, of token ids or of token-id arrays',
+    },
+    best_of: range('integer', 0, 20),
+    echo: { type: nullable('boolean') },
+    logprobs: range('integer', 0, 5),
+    max_tokens: range('integer', 0),
+    suffix: { type: nullable('string') },
+  },
+};
+
+const embeddingsSchema: SchemaObject = {
+  type: 'object',
+  required: ['input'],
+  properties: {
+    model: { type: 'string' },
+    input: {
+      type: ['string', 'array'],
+      minLength: 1,
+      minItems: 1,
+      maxItems: 2048,
+      anyOf: [
+        { type: 'string' },
+        { items: { type: 'string', minLength: 1 } },
+        { items: { type: 'integer' } },
+        { items: { type: 'array', minItems: 1, items: { type: 'integer' } } },
+      ],
+      description: 'a non-empty string, or an array of non-empty strings, of token ids or of non-empty token-id arrays',
+    },
+    encoding_format: { enum: ['float', 'base64'] },
+    dimensions: { type: 'integer', minimum: 1 },
+    user: { type: 'string' },
+  },
+};
+
+// verbose: errors carry their schema, so messages can state the whole rule
+// ("between 0 and 20"); it costs nothing until validation fails.
+const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, verbose: true, allowUnionTypes: true });
+
+const validators: Record<Endpoint, ValidateFunction> = {
+  chat: ajv.compile(chatSchema),
+  completions: ajv.compile(completionsSchema),
+  embeddings: ajv.compile(embeddingsSchema),
+};
+
+const customChecks: Record<Endpoint, (body: Body) => GatewayError | null> = {
+  chat: (body) => {
+    if (isSet(body.top_logprobs) && body.logprobs !== true) {
+      return invalid('top_logprobs: requires logprobs to be true', 'top_logprobs');
+    }
+    return checkStreamOptions(body);
+  },
+  completions: (body) => {
+    const bestOf = body.best_of;
+    const n = typeof body.n === 'number' ? body.n : 1;
+    // best_of 1 with n 1 is the default (no best-of selection): treated like absent.
+    if (typeof bestOf === 'number' && !(bestOf === 1 && n === 1)) {
+      if (bestOf <= n) return invalid(`best_of: must be greater than n (${n})`, 'best_of');
+      if (body.stream === true) return invalid('best_of: cannot be used with stream', 'best_of');
+    }
+    return checkStreamOptions(body);
+  },
+  embeddings: () => null,
+};
+
+/** Validates a parsed JSON body; returns the 400 to answer, or null when valid. */
+export function validateBody(endpoint: Endpoint, body: unknown): GatewayError | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return invalid('request body must be a JSON object');
+  }
+  const validate = validators[endpoint];
+  if (!validate(body)) return toGatewayError(body, validate.errors ?? []);
+  return customChecks[endpoint](body as Body);
+}
+
+function isSet(value: unknown): boolean {
+  return value !== undefined && value !== null;
+}
+
+function checkStreamOptions(body: Body): GatewayError | null {
+  if (isSet(body.stream_options) && body.stream !== true) {
+    return invalid('stream_options: only allowed when stream is true', 'stream_options');
+  }
+  return null;
+}
+
+function toGatewayError(body: unknown, errors: ErrorObject[]): GatewayError {
+  // With allErrors off the last error is the one that failed validation; the
+  // ones before it are failed anyOf branches. `if` only repeats its `then`.
+  let error: ErrorObject | undefined;
+  for (let i = errors.length - 1; i >= 0 && error === undefined; i--) {
+    if (errors[i]?.keyword !== 'if') error = errors[i];
+  }
+  if (error === undefined) return invalid('request body is invalid');
+  const missing = error.keyword === 'required' ? (error.params as { missingProperty: string }).missingProperty : undefined;
+  const param = paramPath(body, error.instancePath, missing);
+  return invalid(`${param || 'request body'}: ${describe(error)}`, param || null);
+}
+
+/** `/messages/0/role` → `messages[0].role`; walks the body to tell indices from keys. */
+function paramPath(body: unknown, instancePath: string, extra: string | undefined): string {
+  const segments = instancePath === '' ? [] : instancePath.slice(1).split('/').map(unescapePointer);
+  if (extra !== undefined) segments.push(extra);
+  let path = '';
+  let node = body;
+  for (const segment of segments) {
+    if (Array.isArray(node)) {
+      path += `[${segment}]`;
+      node = node[Number(segment)];
+    } else {
+      path += path === '' ? segment : `.${segment}`;
+      node = typeof node === 'object' && node !== null ? (node as Body)[segment] : undefined;
+    }
+  }
+  return path;
+}
+
+function unescapePointer(segment: string): string {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+function describe(error: ErrorObject): string {
+  const parent = (error.parentSchema ?? {}) as SchemaObject;
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'type':
+      return `must be ${alternatives((Array.isArray(error.schema) ? error.schema : [error.schema]).map(typeName))}`;
+    case 'minimum':
+    case 'maximum':
+      return bounds('must be', parent.minimum, parent.maximum, '');
+    case 'minItems':
+    case 'maxItems':
+      return bounds('must contain', parent.minItems, parent.maxItems, ' item');
+    case 'minLength':
+      return parent.minLength === 1 ? 'must not be empty' : `must be at least ${parent.minLength} characters long`;
+    case 'enum':
+      return `must be one of ${(error.schema as unknown[]).join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(error.schema)}`;
+    case 'anyOf':
+      return typeof parent.description === 'string' ? `must be ${parent.description}` : 'does not match any allowed form';
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+function bounds(verb: string, min: unknown, max: unknown, unit: string): string {
+  const plural = (limit: unknown): string => (unit === '' ? '' : limit === 1 ? unit : `${unit}s`);
+  if (min !== undefined && max !== undefined) return `${verb} between ${min} and ${max}${plural(max)}`;
+  if (min !== undefined) return `${verb} at least ${min}${plural(min)}`;
+  return `${verb} at most ${max}${plural(max)}`;
+}
+
+function typeName(type: unknown): string {
+  switch (type) {
+    case 'null': return 'null';
+    case 'integer': return 'an integer';
+    case 'object': return 'an object';
+    case 'array': return 'an array';
+    default: return `a ${String(type)}`;
+  }
+}
+
+function alternatives(items: string[]): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
+}

@@ -1,0 +1,40 @@
+/**
+ * Process settings from the environment (the contract's table), read once at
+ * start. Bad values stop the process with a message naming the variable.
+ */
+import { resolve } from 'node:path';
+
+export interface Settings {
+  port: number;
+  host: string;
+  dataDir: string;
+  adminApiKey: string | undefined;
+  apiKeyPrefix: string;
+  logLevel: string;
+  maxBodyBytes: number;
+  /** Bounded wait for in-flight requests and streams on SIGTERM. */
+  shutdownGraceMs: number;
+}
+
+export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  return {
+    port: int(env, 'PORT', 8787, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    dataDir: resolve(env.GATEWAY_DATA_DIR || './data'),
+    adminApiKey: env.GATEWAY_ADMIN_API_KEY || undefined,
+    apiKeyPrefix: env.API_KEY_PREFIX ?? '',
+    logLevel: env.LOG_LEVEL || 'info',
+    maxBodyBytes: int(env, 'GATEWAY_MAX_BODY_BYTES', 100 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
+    shutdownGraceMs: int(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
+  };
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new Error(`${name} must be an integer between ${min} and ${max}, got '${raw}'`);
+  }
+  return n;
+}

@@ -25,7 +25,14 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function startGateway(settings: Settings, logger: Logger = pino({ level: settings.logLevel })): Promise<Gateway> {
+export interface GatewayOptions {
+  logger?: Logger;
+  /** Wall clock for circuit cooldowns (tests). */
+  now?: () => number;
+}
+
+export async function startGateway(settings: Settings, opts: GatewayOptions = {}): Promise<Gateway> {
+  const logger = opts.logger ?? pino({ level: settings.logLevel });
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
   const store = new SqliteStore(settings.dataDir);
   await store.migrate();
@@ -40,7 +47,7 @@ export async function startGateway(settings: Settings, logger: Logger = pino({ l
   const metrics = new Metrics();
   const { server, drain } = createGatewayServer({
     auth: new KeyAuthenticator(store),
-    router: new Router({ circuits }),
+    router: new Router({ circuits, now: opts.now ?? Date.now }),
     metrics,
     maxBodyBytes: settings.maxBodyBytes,
     onError: (err) => logger.error({ err }, 'unhandled error in request'),

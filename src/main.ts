@@ -5,7 +5,7 @@ import { readSettings } from './settings.js';
 
 const settings = readSettings();
 const logger = pino({ level: settings.logLevel });
-const gateway = await startGateway(settings, logger);
+const gateway = await startGateway(settings, { logger });
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

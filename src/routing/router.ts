@@ -55,6 +55,8 @@ export interface RouteResult {
 
 export interface RouterDeps {
   circuits: CircuitStore;
+  /** Wall clock for circuit cooldowns; tests move it forward instead of waiting 30 s. */
+  now: () => number;
 }
 
 /** Headers never copied from the client to a provider. */
@@ -148,7 +150,7 @@ export class Router {
 
   /** Which direct targets are skipped because their circuit is open (not yet due for a probe). */
   private async openTargets(group: PlanGroup): Promise<boolean[]> {
-    const now = Date.now();
+    const now = this.deps.now();
     const out: boolean[] = new Array(group.targets.length).fill(false);
     for (let i = 0; i < group.targets.length; i++) {
       const t = group.targets[i]!;
@@ -159,7 +161,7 @@ export class Router {
 
   private async leaf(leaf: PlanLeaf, req: RouteRequest, acc: Accumulator): Promise<RouteResult> {
     const { circuits } = this.deps;
-    if (leaf.cb !== undefined && (await circuits.admit(leaf.circuitKey, Date.now())) === 'open') {
+    if (leaf.cb !== undefined && (await circuits.admit(leaf.circuitKey, this.deps.now())) === 'open') {
       return gatewayAnswer(circuitOpen(leaf.path), leaf.path);
     }
     let retries = 0;
@@ -185,7 +187,7 @@ export class Router {
     }
     if (leaf.cb !== undefined) {
       const failed = result.response === null ? result.error!.status >= 500 || result.error!.status === 408 : isCircuitFailure(leaf.cb, result.status);
-      await circuits.record(leaf.circuitKey, leaf.cb, failed, Date.now());
+      await circuits.record(leaf.circuitKey, leaf.cb, failed, this.deps.now());
     }
     return result;
   }

@@ -382,3 +382,20 @@ describe('parseConfigHeader', () => {
     assert.notEqual(value(kept), first, 'evicted once the bound is exceeded');
   });
 });
+
+it('conditional queries are checked by the query language: bad operator and bad regex are 400s', () => {
+  const base = (query: unknown) => ({
+    strategy: { mode: 'conditional', conditions: [{ query, then: 'a' }], default: 'a' },
+    targets: [{ name: 'a', provider: 'openai', api_key: 'k' }],
+  });
+  const badOp = parseConfig(base({ 'metadata.plan': { $foo: 1 } }));
+  assert.equal(badOp.ok, false);
+  if (!badOp.ok) {
+    assert.equal(badOp.error.param, 'strategy.conditions[0].query');
+    assert.match(badOp.error.message, /\$foo/);
+  }
+  const badRegex = parseConfig(base({ $or: [{ 'params.model': { $regex: '(' } }] }));
+  assert.equal(badRegex.ok, false);
+  if (!badRegex.ok) assert.match(badRegex.error.message, /regular expression/);
+  assert.equal(parseConfig(base({ 'params.model': { $regex: '^gpt' } })).ok, true);
+});

@@ -4,6 +4,7 @@
  * memo so the x-gateway-config header, which repeats on every request, is
  * validated once.
  */
+import { validateQuery } from '../routing/conditions.js';
 import { z } from 'zod';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import type { Config, ConfigNode } from './types.js';
@@ -51,12 +52,18 @@ const dropPath = str().regex(
   'must be a non-empty dot path such as messages.0.name',
 );
 
+// The query language is checked here so a bad operator or regex is a 400, never a request-time surprise.
+const conditionQuery = jsonObject().superRefine((q, ctx) => {
+  const problem = validateQuery(q);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 const strategy = z
   .strictObject(
     {
       mode: z.enum(['single', 'loadbalance', 'fallback', 'conditional'], expect('one of single, loadbalance, fallback, conditional')),
       conditions: z
-        .array(z.strictObject({ query: jsonObject(), then: str() }, expect('an object {query, then}')), expect('a non-empty array'))
+        .array(z.strictObject({ query: conditionQuery, then: str() }, expect('an object {query, then}')), expect('a non-empty array'))
         .min(1, 'must be a non-empty array')
         .optional(),
       default: str().optional(),

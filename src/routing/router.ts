@@ -6,10 +6,10 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError, invalid } from '../shared/errors.js';
 import { findAdapter, canonicalProvider } from '../providers/registry.js';
 import type { Endpoint, ResolvedTarget } from '../providers/types.js';
+import type { Cancel } from '../upstream/cancel.js';
 import { discard, send, type UpstreamResponse } from '../upstream/client.js';
 import { isCircuitFailure, type CircuitStore } from './circuit.js';
 import { evaluateQuery } from './conditions.js';
@@ -35,7 +35,7 @@ export interface RouteRequest {
   forwardHeaders: readonly string[];
   timeoutMs: number | undefined;
   /** Aborted when the client goes away. */
-  signal: AbortSignal;
+  signal: Cancel;
 }
 
 export interface RouteResult {
@@ -177,11 +177,7 @@ export class Router {
       if (result.response !== null) discard(result.response);
       acc.failedUpstreamMs += performance.now() - result.answerStartedAt;
       const waitStart = performance.now();
-      try {
-        await sleep(wait, undefined, { signal: req.signal });
-      } catch {
-        break; // client gone
-      }
+      if (!(await req.signal.sleep(wait))) break; // client gone
       acc.waitedMs += performance.now() - waitStart;
       retries++;
     }
@@ -237,22 +233,24 @@ export class Router {
       }
     }
 
+    // The timeout covers the wait for the provider's answer (its headers); a stream that has begun is not cut.
     const timeoutMs = leaf.timeoutMs ?? req.timeoutMs;
-    const timeout = timeoutMs === undefined ? null : AbortSignal.timeout(timeoutMs);
-    const signal = timeout === null ? req.signal : AbortSignal.any([req.signal, timeout]);
+    const timer = timeoutMs === undefined ? null : req.signal.withTimeout(timeoutMs);
     try {
-      const response = await send({ url: call.value.url, method: req.method, headers, body }, signal);
+      const response = await send({ url: call.value.url, method: req.method, headers, body }, timer?.cancel ?? req.signal);
       return {
         response, error: null, status: response.statusCode, provider: target.provider, path: leaf.path, retries,
         answerStartedAt: start, failedUpstreamMs: 0, waitedMs: 0,
       };
     } catch (e) {
-      if (timeout?.aborted === true) {
+      if (timer?.timedOut() === true) {
         return answer(new GatewayError(408, `request to ${target.provider} timed out after ${timeoutMs} ms`, { code: 'request_timeout' }), target.provider);
       }
       if (req.signal.aborted) return answer(new GatewayError(499, 'client closed the request', { code: 'client_closed' }), target.provider);
       const reason = (e as { code?: string; message?: string }).code ?? (e as Error).message;
       return answer(new GatewayError(502, `could not reach ${target.provider}: ${reason}`, { code: 'upstream_unreachable' }), target.provider);
+    } finally {
+      timer?.release();
     }
   }
 }

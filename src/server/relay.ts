@@ -5,12 +5,13 @@
  * through pipeline() and a client that leaves aborts the provider call.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { parseConfigHeader } from '../config/schema.js';
 import type { Config } from '../config/types.js';
 import { HEADER_PLAN, planFor, type Plan } from '../routing/plan.js';
 import { isHopByHop, mayRepeat, type RouteRequest, type RouteResult, type Router } from '../routing/router.js';
 import type { Endpoint } from '../providers/types.js';
+import { Cancel } from '../upstream/cancel.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
 import { readBody } from './body.js';
 import type { Metrics } from './metrics.js';
@@ -69,9 +70,9 @@ export async function relay(
     }
   }
 
-  const abort = new AbortController();
+  const cancel = new Cancel();
   res.once('close', () => {
-    if (!res.writableFinished) abort.abort();
+    if (!res.writableFinished) cancel.abort();
   });
   const routeReq: RouteRequest = {
     endpoint,
@@ -87,7 +88,7 @@ export async function relay(
     authorization: single(req.headers.authorization),
     forwardHeaders: gh.value.forwardHeaders,
     timeoutMs: gh.value.timeoutMs,
-    signal: abort.signal,
+    signal: cancel,
   };
   const result = await deps.router.route(plan.value, routeReq);
   const model = typeof body?.model === 'string' ? body.model : undefined;
@@ -104,14 +105,26 @@ export async function relay(
     if (!isHopByHop(name) || name === 'content-length') res.setHeader(name, headers[name]!);
   }
   res.writeHead(upstream.statusCode);
-  try {
-    await pipeline(upstream.body, res);
-  } catch {
-    // Client left or provider broke mid-stream: the socket is already closed or gets destroyed.
-    res.destroy();
-  }
+  await relayBody(upstream.body, res);
   const upstreamMs = result.failedUpstreamMs + (performance.now() - result.answerStartedAt);
   observe(deps.metrics, endpoint, model, startedAt, result, upstreamMs, result.waitedMs);
+}
+
+/**
+ * Streams the provider's body to the client. pipe() keeps back-pressure; a
+ * provider that breaks mid-stream closes the client's connection, and a
+ * client that leaves stops the provider's stream. (Not stream.pipeline: its
+ * per-call AbortController costs more than the rest of the relay.)
+ */
+function relayBody(body: Readable, res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    body.once('error', () => res.destroy());
+    res.once('close', () => {
+      if (!body.readableEnded) body.destroy();
+      resolve();
+    });
+    body.pipe(res);
+  });
 }
 
 function writeGatewayHeaders(res: ServerResponse, r: RouteResult): void {

@@ -4,17 +4,20 @@
  * Timeouts are the router's job (request_timeout → 408), so undici's own are
  * off for headers and relaxed for bodies: a long stream must not be cut.
  */
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
+import type { Cancel } from './cancel.js';
 
-const agent = new Agent({
-  keepAliveTimeout: 30_000,
-  keepAliveMaxTimeout: 600_000,
-  connections: 512,
-  pipelining: 1,
-  headersTimeout: 0,
-  bodyTimeout: 0,
-});
+const newAgent = (): Agent =>
+  new Agent({
+    keepAliveTimeout: 30_000,
+    keepAliveMaxTimeout: 600_000,
+    connections: 512,
+    pipelining: 1,
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
+let agent = newAgent();
 
 export interface UpstreamRequest {
   url: string;
@@ -25,9 +28,12 @@ export interface UpstreamRequest {
 
 export type UpstreamResponse = Dispatcher.ResponseData;
 
-export function send(req: UpstreamRequest, signal: AbortSignal): Promise<UpstreamResponse> {
-  return request(req.url, {
-    dispatcher: agent,
+export function send(req: UpstreamRequest, signal: Cancel): Promise<UpstreamResponse> {
+  // Split by hand: undici's top-level request() builds a WHATWG URL per call.
+  const slash = req.url.indexOf('/', req.url.indexOf('://') + 3);
+  return agent.request({
+    origin: slash === -1 ? req.url : req.url.slice(0, slash),
+    path: slash === -1 ? '/' : req.url.slice(slash),
     method: req.method as Dispatcher.HttpMethod,
     headers: req.headers,
     body: req.body,
@@ -40,6 +46,13 @@ export function discard(res: UpstreamResponse): void {
   res.body.dump({ limit: 64 * 1024 }).catch(() => {});
 }
 
+/**
+ * Closes the pool once its requests finish. Later calls get a fresh pool: the
+ * pool is module-wide, and one gateway closing (tests start several in one
+ * process) must not break the others.
+ */
 export function closeUpstreams(): Promise<void> {
-  return agent.close();
+  const closing = agent;
+  agent = newAgent();
+  return closing.close();
 }

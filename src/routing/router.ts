@@ -283,8 +283,11 @@ function gatewayAnswer(error: GatewayError, path: string): RouteResult {
 
 /** Generic proxy: the client's own headers go on, except the gateway's and hop-by-hop ones. */
 function copyProxyHeaders(from: IncomingHttpHeaders, to: Record<string, string | string[]>): void {
+  // Headers the client named in Connection are hop-by-hop too (RFC 9110 §7.6.1).
+  const connection = from.connection;
+  const named = connection === undefined ? null : connection.toLowerCase().split(',').map((s) => s.trim());
   for (const name in from) {
-    if (isPrivateHeader(name) || name in to) continue;
+    if (isPrivateHeader(name) || name in to || named?.includes(name) === true) continue;
     const v = from[name];
     if (v !== undefined) to[name] = v;
   }

@@ -16,7 +16,7 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Result<Bu
       size += chunk.length;
       if (size > limit) {
         req.off('data', onData);
-        // Stop reading; the 413 goes out and the connection closes after it.
+        // Stop reading; the 413 goes out with `connection: close`.
         req.pause();
         resolve({ ok: false, error: tooLarge(limit) });
         return;

@@ -35,6 +35,8 @@ export async function relay(
   startedAt: number,
 ): Promise<void> {
   const fail = (error: GatewayError): void => {
+    // An oversized upload is not worth draining: close once the 413 is out.
+    if (error.status === 413) res.setHeader('connection', 'close');
     res.setHeader('x-gateway-cache-status', 'DISABLED');
     sendError(res, error);
     observe(deps.metrics, endpoint, undefined, startedAt, { status: error.status, provider: undefined, retries: 0 }, 0, 0);

@@ -1,0 +1,54 @@
+/** Small helpers shared by the black-box HTTP tests. */
+import assert from 'node:assert/strict';
+import { createServer, type AddressInfo } from 'node:net';
+
+/** Asserts the contract's error envelope and returns it. */
+export async function assertEnvelope(
+  res: Response,
+  status: number,
+): Promise<{ message: string; type: string; code: string; param: string | null }> {
+  const text = await res.text();
+  assert.equal(res.status, status, `expected ${status}, got ${res.status}: ${text}`);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  return envelopeOf(text);
+}
+
+/** Parses an error body and checks it has exactly the contract's shape. */
+export function envelopeOf(text: string): { message: string; type: string; code: string; param: string | null } {
+  const body = JSON.parse(text) as { error: { message: string; type: string; code: string; param: string | null } };
+  assert.deepEqual(Object.keys(body), ['error']);
+  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
+  assert.equal(typeof body.error.message, 'string');
+  assert.ok(body.error.message.length > 0);
+  assert.equal(typeof body.error.type, 'string');
+  assert.equal(typeof body.error.code, 'string');
+  assert.ok(body.error.param === null || typeof body.error.param === 'string');
+  return body.error;
+}
+
+/** A port nobody listens on right now (for child processes that cannot report theirs). */
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+/** Reads an SSE body, noting when each `data:` event arrived (performance.now()). */
+export async function readEvents(res: Response): Promise<{ data: string; at: number }[]> {
+  const events: { data: string; at: number }[] = [];
+  const decoder = new TextDecoder();
+  let buf = '';
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    const at = performance.now();
+    buf += decoder.decode(chunk, { stream: true });
+    let i: number;
+    while ((i = buf.indexOf('\n\n')) !== -1) {
+      const block = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      for (const line of block.split('\n')) if (line.startsWith('data: ')) events.push({ data: line.slice(6), at });
+    }
+  }
+  return events;
+}

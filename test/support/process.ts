@@ -1,0 +1,80 @@
+/**
+ * Runs the built gateway (`node dist/src/main.js`) as a child process, for
+ * what only a real process shows: the bootstrap key on stdout, SIGTERM.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from './http.js';
+
+/** dist/src/main.js, found from this file's place in dist/test/support. */
+export const MAIN_JS = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  port: number;
+  /** http://127.0.0.1:PORT */
+  url: string;
+  /** Everything written to stdout / stderr so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGKILL if still running (test clean-up). */
+  kill(): void;
+}
+
+/**
+ * Starts the gateway on a free port with `env` on top of a clean environment
+ * (no inherited GATEWAY_* variables) and waits until /health answers.
+ */
+export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+  const port = await freePort();
+  const base: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (!k.startsWith('GATEWAY_') && k !== 'PORT' && k !== 'HOST' && k !== 'DATABASE_URL' && k !== 'REDIS_URL') base[k] = v;
+  }
+  const child = spawn(process.execPath, [MAIN_JS], {
+    env: { ...base, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
+  child.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
+  const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
+  let gone = false;
+  void exited.then(() => (gone = true));
+
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    if (gone) throw new Error(`gateway exited before it was ready\nstdout: ${out}\nstderr: ${err}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.status === 200) {
+        await res.arrayBuffer();
+        break;
+      }
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`gateway not ready within 15 s\nstdout: ${out}\nstderr: ${err}`);
+    }
+    await sleep(50);
+  }
+  return {
+    child,
+    port,
+    url,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    kill: () => {
+      if (!gone) child.kill('SIGKILL');
+    },
+  };
+}

@@ -56,7 +56,8 @@ export class MemoryCircuitStore implements CircuitStore {
   async state(key: string, now: number): Promise<'closed' | 'open' | 'half-open'> {
     const e = this.entries.get(key);
     if (e === undefined || e.openUntil === 0) return 'closed';
-    return now < e.openUntil ? 'open' : 'half-open';
+    // While one caller probes, everyone else must route around the target (admit() refuses them).
+    return now < e.openUntil || e.probing ? 'open' : 'half-open';
   }
 }
 

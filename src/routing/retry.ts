@@ -34,6 +34,8 @@ export function retryAfterMs(headers: Record<string, string | string[] | undefin
   if (after === undefined) return null;
   const seconds = Number(after);
   if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, MAX_RETRY_AFTER_MS);
+  // An HTTP date names its month; V8's lenient Date.parse would read "-1" as a past date (0 ms wait).
+  if (!/[a-z]/i.test(after)) return null;
   const date = Date.parse(after);
   if (Number.isNaN(date)) return null;
   return Math.min(Math.max(0, date - now), MAX_RETRY_AFTER_MS);

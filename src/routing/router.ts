@@ -161,9 +161,8 @@ export class Router {
 
   private async leaf(leaf: PlanLeaf, req: RouteRequest, acc: Accumulator): Promise<RouteResult> {
     const { circuits } = this.deps;
-    if (leaf.cb !== undefined && (await circuits.admit(leaf.circuitKey, this.deps.now())) === 'open') {
-      return gatewayAnswer(circuitOpen(leaf.path), leaf.path);
-    }
+    const admission = leaf.cb === undefined ? 'closed' : await circuits.admit(leaf.circuitKey, this.deps.now());
+    if (admission === 'open') return gatewayAnswer(circuitOpen(leaf.path), leaf.path);
     let retries = 0;
     let result: RouteResult;
     for (;;) {
@@ -181,7 +180,11 @@ export class Router {
       acc.waitedMs += performance.now() - waitStart;
       retries++;
     }
-    if (leaf.cb !== undefined) {
+    // A client that left proves nothing about the provider: no verdict, except that an
+    // unfinished probe must not close the circuit (nor leave it stuck probing).
+    if (leaf.cb !== undefined && req.signal.aborted) {
+      if (admission === 'probe') await circuits.record(leaf.circuitKey, leaf.cb, true, this.deps.now());
+    } else if (leaf.cb !== undefined) {
       const failed = result.response === null ? result.error!.status >= 500 || result.error!.status === 408 : isCircuitFailure(leaf.cb, result.status);
       await circuits.record(leaf.circuitKey, leaf.cb, failed, this.deps.now());
     }

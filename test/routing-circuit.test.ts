@@ -1,0 +1,279 @@
+// Black-box circuit-breaker tests. Cooldowns run on the test gateway's manual
+// clock (gw.clock.advance), so nothing waits 30 s. Circuit state is keyed by
+// config, and the clock is shared by the whole file: every test routes with a
+// config of its own (a unique `name`).
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { answer, answeredBy, assertEnvelope, assertRouted, chat, counts, startUpstreams, target, type Json, type Upstream } from './support/routing.js';
+
+let gw: TestGateway;
+let U: Record<'A' | 'B', Upstream>;
+let A: Upstream, B: Upstream;
+
+before(async () => {
+  gw = await startTestGateway();
+  U = await startUpstreams('A', 'B');
+  ({ A, B } = U);
+});
+afterEach(() => {
+  for (const u of Object.values(U)) u.reset();
+});
+after(async () => {
+  await gw.stop();
+  await Promise.all(Object.values(U).map((u) => u.close()));
+});
+
+const CHAT = '/v1/chat/completions';
+const COOLDOWN = 30_000;
+const fail = (status: number) => ({ status, body: { error: { message: `failed with ${status}`, type: 'server_error', param: null, code: null } } });
+const times = <T>(n: number, v: T): T[] => Array.from({ length: n }, () => v);
+
+let seq = 0;
+/** A fallback A → B with a circuit breaker on the group (inherited by both targets). */
+function guarded(cb: Json = {}, mode: 'fallback' | 'loadbalance' = 'fallback', targets: Json[] = [target(A), target(B)]): Json {
+  return {
+    name: `circuit-test-${++seq}`,
+    strategy: { mode },
+    cb_config: { failure_threshold: 2, cooldown_interval: COOLDOWN, ...cb },
+    targets,
+  };
+}
+
+/** Answered by B through the fallback, A's circuit consulted. */
+async function viaB(config: Json): Promise<void> {
+  assertRouted(await chat(gw, config), { status: 200, index: 'config.targets[1]', by: 'B' });
+}
+
+describe('circuit breaker', () => {
+  it('opens after failure_threshold failures: A is skipped, B answers', async () => {
+    A.enqueue(CHAT, ...times(10, fail(502)));
+    const config = guarded();
+    await viaB(config);
+    await viaB(config);
+    assert.equal(A.requests.length, 2);
+    for (let i = 0; i < 3; i++) await viaB(config);
+    assert.equal(A.requests.length, 2, 'an open circuit sends nothing to A');
+    assert.equal(B.requests.length, 5);
+  });
+
+  it('below the threshold A keeps being tried; a success resets the count', async () => {
+    A.enqueue(CHAT, fail(502), { status: 200, body: { ok: 1 } }, fail(502), fail(502));
+    const config = guarded();
+    await viaB(config); // failure 1
+    assertRouted(await chat(gw, config), { status: 200, index: 'config.targets[0]' }); // success: count back to 0
+    await viaB(config); // failure 1
+    await viaB(config); // failure 2: opens
+    assert.equal(A.requests.length, 4);
+    await viaB(config);
+    assert.equal(A.requests.length, 4);
+  });
+
+  it('the cooldown is not over before cooldown_interval', async () => {
+    A.enqueue(CHAT, fail(502), fail(502));
+    const config = guarded();
+    await viaB(config);
+    await viaB(config);
+    gw.clock.advance(COOLDOWN - 1);
+    await viaB(config);
+    assert.equal(A.requests.length, 2);
+  });
+
+  it('after the cooldown one probe goes to A; its success closes the circuit', async () => {
+    A.enqueue(CHAT, fail(502), fail(502));
+    const config = guarded();
+    await viaB(config);
+    await viaB(config);
+    await viaB(config);
+    assert.equal(A.requests.length, 2);
+    gw.clock.advance(COOLDOWN);
+    assertRouted(await chat(gw, config), { status: 200, index: 'config.targets[0]', by: 'A' });
+    assert.equal(A.requests.length, 3, 'the probe');
+    assertRouted(await chat(gw, config), { status: 200, index: 'config.targets[0]', by: 'A' });
+    assert.equal(A.requests.length, 4, 'closed again: A used');
+    assert.equal(B.requests.length, 3);
+  });
+
+  it('a failed probe re-opens the circuit for another full cooldown', async () => {
+    A.enqueue(CHAT, fail(502), fail(502), fail(503));
+    const config = guarded();
+    await viaB(config);
+    await viaB(config);
+    gw.clock.advance(COOLDOWN);
+    await viaB(config); // the probe fails, B answers
+    assert.equal(A.requests.length, 3);
+    await viaB(config);
+    assert.equal(A.requests.length, 3, 're-opened after one failed probe');
+    gw.clock.advance(COOLDOWN - 1);
+    await viaB(config);
+    assert.equal(A.requests.length, 3, 'still within the new cooldown');
+    gw.clock.advance(1);
+    assertRouted(await chat(gw, config), { status: 200, index: 'config.targets[0]', by: 'A' });
+    assert.equal(A.requests.length, 4);
+  });
+
+  it('half-open: concurrent requests send exactly one probe to A, the rest go to B', async () => {
+    A.enqueue(CHAT, fail(502), fail(502), answer(A, { delayMs: 300 }));
+    const config = guarded();
+    await viaB(config);
+    await viaB(config);
+    B.reset();
+    gw.clock.advance(COOLDOWN);
+    const replies = await Promise.all(Array.from({ length: 5 }, () => chat(gw, config)));
+    assert.ok(replies.every((r) => r.status === 200), JSON.stringify(replies.map((r) => r.status)));
+    assert.equal(A.requests.length, 3, 'one probe');
+    assert.deepEqual(replies.map(answeredBy).sort(), ['A', 'B', 'B', 'B', 'B']);
+    assert.equal(B.requests.length, 4);
+  });
+
+  it('a client that leaves during the probe does not close the circuit', async () => {
+    A.enqueue(CHAT, fail(502), fail(502), answer(A, { delayMs: 2000 }), fail(502), fail(502));
+    const config = guarded();
+    await viaB(config);
+    await viaB(config);
+    gw.clock.advance(COOLDOWN);
+    const ac = new AbortController();
+    const probe = fetch(`${gw.v1}/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-gateway-api-key': ADMIN_KEY, 'content-type': 'application/json', 'x-gateway-config': JSON.stringify(config) },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+      signal: ac.signal,
+    }).catch(() => null);
+    for (let i = 0; i < 100 && A.requests.length < 3; i++) await sleep(10);
+    assert.equal(A.requests.length, 3, 'the probe reached A');
+    ac.abort();
+    await probe;
+    await sleep(100); // the gateway notices the closed connection
+    // A still fails. Had the abandoned probe closed the circuit, both requests would reach A
+    // (one failure is below the threshold); at most one more probe may.
+    await viaB(config);
+    await viaB(config);
+    assert.ok(A.requests.length <= 4, `A received ${A.requests.length - 3} more requests after the abandoned probe`);
+  });
+
+  it('by default a 500 does not count (spec: statuses above 500)', async () => {
+    A.enqueue(CHAT, ...times(4, fail(500)));
+    const config = guarded();
+    for (let i = 0; i < 4; i++) await viaB(config);
+    assert.equal(A.requests.length, 4, 'never opened');
+  });
+
+  for (const status of [502, 503, 504]) {
+    it(`by default a ${status} counts`, async () => {
+      A.enqueue(CHAT, ...times(3, fail(status)));
+      const config = guarded();
+      for (let i = 0; i < 3; i++) await viaB(config);
+      assert.equal(A.requests.length, 2);
+    });
+  }
+
+  it('by default a 4xx does not count', async () => {
+    A.enqueue(CHAT, ...times(3, fail(429)));
+    const config = guarded();
+    for (let i = 0; i < 3; i++) await viaB(config);
+    assert.equal(A.requests.length, 3);
+  });
+
+  it('custom failure_status_codes: 429 counts, 502 does not', async () => {
+    A.enqueue(CHAT, ...times(3, fail(502)));
+    const config = guarded({ failure_status_codes: [429] });
+    for (let i = 0; i < 3; i++) await viaB(config);
+    assert.equal(A.requests.length, 3, '502 is not listed');
+
+    A.reset();
+    A.enqueue(CHAT, ...times(3, fail(429)));
+    for (let i = 0; i < 3; i++) await viaB(config);
+    assert.equal(A.requests.length, 2, '429 is listed');
+  });
+
+  it('unreachable upstream failures count', async () => {
+    A.enqueue(CHAT, { destroy: true }, { destroy: true }, { destroy: true });
+    const config = guarded();
+    for (let i = 0; i < 3; i++) await viaB(config);
+    assert.equal(A.requests.length, 2);
+  });
+
+  it('failure_threshold 1 opens on the first failure; retries of one request count once', async () => {
+    A.enqueue(CHAT, ...times(3, fail(503)));
+    const config = { ...guarded({ failure_threshold: 1 }), retry: { attempts: 1 } };
+    await viaB(config);
+    assert.equal(A.requests.length, 2, 'one retry');
+    await viaB(config);
+    assert.equal(A.requests.length, 2);
+  });
+
+  it('circuits are per target: B failing does not open A', async () => {
+    A.enqueue(CHAT, fail(500), fail(500), fail(500));
+    B.enqueue(CHAT, fail(502), fail(502));
+    const config = guarded();
+    // A 500 (not a circuit failure) → B 502, twice: B opens.
+    for (let i = 0; i < 2; i++) assertRouted(await chat(gw, config), { status: 502, index: 'config.targets[1]' });
+    // A 500 again, B skipped: A's failure is the answer.
+    assertRouted(await chat(gw, config), { status: 500, index: 'config.targets[0]' });
+    assert.deepEqual(counts(U), { A: 3, B: 2 });
+  });
+
+  it('loadbalance skips an open target', async () => {
+    A.enqueue(CHAT, ...times(50, fail(502)));
+    const config = guarded({}, 'loadbalance', [target(A, { weight: 100 }), target(B, { weight: 1 })]);
+    // A is drawn almost always; loop until it has failed twice.
+    for (let i = 0; i < 50 && A.requests.length < 2; i++) await chat(gw, config);
+    assert.equal(A.requests.length, 2);
+    const before = B.requests.length;
+    const replies = [];
+    for (let i = 0; i < 20; i++) replies.push(await chat(gw, config));
+    for (const r of replies) assertRouted(r, { status: 200, index: 'config.targets[1]', by: 'B' });
+    assert.equal(A.requests.length, 2);
+    assert.equal(B.requests.length, before + 20);
+  });
+
+  it('loadbalance: while A’s probe is in flight, other requests go to B (not a 503)', async () => {
+    A.enqueue(CHAT, ...times(50, fail(502)));
+    const config = guarded({}, 'loadbalance', [target(A, { weight: 100 }), target(B, { weight: 1 })]);
+    for (let i = 0; i < 50 && A.requests.length < 2; i++) await chat(gw, config);
+    A.reset();
+    A.enqueue(CHAT, answer(A, { delayMs: 300 }));
+    gw.clock.advance(COOLDOWN);
+    const probe = chat(gw, config);
+    for (let i = 0; i < 100 && A.requests.length < 1; i++) await sleep(5);
+    const others = await Promise.all(Array.from({ length: 5 }, () => chat(gw, config)));
+    for (const r of others) assertRouted(r, { status: 200, index: 'config.targets[1]', by: 'B' });
+    assertRouted(await probe, { status: 200, index: 'config.targets[0]', by: 'A' });
+    assert.equal(A.requests.length, 1);
+  });
+
+  it('fallback: every target open → 503 envelope, no upstream request', async () => {
+    A.enqueue(CHAT, fail(502), fail(502));
+    B.enqueue(CHAT, fail(503), fail(503));
+    const config = guarded();
+    for (let i = 0; i < 2; i++) assertRouted(await chat(gw, config), { status: 503, index: 'config.targets[1]' });
+    assert.deepEqual(counts(U), { A: 2, B: 2 });
+    const r = await chat(gw, config);
+    assertEnvelope(r, 503);
+    assert.deepEqual(counts(U), { A: 2, B: 2 });
+    // Recovery after the cooldown.
+    gw.clock.advance(COOLDOWN);
+    assertRouted(await chat(gw, config), { status: 200, index: 'config.targets[0]', by: 'A' });
+  });
+
+  it('loadbalance: every target open → 503 envelope', async () => {
+    A.enqueue(CHAT, fail(502), fail(502));
+    const config = guarded({}, 'loadbalance', [target(A, { weight: 1 }), target(B, { weight: 0 })]);
+    for (let i = 0; i < 2; i++) assertRouted(await chat(gw, config), { status: 502, index: 'config.targets[0]' });
+    const r = await chat(gw, config);
+    assertEnvelope(r, 503);
+    assert.deepEqual(counts(U), { A: 2, B: 0 });
+  });
+
+  it('a target’s own cb_config: only that target has a breaker', async () => {
+    A.enqueue(CHAT, ...times(4, fail(502)));
+    const config = {
+      name: `circuit-test-${++seq}`,
+      strategy: { mode: 'fallback' },
+      targets: [target(A, { cb_config: { failure_threshold: 3, cooldown_interval: COOLDOWN } }), target(B)],
+    };
+    for (let i = 0; i < 4; i++) await viaB(config);
+    assert.equal(A.requests.length, 3);
+  });
+});

@@ -284,6 +284,17 @@ describe('model endpoints', () => {
       assert.match(err.message, /no-such-provider/);
       assert.equal(mock.requests.length, 0);
     });
+
+    it('an unknown virtual key (header) → 400 naming the header', async () => {
+      const res = await gw.call('/chat/completions', {
+        headers: { 'x-gateway-virtual-key': 'vk-missing' },
+        body: { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+      });
+      const err = await assertEnvelope(res, 400);
+      assert.equal(err.param, 'x-gateway-virtual-key');
+      assert.match(err.message, /vk-missing/);
+      assert.equal(mock.requests.length, 0);
+    });
   });
 
   describe('body size limit', () => {

@@ -228,6 +228,16 @@ describe('circuit breaker', () => {
     assert.equal(B.requests.length, before + 20);
   });
 
+  it('loadbalance skips a nested group whose targets are all open', async () => {
+    A.enqueue(CHAT, ...times(50, fail(502)));
+    const nested = { strategy: { mode: 'fallback' }, weight: 100, targets: [target(A)] };
+    const config = guarded({}, 'loadbalance', [nested, target(B, { weight: 1 })]);
+    for (let i = 0; i < 50 && A.requests.length < 2; i++) await chat(gw, config);
+    assert.equal(A.requests.length, 2);
+    for (let i = 0; i < 20; i++) assertRouted(await chat(gw, config), { status: 200, index: 'config.targets[1]', by: 'B' });
+    assert.equal(A.requests.length, 2);
+  });
+
   it('loadbalance: while A’s probe is in flight, other requests go to B (not a 503)', async () => {
     A.enqueue(CHAT, ...times(50, fail(502)));
     const config = guarded({}, 'loadbalance', [target(A, { weight: 100 }), target(B, { weight: 1 })]);

@@ -50,6 +50,8 @@ export interface PlanGroup {
   defaultName: string | undefined;
   /** Fallback moves on only for these statuses; undefined: any non-2xx. */
   onStatusCodes: readonly number[] | undefined;
+  /** Some target below has a circuit breaker: only then is circuit state read. */
+  guarded: boolean;
 }
 
 export type PlanNode = PlanLeaf | PlanGroup;
@@ -120,6 +122,7 @@ function buildNode(node: ConfigNode, path: string, parent: Inherited, identity: 
       conditions: node.strategy.conditions ?? [],
       defaultName: node.strategy.default,
       onStatusCodes: node.strategy.on_status_codes ?? node.on_status_codes,
+      guarded: targets.some((t) => (t.kind === 'leaf' ? t.cb !== undefined : t.guarded)),
     };
   }
   const edits: ParamEdits | null =

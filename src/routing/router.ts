@@ -32,6 +32,7 @@ export interface RouteRequest {
   provider: string | undefined;
   customHost: string | undefined;
   authorization: string | undefined;
+  virtualKey: string | undefined;
   forwardHeaders: readonly string[];
   timeoutMs: number | undefined;
   /** Aborted when the client goes away. */
@@ -116,17 +117,17 @@ export class Router {
   private async loadbalance(group: PlanGroup, req: RouteRequest, acc: Accumulator): Promise<RouteResult> {
     const open = await this.openTargets(group);
     let total = 0;
-    for (let i = 0; i < group.targets.length; i++) if (!open[i]) total += group.targets[i]!.weight;
+    for (let i = 0; i < group.targets.length; i++) if (open?.[i] !== true) total += group.targets[i]!.weight;
     if (total <= 0) return gatewayAnswer(circuitOpen(group.path), group.path);
     let r = Math.random() * total;
     for (let i = 0; i < group.targets.length; i++) {
-      if (open[i]) continue;
+      if (open?.[i] === true) continue;
       const t = group.targets[i]!;
       r -= t.weight;
       if (r < 0 && t.weight > 0) return this.node(t, req, acc);
     }
     // Floating-point edge: the last eligible target.
-    const last = group.targets.findLast((t: PlanNode, i: number) => !open[i] && t.weight > 0)!;
+    const last = group.targets.findLast((t: PlanNode, i: number) => open?.[i] !== true && t.weight > 0)!;
     return this.node(last, req, acc);
   }
 
@@ -134,7 +135,7 @@ export class Router {
     const open = await this.openTargets(group);
     let last: RouteResult | null = null;
     for (let i = 0; i < group.targets.length; i++) {
-      if (open[i]) continue;
+      if (open?.[i] === true) continue;
       if (last !== null) {
         if (last.response !== null) discard(last.response);
         // The earlier attempt's time is not the answer's.
@@ -148,15 +149,21 @@ export class Router {
     return last ?? gatewayAnswer(circuitOpen(group.path), group.path);
   }
 
-  /** Which direct targets are skipped because their circuit is open (not yet due for a probe). */
-  private async openTargets(group: PlanGroup): Promise<boolean[]> {
+  /** Which targets are skipped because their circuit is open; null when no target has a breaker. */
+  private async openTargets(group: PlanGroup): Promise<boolean[] | null> {
+    if (!group.guarded) return null;
     const now = this.deps.now();
-    const out: boolean[] = new Array(group.targets.length).fill(false);
-    for (let i = 0; i < group.targets.length; i++) {
-      const t = group.targets[i]!;
-      if (t.kind === 'leaf' && t.cb !== undefined) out[i] = (await this.deps.circuits.state(t.circuitKey, now)) === 'open';
-    }
+    const out: boolean[] = new Array(group.targets.length);
+    for (let i = 0; i < group.targets.length; i++) out[i] = await this.isOpen(group.targets[i]!, now);
     return out;
+  }
+
+  /** A leaf whose circuit is open (not yet due for a probe), or a group all of whose targets are. */
+  private async isOpen(node: PlanNode, now: number): Promise<boolean> {
+    if (node.kind === 'leaf') return node.cb !== undefined && (await this.deps.circuits.state(node.circuitKey, now)) === 'open';
+    if (!node.guarded) return false;
+    for (const t of node.targets) if (!(await this.isOpen(t, now))) return false;
+    return true;
   }
 
   private async leaf(leaf: PlanLeaf, req: RouteRequest, acc: Accumulator): Promise<RouteResult> {
@@ -198,10 +205,13 @@ export class Router {
       response: null, error, status: error.status, provider, path: leaf.path, retries, answerStartedAt: start,
       failedUpstreamMs: 0, waitedMs: 0,
     });
-    if (node.virtual_key !== undefined) {
-      return answer(invalid(`virtual key '${node.virtual_key}' not found`, `${leaf.path}.virtual_key`, 'unknown_virtual_key'));
-    }
     const fromRequest = node.provider === undefined;
+    // Stored credentials arrive with the control plane; until then no virtual key exists.
+    const virtualKey = node.virtual_key ?? (fromRequest ? req.virtualKey : undefined);
+    if (virtualKey !== undefined) {
+      const param = node.virtual_key !== undefined ? `${leaf.path}.virtual_key` : 'x-gateway-virtual-key';
+      return answer(invalid(`virtual key '${virtualKey}' not found`, param, 'unknown_virtual_key'));
+    }
     const name = node.provider ?? req.provider;
     if (name === undefined) {
       return answer(invalid('no provider: send x-gateway-provider or a config naming one', 'x-gateway-provider', 'missing_provider'));

@@ -88,6 +88,7 @@ export async function relay(
     provider: single(req.headers['x-gateway-provider']),
     customHost: single(req.headers['x-gateway-custom-host']),
     authorization: single(req.headers.authorization),
+    virtualKey: single(req.headers['x-gateway-virtual-key']),
     forwardHeaders: gh.value.forwardHeaders,
     timeoutMs: gh.value.timeoutMs,
     signal: cancel,

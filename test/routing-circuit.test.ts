@@ -2,27 +2,19 @@
 // clock (gw.clock.advance), so nothing waits 30 s. Circuit state is keyed by
 // config, and the clock is shared by the whole file: every test routes with a
 // config of its own (a unique `name`).
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
-import { answer, answeredBy, assertEnvelope, assertRouted, chat, counts, startUpstreams, target, type Json, type Upstream } from './support/routing.js';
+import { ADMIN_KEY, type TestGateway } from './support/gateway.js';
+import { answer, answeredBy, assertEnvelope, assertRouted, chat, counts, target, useRouting, type Json, type Upstream } from './support/routing.js';
 
 let gw: TestGateway;
 let U: Record<'A' | 'B', Upstream>;
 let A: Upstream, B: Upstream;
-
-before(async () => {
-  gw = await startTestGateway();
-  U = await startUpstreams('A', 'B');
-  ({ A, B } = U);
-});
-afterEach(() => {
-  for (const u of Object.values(U)) u.reset();
-});
-after(async () => {
-  await gw.stop();
-  await Promise.all(Object.values(U).map((u) => u.close()));
+useRouting(['A', 'B'], (g, u) => {
+  gw = g;
+  U = u;
+  ({ A, B } = u);
 });
 
 const CHAT = '/v1/chat/completions';

@@ -1,26 +1,18 @@
 // Black-box retry and request-timeout tests: what each upstream received, when
 // (RecordedRequest.at), and the routing headers. The 60 s Retry-After cap and
 // the jitter bounds are unit-tested in retry.test.ts instead of waited for.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { answer, assertEnvelope, assertRouted, chat, counts, gaps, startUpstreams, target, type Json, type Upstream } from './support/routing.js';
+import type { TestGateway } from './support/gateway.js';
+import { answer, assertEnvelope, assertRouted, chat, counts, gaps, target, useRouting, type Json, type Upstream } from './support/routing.js';
 
 let gw: TestGateway;
 let U: Record<'A' | 'B', Upstream>;
 let A: Upstream, B: Upstream;
-
-before(async () => {
-  gw = await startTestGateway();
-  U = await startUpstreams('A', 'B');
-  ({ A, B } = U);
-});
-afterEach(() => {
-  for (const u of Object.values(U)) u.reset();
-});
-after(async () => {
-  await gw.stop();
-  await Promise.all(Object.values(U).map((u) => u.close()));
+useRouting(['A', 'B'], (g, u) => {
+  gw = g;
+  U = u;
+  ({ A, B } = u);
 });
 
 const CHAT = '/v1/chat/completions';

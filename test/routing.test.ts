@@ -2,11 +2,11 @@
 // driven by inline configs in x-gateway-config. Each test asserts on what the
 // upstreams received and on the contract's routing headers.
 // Retries and timeouts: routing-retry.test.ts; circuit breaker: routing-circuit.test.ts.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY, type TestGateway } from './support/gateway.js';
 import {
   answeredBy,
   assertEnvelope,
@@ -14,8 +14,8 @@ import {
   CHAT_BODY,
   chat,
   counts,
-  startUpstreams,
   target,
+  useRouting,
   type Json,
   type Upstream,
 } from './support/routing.js';
@@ -23,18 +23,10 @@ import {
 let gw: TestGateway;
 let U: Record<'A' | 'B' | 'C', Upstream>;
 let A: Upstream, B: Upstream, C: Upstream;
-
-before(async () => {
-  gw = await startTestGateway();
-  U = await startUpstreams('A', 'B', 'C');
-  ({ A, B, C } = U);
-});
-afterEach(() => {
-  for (const u of Object.values(U)) u.reset();
-});
-after(async () => {
-  await gw.stop();
-  await Promise.all(Object.values(U).map((u) => u.close()));
+useRouting(['A', 'B', 'C'], (g, u) => {
+  gw = g;
+  U = u;
+  ({ A, B, C } = u);
 });
 
 const fallback = (targets: Json[], extra: Json = {}): Json => ({ strategy: { mode: 'fallback' }, targets, ...extra });

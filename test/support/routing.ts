@@ -3,7 +3,8 @@
  * targets pointing at them, and a chat call that returns what a test asserts on.
  */
 import assert from 'node:assert/strict';
-import type { TestGateway } from './gateway.js';
+import { after, afterEach, before } from 'node:test';
+import { startTestGateway, type TestGateway } from './gateway.js';
 import { startMockOpenAI, type MockOpenAI } from './mock-openai.js';
 
 export type Json = Record<string, unknown>;
@@ -21,6 +22,27 @@ export async function startUpstreams<N extends string>(...names: N[]): Promise<R
     out[name] = Object.assign(await startMockOpenAI({ name, apiKey: key }), { name, key });
   }
   return out;
+}
+
+/**
+ * One gateway and named upstreams for a test file, the upstreams reset between
+ * tests. `ready` receives them once started (node:test runs it in `before`).
+ */
+export function useRouting<N extends string>(names: N[], ready: (gw: TestGateway, U: Record<N, Upstream>) => void): void {
+  let gw: TestGateway;
+  let U: Record<N, Upstream>;
+  before(async () => {
+    gw = await startTestGateway();
+    U = await startUpstreams(...names);
+    ready(gw, U);
+  });
+  afterEach(() => {
+    for (const u of Object.values<Upstream>(U)) u.reset();
+  });
+  after(async () => {
+    await gw.stop();
+    await Promise.all(Object.values<Upstream>(U).map((u) => u.close()));
+  });
 }
 
 /** A config target for an upstream, with its own credential. */

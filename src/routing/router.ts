@@ -25,7 +25,7 @@ export interface RouteRequest {
   pathname: string;
   /** Parsed JSON body of a model endpoint (absent in pass-through mode). */
   body: Record<string, unknown> | null;
-  /** Bytes forwarded as they came: generic proxy and pass-through. A stream can be sent once only. */
+  /** The client's body bytes, forwarded when nothing edits them. A stream (generic proxy) can be sent once only. */
   raw: Buffer | Readable | null;
   headers: IncomingHttpHeaders;
   metadata: Record<string, string>;
@@ -231,13 +231,13 @@ export class Router {
 
     const headers: Record<string, string | string[]> = call.value.headers;
     let body: string | Buffer | Readable | null;
-    if (req.body !== null) {
-      body = JSON.stringify(leaf.edits === null ? req.body : applyParamEdits(req.body, leaf.edits));
-      headers['content-type'] = 'application/json';
-    } else {
+    if (req.endpoint === 'proxy') {
       body = req.raw;
-      if (req.endpoint === 'proxy') copyProxyHeaders(req.headers, headers);
-      else headers['content-type'] = 'application/json';
+      copyProxyHeaders(req.headers, headers);
+    } else {
+      // Unedited bodies go on as the client's own bytes: no re-serialising.
+      body = req.body !== null && leaf.edits !== null ? JSON.stringify(applyParamEdits(req.body, leaf.edits)) : req.raw;
+      headers['content-type'] = 'application/json';
     }
     for (const list of [leaf.forwardHeaders, req.forwardHeaders]) {
       for (const h of list) {

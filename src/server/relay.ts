@@ -61,9 +61,8 @@ export async function relay(
   } else {
     const read = await readBody(req, deps.maxBodyBytes);
     if (!read.ok) return fail(read.error);
-    if (plan.value.passthrough) {
-      raw = read.value;
-    } else {
+    raw = read.value;
+    if (!plan.value.passthrough) {
       const parsed = parseJsonBody(read.value);
       if (!parsed.ok) return fail(parsed.error);
       const problem = validateBody(endpoint, parsed.value) ?? strictCheck(plan.value, gh.value.strict, parsed.value);

@@ -328,6 +328,31 @@ describe('parsed value', () => {
   });
 });
 
+describe('edge values', () => {
+  it('converts retry codes in the result, not in the input', () => {
+    const raw = { retry: { attempts: 1, on_status_codes: ['429', '0503'] } };
+    assert.deepEqual(accepts(raw).retry?.on_status_codes, [429, 503]);
+    assert.deepEqual(raw.retry.on_status_codes, ['429', '0503']);
+  });
+
+  it('answers non-JSON data with a 400 instead of throwing', () => {
+    rejects({ ...openai, override_params: { a: NaN } }, 'override_params.a', /^config\.override_params\.a: must be a JSON value$/);
+    rejects({ ...openai, override_params: { a: [1, undefined] } }, 'override_params.a[1]');
+    rejects({ provider: () => 'openai', api_key: 'k' }, null, /^config: must be JSON data$/);
+  });
+
+  it('rejects integers too large to be exact', () => {
+    rejects({ request_timeout: 2 ** 60 }, 'request_timeout', /^config\.request_timeout: must be an integer of at least 1$/);
+  });
+
+  it('takes custom_host exactly as written', () => {
+    rejects({ provider: 'openai', custom_host: ' http://host/v1' }, 'custom_host', /http\(s\) URL/);
+    rejects({ provider: 'openai', custom_host: 'http://host/v1\n' }, 'custom_host');
+    rejects({ provider: 'openai', custom_host: 'http:host' }, 'custom_host');
+    accepts({ provider: 'openai', custom_host: 'HTTPS://host/v1' });
+  });
+});
+
 describe('parseConfigHeader', () => {
   it('rejects invalid JSON and non-objects', () => {
     for (const header of ['{nope', '', 'pc-config-id']) {

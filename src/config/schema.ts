@@ -3,230 +3,226 @@
  * only producer of `Config` values; `parseConfigHeader` adds JSON parsing and a
  * memo so the x-gateway-config header, which repeats on every request, is
  * validated once.
+ *
+ * Shapes and types are a JSON Schema checked by ajv (the library that already
+ * validates request bodies, so the process loads one schema library); rules
+ * that relate several fields run afterwards in plain code.
  */
+import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
 import { validateQuery } from '../routing/conditions.js';
-import { z } from 'zod';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
-import type { Config, ConfigNode } from './types.js';
+import type { Config, ConfigNode, Strategy } from './types.js';
 
 const HEADER = 'x-gateway-config';
 const MEMO_SIZE = 256;
 
-/** Error option: "is required" when the key is missing, else "must be <what>". */
-const expect = (what: string) => ({
-  error: (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : `must be ${what}`),
+// Every schema that can fail carries `message`: the text after "config.<path>: ".
+const must = (what: string): SchemaObject => ({ message: `must be ${what}` });
+
+/** `base` with one more constraint that has its own, more specific message. */
+const refine = (base: SchemaObject, constraint: SchemaObject, message: string): SchemaObject => ({
+  ...base,
+  allOf: [{ ...constraint, message }],
 });
 
-const str = () => z.string(expect('a string'));
-const nonEmptyStr = () => str().min(1, 'must be a non-empty string');
-const bool = () => z.boolean(expect('a boolean'));
-const jsonObject = () => z.record(z.string(), z.json(), expect('a JSON object'));
+const str: SchemaObject = { type: 'string', ...must('a string') };
+const nonEmptyStr = refine(str, { minLength: 1 }, 'must be a non-empty string');
+const bool: SchemaObject = { type: 'boolean', ...must('a boolean') };
+const number: SchemaObject = { type: 'number', ...must('a number') };
+const jsonObject: SchemaObject = { type: 'object', additionalProperties: { $ref: '#/$defs/json' }, ...must('a JSON object') };
+const enumOf = (values: string[], what: string): SchemaObject => ({ enum: values, ...must(what) });
 
-function int(min: number, max?: number) {
-  const what = max === undefined ? `an integer of at least ${min}` : `an integer between ${min} and ${max}`;
-  const atLeast = z.int(expect(what)).min(min, `must be ${what}`);
-  return max === undefined ? atLeast : atLeast.max(max, `must be ${what}`);
+function int(minimum: number, maximum?: number): SchemaObject {
+  const what = maximum === undefined ? `an integer of at least ${minimum}` : `an integer between ${minimum} and ${maximum}`;
+  // Larger integers are not exact in a JS number.
+  return { type: 'integer', minimum, maximum: maximum ?? Number.MAX_SAFE_INTEGER, ...must(what) };
 }
 
-function num(min: number) {
-  const what = `a number of at least ${min}`;
-  return z.number(expect(what)).min(min, `must be ${what}`);
-}
+const num = (minimum: number): SchemaObject => ({ type: 'number', minimum, ...must(`a number of at least ${minimum}`) });
 
 /** A key that a sibling schema allows but this one must not carry. */
-const notAllowed = (reason: string) => z.never({ error: reason }).optional();
+const notAllowed = (reason: string): SchemaObject => ({ not: {}, message: reason });
 
-const statusCode = int(100, 599);
-const statusCodes = z.array(statusCode, expect('an array of HTTP status codes'));
-// The spec's parameter table types retry codes as strings, so "429" counts as 429.
-const retryStatusCodes = z.array(
-  z.preprocess((v) => (typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : v), statusCode),
-  expect('an array of HTTP status codes'),
+/** An object schema: only the listed keys, `required` among them. */
+const object = (properties: Record<string, SchemaObject>, required: string[], what = 'an object'): SchemaObject => ({
+  type: 'object',
+  properties,
+  required,
+  additionalProperties: false,
+  ...must(what),
+});
+
+const arrayOf = (items: SchemaObject, what: string): SchemaObject => ({ type: 'array', items, ...must(what) });
+
+const statusCodes = arrayOf(int(100, 599), 'an array of HTTP status codes');
+// The spec's parameter table types retry codes as strings, so "429" counts as 429:
+// a string passes when its number (Number() ignores leading zeros) is 100–599.
+// parseConfig converts them after validation.
+const retryStatusCodes = arrayOf(
+  { ...int(100, 599), type: ['integer', 'string'], pattern: /^0*[1-5]\d\d$/.source },
+  'an array of HTTP status codes',
 );
 
 // RFC 9110 token characters.
-const headerName = str().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, 'must be an HTTP header name');
+const headerName = refine(str, { pattern: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.source }, 'must be an HTTP header name');
 // Dot-separated keys, each optionally followed by [index]: messages.0.name, a.b[2].c.
-const dropPath = str().regex(
-  /^[^.[\]]+(\[\d+\])*(\.[^.[\]]+(\[\d+\])*)*$/,
+const dropPath = refine(
+  str,
+  { pattern: /^[^.[\]]+(\[\d+\])*(\.[^.[\]]+(\[\d+\])*)*$/.source },
   'must be a non-empty dot path such as messages.0.name',
 );
 
-// The query language is checked here so a bad operator or regex is a 400, never a request-time surprise.
-const conditionQuery = jsonObject().superRefine((q, ctx) => {
-  const problem = validateQuery(q);
-  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+/** custom_host is joined with the endpoint path as given, so it must be an exact http(s) URL. */
+function isHttpUrl(value: string): boolean {
+  return value === value.trim() && /^https?:\/\//i.test(value) && URL.canParse(value);
+}
+
+const strategy = object(
+  {
+    mode: enumOf(['single', 'loadbalance', 'fallback', 'conditional'], 'one of single, loadbalance, fallback, conditional'),
+    conditions: {
+      ...arrayOf(object({ query: jsonObject, then: str }, ['query', 'then'], 'an object {query, then}'), 'a non-empty array'),
+      minItems: 1,
+    },
+    default: str,
+    on_status_codes: statusCodes,
+  },
+  ['mode'],
+);
+
+const cache = object(
+  {
+    mode: enumOf(['simple', 'semantic'], 'simple or semantic'),
+    // Seconds to live; zero would store entries that can never be served.
+    max_age: int(1),
+  },
+  ['mode'],
+);
+
+const retry = object({ attempts: int(0, 5), on_status_codes: retryStatusCodes, use_retry_after_headers: bool }, ['attempts']);
+
+const cbConfig = object(
+  { failure_threshold: num(1), cooldown_interval: num(30000), failure_status_codes: statusCodes },
+  ['failure_threshold', 'cooldown_interval'],
+);
+
+const feedback = object({ value: number, weight: number, metadata: jsonObject }, []);
+
+const outcome = (denyReason: string | null): SchemaObject =>
+  object({ feedback, deny: denyReason === null ? bool : notAllowed(denyReason) }, []);
+
+const hookCheck = object({ id: str, parameters: jsonObject }, ['id', 'parameters'], 'an object {id, parameters}');
+
+function hooks(kind: 'before' | 'after'): SchemaObject {
+  const on = outcome(kind === 'before' ? null : 'is only allowed in before_request_hooks');
+  const hook = object(
+    {
+      id: str,
+      type: str,
+      async: kind === 'after' ? bool : notAllowed('is only allowed in after_request_hooks'),
+      checks: arrayOf(hookCheck, 'an array'),
+      on_fail: on,
+      on_success: on,
+    },
+    ['id'],
+  );
+  return arrayOf(hook, 'an array');
+}
+
+function guardrails(kind: 'input' | 'output'): SchemaObject {
+  const on = outcome(kind === 'output' ? null : 'is only allowed in output_guardrails');
+  // An id, or an object whose keys besides these name checks (e.g. default.regexMatch)
+  // and carry their parameters. Object keywords do not apply to strings.
+  const guardrail: SchemaObject = {
+    type: ['string', 'object'],
+    properties: { id: str, deny: bool, async: bool, on_fail: on, on_success: on },
+    additionalProperties: { ...jsonObject, message: 'must be an object of check parameters' },
+    ...must('a guardrail id or an object'),
+  };
+  return arrayOf(guardrail, 'an array');
+}
+
+const deployment = object(
+  { deployment_id: str, alias: str, api_version: str, is_default: bool },
+  ['deployment_id', 'alias', 'api_version'],
+);
+
+const node = object(
+  {
+    strategy,
+    targets: refine(arrayOf({ $ref: '#/$defs/node' }, 'a non-empty array of config objects'), { minItems: 1 }, 'must be a non-empty array'),
+    name: str,
+    provider: nonEmptyStr,
+    api_key: str,
+    virtual_key: nonEmptyStr,
+    custom_host: { type: 'string', format: 'http-url', ...must('an http(s) URL') },
+    strict_compat_compliance: bool,
+    resource_name: str,
+    deployment_id: str,
+    api_version: str,
+    deployments: arrayOf(deployment, 'an array'),
+    override_params: jsonObject,
+    default_params: jsonObject,
+    drop_params: arrayOf(dropPath, 'an array of dot paths'),
+    prompt_id: str,
+    request_timeout: int(1),
+    cache,
+    retry,
+    cb_config: cbConfig,
+    weight: num(0),
+    on_status_codes: statusCodes,
+    passthrough: bool,
+    forward_headers: arrayOf(headerName, 'an array of header names'),
+    before_request_hooks: hooks('before'),
+    after_request_hooks: hooks('after'),
+    input_guardrails: guardrails('input'),
+    output_guardrails: guardrails('output'),
+    cloud1_access_key_id: str,
+    cloud1_secret_access_key: str,
+    cloud1_region: str,
+    cloud1_session_token: str,
+    vendor_organization: str,
+    vendor_project: str,
+    cloud2_project_id: str,
+    cloud2_region: str,
+    cloud2_service_account_json: jsonObject,
+    cloud3_region: str,
+    cloud3_deployment_name: str,
+    cloud3_endpoint_name: str,
+    cloud3_api_version: str,
+    cloud3_deployment_type: enumOf(['serverless', 'managed'], 'serverless or managed'),
+    cloud3_entra_scope: str,
+    cloud3_resource_name: str,
+    cloud3_deployment_id: str,
+    cloud3_model_name: str,
+    Authorization: str,
+  },
+  [],
+  'a JSON object',
+);
+
+// Any JSON value: what override_params, check parameters and the like may hold.
+const json: SchemaObject = {
+  type: ['string', 'number', 'boolean', 'null', 'array', 'object'],
+  items: { $ref: '#/$defs/json' },
+  additionalProperties: { $ref: '#/$defs/json' },
+  ...must('a JSON value'),
+};
+
+const ajv = new Ajv({
+  // Stop at the first failure: it is the one reported.
+  allErrors: false,
+  // The config is taken as written: the only conversion (retry codes) is explicit.
+  coerceTypes: false,
+  useDefaults: false,
+  // Errors carry their schema, whose `message` states the rule.
+  verbose: true,
+  allowUnionTypes: true,
+  keywords: ['message'],
+  formats: { 'http-url': { type: 'string', validate: isHttpUrl } },
 });
 
-const strategy = z
-  .strictObject(
-    {
-      mode: z.enum(['single', 'loadbalance', 'fallback', 'conditional'], expect('one of single, loadbalance, fallback, conditional')),
-      conditions: z
-        .array(z.strictObject({ query: conditionQuery, then: str() }, expect('an object {query, then}')), expect('a non-empty array'))
-        .min(1, 'must be a non-empty array')
-        .optional(),
-      default: str().optional(),
-      on_status_codes: statusCodes.optional(),
-    },
-    expect('an object'),
-  )
-  .superRefine((s, ctx) => {
-    if (s.mode === 'conditional') {
-      if (s.conditions === undefined) ctx.addIssue({ code: 'custom', path: ['conditions'], message: 'is required when mode is conditional' });
-      if (s.default === undefined) ctx.addIssue({ code: 'custom', path: ['default'], message: 'is required when mode is conditional' });
-      return;
-    }
-    for (const key of ['conditions', 'default'] as const) {
-      if (s[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'is only allowed when mode is conditional' });
-    }
-  });
-
-const cache = z.strictObject(
-  {
-    mode: z.enum(['simple', 'semantic'], expect('simple or semantic')),
-    // Seconds to live; zero would store entries that can never be served.
-    max_age: int(1).optional(),
-  },
-  expect('an object'),
-);
-
-const retry = z.strictObject(
-  { attempts: int(0, 5), on_status_codes: retryStatusCodes.optional(), use_retry_after_headers: bool().optional() },
-  expect('an object'),
-);
-
-const cbConfig = z.strictObject(
-  { failure_threshold: num(1), cooldown_interval: num(30000), failure_status_codes: statusCodes.optional() },
-  expect('an object'),
-);
-
-const feedback = z.strictObject(
-  { value: z.number(expect('a number')).optional(), weight: z.number(expect('a number')).optional(), metadata: jsonObject().optional() },
-  expect('an object'),
-);
-
-const outcome = (denyReason: string | null) =>
-  z.strictObject(
-    { feedback: feedback.optional(), deny: denyReason === null ? bool().optional() : notAllowed(denyReason) },
-    expect('an object'),
-  );
-
-const hookCheck = z.strictObject({ id: str(), parameters: jsonObject() }, expect('an object {id, parameters}'));
-
-function hooks(kind: 'before' | 'after') {
-  const on = outcome(kind === 'before' ? null : 'is only allowed in before_request_hooks');
-  const hook = z.strictObject(
-    {
-      id: str(),
-      type: str().optional(),
-      async: kind === 'after' ? bool().optional() : notAllowed('is only allowed in after_request_hooks'),
-      checks: z.array(hookCheck, expect('an array')).optional(),
-      on_fail: on.optional(),
-      on_success: on.optional(),
-    },
-    expect('an object'),
-  );
-  return z.array(hook, expect('an array'));
-}
-
-function guardrails(kind: 'input' | 'output') {
-  const on = outcome(kind === 'output' ? null : 'is only allowed in output_guardrails');
-  // Keys besides these name checks (e.g. default.regexMatch) and carry their parameters.
-  const object = z
-    .object({ id: str().optional(), deny: bool().optional(), async: bool().optional(), on_fail: on.optional(), on_success: on.optional() })
-    .catchall(z.record(z.string(), z.json(), { error: 'must be an object of check parameters' }));
-  return z.array(z.union([str(), object], expect('a guardrail id or an object')), expect('an array'));
-}
-
-const deployment = z.strictObject(
-  { deployment_id: str(), alias: str(), api_version: str(), is_default: bool().optional() },
-  expect('an object'),
-);
-
-const node: z.ZodType<ConfigNode> = z
-  .strictObject(
-    {
-      strategy: strategy.optional(),
-      get targets() {
-        return z.array(node, expect('a non-empty array of config objects')).min(1, 'must be a non-empty array').optional();
-      },
-      name: str().optional(),
-      provider: nonEmptyStr().optional(),
-      api_key: str().optional(),
-      virtual_key: nonEmptyStr().optional(),
-      custom_host: z.url({ protocol: /^https?$/, ...expect('an http(s) URL') }).optional(),
-      strict_compat_compliance: bool().optional(),
-      resource_name: str().optional(),
-      deployment_id: str().optional(),
-      api_version: str().optional(),
-      deployments: z.array(deployment, expect('an array')).optional(),
-      override_params: jsonObject().optional(),
-      default_params: jsonObject().optional(),
-      drop_params: z.array(dropPath, expect('an array of dot paths')).optional(),
-      prompt_id: str().optional(),
-      request_timeout: int(1).optional(),
-      cache: cache.optional(),
-      retry: retry.optional(),
-      cb_config: cbConfig.optional(),
-      weight: num(0).optional(),
-      on_status_codes: statusCodes.optional(),
-      passthrough: bool().optional(),
-      forward_headers: z.array(headerName, expect('an array of header names')).optional(),
-      before_request_hooks: hooks('before').optional(),
-      after_request_hooks: hooks('after').optional(),
-      input_guardrails: guardrails('input').optional(),
-      output_guardrails: guardrails('output').optional(),
-      cloud1_access_key_id: str().optional(),
-      cloud1_secret_access_key: str().optional(),
-      cloud1_region: str().optional(),
-      cloud1_session_token: str().optional(),
-      vendor_organization: str().optional(),
-      vendor_project: str().optional(),
-      cloud2_project_id: str().optional(),
-      cloud2_region: str().optional(),
-      cloud2_service_account_json: jsonObject().optional(),
-      cloud3_region: str().optional(),
-      cloud3_deployment_name: str().optional(),
-      cloud3_endpoint_name: str().optional(),
-      cloud3_api_version: str().optional(),
-      cloud3_deployment_type: z.enum(['serverless', 'managed'], expect('serverless or managed')).optional(),
-      cloud3_entra_scope: str().optional(),
-      cloud3_resource_name: str().optional(),
-      cloud3_deployment_id: str().optional(),
-      cloud3_model_name: str().optional(),
-      Authorization: str().optional(),
-    },
-    expect('a JSON object'),
-  )
-  .superRefine((n, ctx) => {
-    if (n.targets !== undefined && n.strategy === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['strategy'], message: 'is required when targets is given' });
-    }
-    if (n.strategy !== undefined && n.targets === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['targets'], message: 'is required when strategy is given' });
-    }
-    const targets = n.targets ?? [];
-    targets.forEach((t, i) => {
-      if (t.strategy === undefined && t.provider === undefined && t.virtual_key === undefined && t.passthrough !== true) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['targets', i],
-          message: 'a target without strategy must set provider, virtual_key or passthrough: true',
-        });
-      }
-    });
-    if (n.strategy?.mode !== 'conditional') return;
-    const names = new Set(targets.flatMap((t) => (t.name === undefined ? [] : [t.name])));
-    const known = names.size === 0 ? 'no target has a name' : `target names: ${[...names].join(', ')}`;
-    const mustName = (path: (string | number)[], value: string | undefined) => {
-      if (value !== undefined && !names.has(value)) {
-        ctx.addIssue({ code: 'custom', path: ['strategy', ...path], message: `names no target of this node (${known})` });
-      }
-    };
-    n.strategy.conditions?.forEach((c, i) => mustName(['conditions', i, 'then'], c.then));
-    mustName(['default'], n.strategy.default);
-  });
+const validateNode = ajv.compile<ConfigNode>({ $ref: '#/$defs/node', $defs: { node, json } });
 
 /** The spec's key groups; a root config needs all keys of at least one. */
 const KEY_GROUPS: readonly (readonly (keyof ConfigNode)[])[] = [
@@ -253,26 +249,29 @@ const KEY_GROUPS: readonly (readonly (keyof ConfigNode)[])[] = [
 
 const PASSTHROUGH_EXCLUDES = ['targets', 'strategy', 'override_params', 'input_guardrails', 'output_guardrails'] as const;
 
-const root = node.superRefine((n, ctx) => {
-  if (n.passthrough === true) {
-    for (const key of PASSTHROUGH_EXCLUDES) {
-      if (n[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'is not allowed when passthrough is true' });
-    }
-  }
-  if (!KEY_GROUPS.some((group) => group.every((key) => n[key] !== undefined))) {
-    ctx.addIssue({
-      code: 'custom',
-      path: [],
-      message: `must contain at least one of these key groups: ${KEY_GROUPS.map((g) => g.join('+')).join(', ')}`,
-    });
-  }
-});
+type Path = (string | number)[];
+type Problem = { path: Path; message: string };
 
-/** Validates a whole config; the result is deeply frozen. */
+/** Validates a whole config; the result is deeply frozen and the input left untouched. */
 export function parseConfig(raw: unknown): Result<Config> {
-  const parsed = root.safeParse(raw);
-  if (!parsed.success) return err(toGatewayError(firstIssue(parsed.error.issues)));
-  return ok(deepFreeze(parsed.data) as Config);
+  let copy: unknown;
+  try {
+    // ajv validates in place and the result is frozen: both must happen to a copy.
+    copy = structuredClone(raw);
+  } catch {
+    // Functions, symbols and the like: nothing JSON text can hold.
+    return err(invalid('config: must be JSON data'));
+  }
+  return parseOwned(copy);
+}
+
+/** Validates `data`, which no one else holds: it is converted and frozen in place. */
+function parseOwned(data: unknown): Result<Config> {
+  if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors![0]!)));
+  const problem = checkNode(data, []) ?? checkRoot(data);
+  if (problem !== null) return err(toGatewayError(problem));
+  convertRetryCodes(data);
+  return ok(deepFreeze(data) as Config);
 }
 
 const memo = new Map<string, Result<Config>>();
@@ -305,34 +304,102 @@ function parseHeader(header: string): Result<Config> {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     return err(invalid(`the ${HEADER} header must be a JSON object`, HEADER));
   }
-  return parseConfig(raw);
+  // Freshly parsed and nobody else's: no copy needed.
+  return parseOwned(raw);
 }
 
-/** Only the first issue is reported; a failed union is explained by its most relevant branch. */
-function firstIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue {
-  const issue = issues[0]!;
-  if (issue.code !== 'invalid_union') return issue;
-  // The branch that got past its type check (e.g. the object form of a guardrail) says what is wrong.
-  const branch = issue.errors.find((b) => b.length > 0 && !(b[0]!.code === 'invalid_type' && b[0]!.path.length === 0));
-  if (branch === undefined) return issue;
-  const inner = firstIssue(branch);
-  return { ...inner, path: [...issue.path, ...inner.path] };
+/**
+ * Rules across fields, in the order the tree is read: a node's strategy, then
+ * its targets (depth first), then the node itself. The first problem wins.
+ */
+function checkNode(n: ConfigNode, at: Path): Problem | null {
+  if (n.strategy !== undefined) {
+    const problem = checkStrategy(n.strategy, [...at, 'strategy']);
+    if (problem !== null) return problem;
+  }
+  const targets = n.targets ?? [];
+  for (const [i, t] of targets.entries()) {
+    const problem = checkNode(t, [...at, 'targets', i]);
+    if (problem !== null) return problem;
+  }
+  if (n.targets !== undefined && n.strategy === undefined) return { path: [...at, 'strategy'], message: 'is required when targets is given' };
+  if (n.strategy !== undefined && n.targets === undefined) return { path: [...at, 'targets'], message: 'is required when strategy is given' };
+  const nowhere = targets.findIndex((t) => t.strategy === undefined && t.provider === undefined && t.virtual_key === undefined && t.passthrough !== true);
+  if (nowhere !== -1) {
+    return { path: [...at, 'targets', nowhere], message: 'a target without strategy must set provider, virtual_key or passthrough: true' };
+  }
+  if (n.strategy?.mode !== 'conditional') return null;
+  const names = new Set(targets.flatMap((t) => (t.name === undefined ? [] : [t.name])));
+  const message = `names no target of this node (${names.size === 0 ? 'no target has a name' : `target names: ${[...names].join(', ')}`})`;
+  const namesNone = (name: string | undefined): boolean => name !== undefined && !names.has(name);
+  const i = (n.strategy.conditions ?? []).findIndex((c) => namesNone(c.then));
+  if (i !== -1) return { path: [...at, 'strategy', 'conditions', i, 'then'], message };
+  if (namesNone(n.strategy.default)) return { path: [...at, 'strategy', 'default'], message };
+  return null;
 }
 
-function toGatewayError(issue: z.core.$ZodIssue): GatewayError {
-  const unknownKey = issue.code === 'unrecognized_keys';
-  const path = unknownKey ? [...issue.path, issue.keys[0]!] : issue.path;
+function checkStrategy(s: Strategy, at: Path): Problem | null {
+  // The query language is checked here so a bad operator or regex is a 400, never a request-time surprise.
+  for (const [i, c] of (s.conditions ?? []).entries()) {
+    const problem = validateQuery(c.query);
+    if (problem !== null) return { path: [...at, 'conditions', i, 'query'], message: problem };
+  }
+  for (const key of ['conditions', 'default'] as const) {
+    if (s.mode === 'conditional' && s[key] === undefined) return { path: [...at, key], message: 'is required when mode is conditional' };
+    if (s.mode !== 'conditional' && s[key] !== undefined) return { path: [...at, key], message: 'is only allowed when mode is conditional' };
+  }
+  return null;
+}
+
+function checkRoot(n: ConfigNode): Problem | null {
+  if (n.passthrough === true) {
+    const key = PASSTHROUGH_EXCLUDES.find((k) => n[k] !== undefined);
+    if (key !== undefined) return { path: [key], message: 'is not allowed when passthrough is true' };
+  }
+  if (!KEY_GROUPS.some((group) => group.every((key) => n[key] !== undefined))) {
+    return { path: [], message: `must contain at least one of these key groups: ${KEY_GROUPS.map((g) => g.join('+')).join(', ')}` };
+  }
+  return null;
+}
+
+/** Retry codes may still be numeric strings ("429"); the Config holds numbers. */
+function convertRetryCodes(n: ConfigNode): void {
+  if (n.retry?.on_status_codes !== undefined) n.retry.on_status_codes = n.retry.on_status_codes.map(Number);
+  n.targets?.forEach(convertRetryCodes);
+}
+
+function schemaProblem(data: unknown, error: ErrorObject): Problem {
+  const path = pointerToPath(data, error.instancePath);
+  switch (error.keyword) {
+    case 'required':
+      return { path: [...path, (error.params as { missingProperty: string }).missingProperty], message: 'is required' };
+    case 'additionalProperties':
+      return { path: [...path, (error.params as { additionalProperty: string }).additionalProperty], message: 'unknown key' };
+    default:
+      return { path, message: (error.parentSchema as { message: string }).message };
+  }
+}
+
+/** `/targets/1/retry` → ['targets', 1, 'retry']; walks the data to tell indices from keys. */
+function pointerToPath(data: unknown, pointer: string): Path {
+  const path: Path = [];
+  let at = data;
+  for (const segment of pointer.split('/').slice(1)) {
+    const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
+    path.push(Array.isArray(at) ? Number(key) : key);
+    at = (at as Record<string, unknown>)[key];
+  }
+  return path;
+}
+
+function toGatewayError({ path, message }: Problem): GatewayError {
   const param = formatPath(path);
-  const message = unknownKey ? 'unknown key' : issue.message;
   return invalid(`config${param === '' ? '' : `.${param}`}: ${message}`, param === '' ? null : param);
 }
 
 /** ['targets', 1, 'retry', 'attempts'] → "targets[1].retry.attempts". */
-function formatPath(path: readonly PropertyKey[]): string {
-  return path.reduce<string>(
-    (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc === '' ? String(key) : `${acc}.${String(key)}`),
-    '',
-  );
+function formatPath(path: Path): string {
+  return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc === '' ? key : `${acc}.${key}`), '');
 }
 
 function deepFreeze<T>(value: T): T {

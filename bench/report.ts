@@ -1,0 +1,292 @@
+/**
+ * The bench's figures as Markdown: printed after every run and written to
+ * bench/RESULTS.md, whose hand-written Profile section is carried over.
+ */
+import type { Percentiles } from './ttfb.js';
+
+export type TargetName = 'direct' | 'nginx' | 'gateway';
+export type ScenarioId = 'chat16' | 'chat1' | 'embed16' | 'stream';
+
+export interface RunResult {
+  requests: number;
+  errors: number;
+  errorDetail: string;
+  rps: number;
+  /** wrk: latency of a request; stream: time to the end of the stream (µs). */
+  latency: Percentiles;
+  /** stream only: time to first body byte (µs). */
+  ttfb?: Percentiles;
+  /** Busy % of each core over the run. */
+  coreBusy: number[];
+  /** wrk's own CPU as % of its run time (wrk runs only). */
+  loadCpuPercent?: number;
+  /** % of the server core busy outside the bench's servers: someone else's work, or kernel time charged to no process. */
+  serverCoreOther: number;
+  /** Measured for the proxies only (their process tree on the proxy core). */
+  cpuUsPerRequest?: number;
+  rssPeakMiB?: number;
+  /** CPU µs per request of the upstream process serving the run (it shares the proxy's core). */
+  upstreamCpuUsPerRequest: number;
+}
+
+export interface TargetResult {
+  name: TargetName;
+  runs: Partial<Record<ScenarioId, RunResult>>;
+  /** VmHWM of the tree after all its runs: peak RSS over its whole life. */
+  vmHwmMiB?: number;
+  /** Why its runs stopped early (or never started); its figures are then missing. */
+  failure?: string;
+}
+
+export interface Report {
+  date: string;
+  machine: string[];
+  pinning: string[];
+  load: string;
+  gatewayStatus: string;
+  targets: TargetResult[];
+}
+
+const SCENARIO_LABEL: Record<ScenarioId, string> = {
+  chat16: 'chat, 16 connections',
+  chat1: 'chat, 1 connection',
+  embed16: 'embeddings, 16 connections',
+  stream: 'streaming chat, sequential',
+};
+
+const DASH = '—';
+
+/** Busy % of the load core from which the load side (wrk, or whatever else took that core) may have set the pace. */
+const LOAD_BOUND = 90;
+
+function int(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+/** µs below 10 ms, ms with two decimals above. */
+function time(us: number | undefined): string {
+  if (us === undefined || Number.isNaN(us)) return DASH;
+  return Math.abs(us) < 10_000 ? `${int(us)} µs` : `${(us / 1000).toFixed(2)} ms`;
+}
+
+function added(us: number | undefined): string {
+  if (us === undefined || Number.isNaN(us)) return DASH;
+  return `${us >= 0 ? '+' : '−'}${time(Math.abs(us))}`;
+}
+
+function verdict(ok: boolean | undefined): string {
+  return ok === undefined ? 'not measured' : ok ? '✅ met' : '❌ missed';
+}
+
+function table(header: string[], rows: string[][]): string {
+  const align = header.map((_, i) => (i === 0 ? '---' : '---:'));
+  return [header, align, ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+}
+
+export function renderReport(r: Report, profileSection: string): string {
+  const target = (name: TargetName): TargetResult | undefined => r.targets.find((t) => t.name === name);
+  const run = (name: TargetName, s: ScenarioId): RunResult | undefined => target(name)?.runs[s];
+  const diff = (name: TargetName, s: ScenarioId, pick: (x: RunResult) => number | undefined): number | undefined => {
+    const a = run(name, s);
+    const b = run('direct', s);
+    const va = a && pick(a);
+    const vb = b && pick(b);
+    return va === undefined || vb === undefined ? undefined : va - vb;
+  };
+
+  const gwRps = run('gateway', 'chat16')?.rps;
+  const gwP50 = diff('gateway', 'chat1', (x) => x.latency.p50);
+  const gwP99 = diff('gateway', 'chat1', (x) => x.latency.p99);
+  const gwTtfb = diff('gateway', 'stream', (x) => x.ttfb?.p50);
+  const gwRss = Math.max(...Object.values(target('gateway')?.runs ?? {}).map((x) => x.rssPeakMiB ?? NaN));
+  const has = (v: number | undefined): v is number => v !== undefined && Number.isFinite(v);
+  const targets = table(
+    ['target', 'gateway measured', 'verdict'],
+    [
+      ['≥ 10,000 req/s, non-streaming chat, 16 connections, one core', has(gwRps) ? `${int(gwRps)} req/s` : DASH, verdict(has(gwRps) ? gwRps >= 10_000 : undefined)],
+      ['≤ +100 µs p50 over direct, 1 connection', added(gwP50), verdict(has(gwP50) ? gwP50 <= 100 : undefined)],
+      ['≤ +1 ms p99 over direct, 1 connection', added(gwP99), verdict(has(gwP99) ? gwP99 <= 1000 : undefined)],
+      ['stream first byte delayed ≤ 1 ms (p50)', added(gwTtfb), verdict(has(gwTtfb) ? gwTtfb <= 1000 : undefined)],
+      ['RSS < 120 MiB under load (peak)', has(gwRss) ? `${gwRss.toFixed(1)} MiB` : DASH, verdict(has(gwRss) ? gwRss < 120 : undefined)],
+    ],
+  );
+
+  const gwChat = run('gateway', 'chat16');
+  // The gateway's "one core" also ran the upstream: say how much of it that took.
+  const upstreamShare = gwChat
+    ? `\nIn the 16-connection chat run the upstream took ${((gwChat.upstreamCpuUsPerRequest * gwChat.rps) / 1e4).toFixed(0)} % of the gateway's core (0).\n`
+    : '';
+
+  const throughput = table(
+    ['scenario', 'direct upstream', 'nginx', 'gateway', 'gateway / nginx'],
+    (['chat16', 'embed16'] as const).map((s) => {
+      const loadBound = (name: TargetName): boolean => (run(name, s)?.coreBusy[1] ?? 0) >= LOAD_BOUND;
+      const rps = (name: TargetName): string => {
+        const x = run(name, s);
+        if (!x) return DASH;
+        return loadBound(name) ? `≥ ${int(x.rps)} ¹` : int(x.rps);
+      };
+      const n = run('nginx', s)?.rps;
+      const g = run('gateway', s)?.rps;
+      // A load-bound nginx figure is a floor, so the ratio is a ceiling.
+      const ratio = n && g ? `${loadBound('nginx') ? '≤ ' : ''}${((100 * g) / n).toFixed(0)} %` : DASH;
+      return [SCENARIO_LABEL[s], rps('direct'), rps('nginx'), rps('gateway'), ratio];
+    }),
+  );
+
+  const latency = table(
+    ['target', 'p50', 'p99', 'added p50', 'added p99'],
+    (['direct', 'nginx', 'gateway'] as const).map((name) => {
+      const x = run(name, 'chat1');
+      const isDirect = name === 'direct';
+      return [
+        name,
+        time(x?.latency.p50),
+        time(x?.latency.p99),
+        isDirect ? DASH : added(diff(name, 'chat1', (y) => y.latency.p50)),
+        isDirect ? DASH : added(diff(name, 'chat1', (y) => y.latency.p99)),
+      ];
+    }),
+  );
+
+  const streaming = table(
+    ['target', 'TTFB p50', 'TTFB p99', 'total p50', 'total p99', 'added TTFB p50 / p99', 'added total p50 / p99'],
+    (['direct', 'nginx', 'gateway'] as const).map((name) => {
+      const x = run(name, 'stream');
+      const pair = (pick: (y: RunResult) => Percentiles | undefined): string =>
+        name === 'direct'
+          ? DASH
+          : `${added(diff(name, 'stream', (y) => pick(y)?.p50))} / ${added(diff(name, 'stream', (y) => pick(y)?.p99))}`;
+      return [
+        name,
+        time(x?.ttfb?.p50),
+        time(x?.ttfb?.p99),
+        time(x?.latency.p50),
+        time(x?.latency.p99),
+        pair((y) => y.ttfb),
+        pair((y) => y.latency),
+      ];
+    }),
+  );
+
+  const scenarios = Object.keys(SCENARIO_LABEL) as ScenarioId[];
+  const cost = table(
+    ['scenario', 'nginx CPU µs/req', 'gateway CPU µs/req', 'nginx RSS peak', 'gateway RSS peak'],
+    [
+      ...scenarios.map((s) => {
+        const cpu = (name: TargetName): string => {
+          const v = run(name, s)?.cpuUsPerRequest;
+          return v === undefined ? DASH : v.toFixed(1);
+        };
+        const rss = (name: TargetName): string => {
+          const v = run(name, s)?.rssPeakMiB;
+          return v === undefined ? DASH : `${v.toFixed(1)} MiB`;
+        };
+        return [SCENARIO_LABEL[s], cpu('nginx'), cpu('gateway'), rss('nginx'), rss('gateway')];
+      }),
+      ['VmHWM after all runs', '', '', ...(['nginx', 'gateway'] as const).map((n) => {
+        const v = target(n)?.vmHwmMiB;
+        return v === undefined ? DASH : `${v.toFixed(1)} MiB`;
+      })],
+    ],
+  );
+
+  const details = table(
+    ['target', 'scenario', 'requests', 'errors', 'upstream CPU µs/req', 'core 0 busy', 'of which other', 'core 1 busy', 'wrk CPU'],
+    r.targets.flatMap((t) =>
+      scenarios.flatMap((s) => {
+        const x = t.runs[s];
+        if (!x) return [];
+        const busy = (core: number): string => `${(x.coreBusy[core] ?? 0).toFixed(0)} %`;
+        const errors = x.errors ? `${x.errors} (${x.errorDetail})` : '0';
+        const other = `${Math.max(0, x.serverCoreOther).toFixed(0)} %`; // below 0 is tick rounding
+        const wrk = x.loadCpuPercent === undefined ? DASH : `${x.loadCpuPercent.toFixed(0)} %`;
+        return [[t.name, SCENARIO_LABEL[s], int(x.requests), errors, x.upstreamCpuUsPerRequest.toFixed(1), busy(0), other, busy(1), wrk]];
+      }),
+    ),
+  );
+
+  const failed = r.targets.filter((t) => t.failure);
+  const failures = failed.length
+    ? `\n## Failures\n\n${failed.map((t) => `- ${t.name}: ${t.failure ?? ''}`).join('\n')}\n`
+    : '';
+
+  return `# Switchyard benchmark results
+
+Written by \`npm run bench\` (bench/run.ts; see bench/README.md). Everything above
+\`## Profile\` is rewritten on each run; the Profile section is kept as written.
+
+- Date: ${r.date}
+${r.machine.map((m) => `- ${m}`).join('\n')}
+- Command: \`npm run bench\`
+- Load: ${r.load}
+- Gateway: ${r.gatewayStatus}
+
+Pinning:
+${r.pinning.map((p) => `- ${p}`).join('\n')}
+
+## Targets
+
+${targets}
+${upstreamShare}
+## Throughput (requests/s)
+
+Median over the rounds of each round's rate.
+
+${throughput}
+
+¹ Core 1 was ≥ ${LOAD_BOUND} % busy (wrk CPU in Run details tells whether by wrk or by other work): the load side may
+have set this pace, so the target can do at least this.
+
+## Latency, non-streaming chat, 1 connection
+
+p50 and p99 are the medians over the rounds of each round's percentile (wrk reports them per run).
+Added = this target minus direct upstream.
+
+${latency}
+
+## Streaming chat
+
+Upstream sends the first event at once and the other four plus \`[DONE]\` 20 ms later,
+so TTFB shows the proxy's delay on the first event and total the whole stream.
+Percentiles over all requests of all rounds, measured by bench/ttfb.ts (node:http, one keep-alive connection).
+
+${streaming}
+
+## Cost per request on the proxy core
+
+CPU = utime + stime of the proxy's process tree from the first to the last round of the scenario
+(its idle turns included, so deferred work counts) / its requests. Loopback softirq time is not in it.
+RSS peak = highest VmRSS sampled every 100 ms during the runs; VmHWM also covers start-up.
+At 16 connections the proxy is never idle, so those rows are the cost of a request. At 1 connection
+and in streaming it sleeps between events, and each sleep and wake-up is charged to it (about 0.1 ms
+on this VM): those rows compare targets, they do not price a request.
+
+${cost}
+
+## Run details
+
+Core 1 busy near 100 % means the load side may have set the pace; wrk CPU is wrk's own share of it
+(loopback softirq is charged to no process). "Of which other":
+core 0 time outside the bench's own servers, i.e. another job on the machine or kernel work (loopback
+softirq) charged to no process; high values mean that run was disturbed or kernel-heavy.
+Errors: socket errors, timeouts and HTTP statuses ≥ 400 (all should be 0).
+
+${details}
+${failures}
+${profileSection.trim()}
+`;
+}
+
+export const PROFILE_PLACEHOLDER = `## Profile
+
+### What costs most
+
+_Not written yet. Run \`BENCH_PROFILE=1 npm run bench\`: it prints the gateway's top 25
+self-time functions from a CPU profile; summarise here where the time per request goes._`;
+
+/** The `## Profile` section of an existing RESULTS.md (it is last), or the placeholder. */
+export function existingProfileSection(markdown: string | undefined): string {
+  const at = markdown?.search(/^## Profile\s*$/m) ?? -1;
+  return markdown && at >= 0 ? markdown.slice(at) : PROFILE_PLACEHOLDER;
+}

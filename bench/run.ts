@@ -1,0 +1,314 @@
+/**
+ * `npm run bench`: upstream, nginx proxy and gateway on loopback, the same
+ * load against each, one Markdown report (printed and bench/RESULTS.md).
+ * Layout and the meaning of each figure: bench/README.md.
+ *
+ * Env: BENCH_ROUNDS (default 5; rounds of 2 s runs per target and scenario),
+ * BENCH_PROFILE=1 (gateway under --cpu-prof; prints its top self-time
+ * functions and leaves RESULTS.md alone, since the profiler slows it down).
+ */
+import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { spawnTracked, stopAll, stopChild } from './children.js';
+import { CHAT_REQUEST, EMBEDDINGS_REQUEST, STREAM_REQUEST } from './fixtures.js';
+import { measureAll, type Kind, type Plan, type Scenario, type Target } from './measure.js';
+import { nginxFailure, proxyConfig, startNginx, staticUpstreamConfig } from './nginx.js';
+import { topSelfTime } from './profile.js';
+import { existingProfileSection, renderReport, type TargetResult } from './report.js';
+
+/** Set once the bench is stopping (see finish at the end). */
+let finishing = false;
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url)); // dist/bench/run.js → repository root
+const GATEWAY_MAIN = join(ROOT, 'dist/src/main.js');
+const RESULTS = join(ROOT, 'bench/RESULTS.md');
+const PROFILE_DIR = join(ROOT, 'bench/out/cpu-profile');
+const PROFILE = process.env.BENCH_PROFILE === '1';
+
+/**
+ * Servers (proxy under test and upstream) on one core, load on the other. On
+ * this VM a wake-up across cores costs tens of µs, so the upstream sits beside
+ * the proxy: direct and proxied requests then cross cores once each way, and
+ * "added" latency is the proxy's own.
+ */
+const SERVER_CORE = 0;
+const LOAD_CORE = 1;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SLICE_S = 2;
+const WARMUP_S = 2;
+const STREAMS_PER_SLICE = 60;
+const STREAM_WARMUP = 20;
+
+const PATH: Record<Kind, string> = { chat: '/v1/chat/completions', stream: '/v1/chat/completions', embeddings: '/v1/embeddings' };
+const BODY: Record<Kind, string> = { chat: CHAT_REQUEST, stream: STREAM_REQUEST, embeddings: EMBEDDINGS_REQUEST };
+
+const SCENARIOS: Scenario[] = [
+  { id: 'chat16', kind: 'chat', connections: 16 },
+  { id: 'chat1', kind: 'chat', connections: 1 },
+  { id: 'embed16', kind: 'embeddings', connections: 16 },
+  { id: 'stream', kind: 'stream', connections: 1 },
+];
+
+function log(msg: string): void {
+  // Once stopping, runs fail because their processes are being killed: not worth reporting.
+  if (!finishing) process.stderr.write(`[bench] ${msg}\n`);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect(port, '127.0.0.1');
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+/** Polls `ready` until true; fails fast if `child` exits first. */
+async function waitReady(what: string, child: ChildProcess, ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what}: process exited (${child.exitCode ?? child.signalCode})`);
+    if (await ready().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what}: not ready after ${timeoutMs} ms`);
+}
+
+function requireTools(): void {
+  for (const tool of ['nginx', 'wrk', 'taskset']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) {
+      throw new Error(`${tool} not found: apt-get install -y nginx-light wrk (taskset is in util-linux)`);
+    }
+  }
+  if (os.cpus().length < 2) throw new Error('needs 2 cores: one for the servers, one for the load');
+}
+
+function machine(): string[] {
+  const cpuModel = /^model name\s*:\s*(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model ?? '?';
+  const nginx = spawnSync('nginx', ['-v'], { encoding: 'utf8' }).stderr.trim().replace('nginx version: ', '');
+  const wrk = spawnSync('wrk', ['-v'], { encoding: 'utf8' }).stdout.split(' Copyright')[0]?.trim() ?? '?';
+  return [
+    `Machine: ${os.cpus().length} cores (nproc), ${cpuModel}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${os.release()}`,
+    `Software: Node ${process.version}, ${nginx}, ${wrk}`,
+  ];
+}
+
+/** One request of each kind, checked for the OpenAI shape, before any load. */
+async function checkTarget(t: Target): Promise<void> {
+  for (const kind of ['chat', 'embeddings', 'stream'] as const) {
+    const res = await fetch(t.url(kind), { method: 'POST', headers: t.headers(kind), body: t.body(kind), signal: AbortSignal.timeout(5000) });
+    const text = await res.text();
+    let ok = res.status === 200;
+    if (ok && kind === 'stream') ok = text.includes('chat.completion.chunk') && text.includes('data: [DONE]');
+    else if (ok) {
+      try {
+        ok = (JSON.parse(text) as { object?: string }).object === (kind === 'chat' ? 'chat.completion' : 'list');
+      } catch {
+        ok = false;
+      }
+    }
+    if (!ok) throw new Error(`${kind}: status ${res.status}: ${text.slice(0, 300)}`);
+  }
+}
+
+function startGateway(port: number, tmp: string): ChildProcess {
+  const profileArgs = PROFILE
+    ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', pathToFileURL(join(ROOT, 'dist/bench/cpu-prof-exit.js')).href]
+    : [];
+  const out = openSync(join(tmp, 'gateway.log'), 'a');
+  return spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...profileArgs, GATEWAY_MAIN], {
+    cwd: ROOT,
+    stdio: ['ignore', out, out],
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      GATEWAY_DATA_DIR: join(tmp, 'gateway-data'),
+      GATEWAY_ADMIN_API_KEY: 'bench-key',
+      LOG_LEVEL: 'warn',
+    },
+  });
+}
+
+function gatewayLogTail(tmp: string): string {
+  try {
+    return readFileSync(join(tmp, 'gateway.log'), 'utf8').trim().split('\n').slice(-20).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+function printProfile(): void {
+  const files = existsSync(PROFILE_DIR) ? readdirSync(PROFILE_DIR).filter((f) => f.endsWith('.cpuprofile')) : [];
+  const file = files.sort().at(-1);
+  if (!file) {
+    log(`no .cpuprofile in ${PROFILE_DIR}: the gateway did not exit normally`);
+    return;
+  }
+  console.log(`\n## Gateway CPU profile: top 25 self time (${join(PROFILE_DIR, file)})\n`);
+  console.log(topSelfTime(join(PROFILE_DIR, file), 25, ROOT));
+}
+
+async function main(tmp: string): Promise<number> {
+  requireTools();
+  // Children inherit this; each server is then pinned explicitly to the server core.
+  execFileSync('taskset', ['-a', '-pc', String(LOAD_CORE), String(process.pid)], { stdio: 'ignore' });
+
+  const [staticPort, streamPort, proxyPort, proxyStreamPort, gatewayPort] = (await Promise.all(
+    Array.from({ length: 5 }, () => freePort()),
+  )) as [number, number, number, number, number];
+
+  const upstreamDir = join(tmp, 'nginx-upstream');
+  const upstreamNginx = startNginx(upstreamDir, (d) => staticUpstreamConfig(d, staticPort), SERVER_CORE);
+  const streamUpstream = spawnTracked(
+    'taskset',
+    ['-c', String(SERVER_CORE), process.execPath, join(ROOT, 'dist/bench/upstream.js'), String(streamPort)],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const proxyDir = join(tmp, 'nginx-proxy');
+  const proxy = startNginx(
+    proxyDir,
+    (d) => proxyConfig(d, { chat: proxyPort, stream: proxyStreamPort }, { chat: staticPort, stream: streamPort }),
+    SERVER_CORE,
+  );
+  for (const [dir, master, port] of [[upstreamDir, upstreamNginx, staticPort], [proxyDir, proxy, proxyStreamPort]] as const) {
+    await waitReady(`nginx (${dir})`, master, () => portOpen(port), 5000).catch(async () => {
+      throw new Error(await nginxFailure(dir, master));
+    });
+  }
+  await waitReady('streaming upstream', streamUpstream, () => portOpen(streamPort), 5000);
+
+  const json = { 'content-type': 'application/json', authorization: 'Bearer sk-bench' };
+  const body = (k: Kind): string => BODY[k];
+  const direct: Target = {
+    name: 'direct',
+    url: (k) => `http://127.0.0.1:${k === 'stream' ? streamPort : staticPort}${PATH[k]}`,
+    headers: () => json,
+    body,
+  };
+  const nginx: Target = {
+    name: 'nginx',
+    url: (k) => `http://127.0.0.1:${k === 'stream' ? proxyStreamPort : proxyPort}${PATH[k]}`,
+    headers: () => json,
+    body,
+    proc: proxy,
+  };
+  for (const t of [direct, nginx]) await checkTarget(t).catch((err: Error) => Promise.reject(new Error(`${t.name}: ${err.message}`)));
+  const targets = [direct, nginx];
+
+  let gatewayStatus = `\`taskset -c ${SERVER_CORE} node ${PROFILE ? '--cpu-prof ' : ''}dist/src/main.js\`, LOG_LEVEL=warn, provider openai via x-gateway-custom-host`;
+  let gatewayFailure: string | undefined;
+  let gateway: ChildProcess | undefined;
+  if (!existsSync(GATEWAY_MAIN)) {
+    gatewayStatus = 'not built (no dist/src/main.js): only the direct upstream and nginx were measured';
+  } else {
+    if (PROFILE) {
+      rmSync(PROFILE_DIR, { recursive: true, force: true });
+      mkdirSync(PROFILE_DIR, { recursive: true });
+    }
+    gateway = startGateway(gatewayPort, tmp);
+    const gw: Target = {
+      name: 'gateway',
+      url: (k) => `http://127.0.0.1:${gatewayPort}${PATH[k]}`,
+      headers: (k) => ({
+        ...json,
+        'x-gateway-api-key': 'bench-key',
+        'x-gateway-provider': 'openai',
+        'x-gateway-custom-host': `http://127.0.0.1:${k === 'stream' ? streamPort : staticPort}/v1`,
+      }),
+      body,
+      proc: gateway,
+    };
+    try {
+      const health = async (): Promise<boolean> =>
+        (await fetch(`http://127.0.0.1:${gatewayPort}/health`, { signal: AbortSignal.timeout(1000) })).ok;
+      await waitReady('/health', gateway, health, 30_000);
+      await checkTarget(gw);
+      targets.push(gw);
+    } catch (err) {
+      gatewayFailure = `before load: ${(err as Error).message}`;
+      log(`gateway failed ${gatewayFailure}`);
+    }
+  }
+
+  const plan: Plan = {
+    rounds: ROUNDS,
+    sliceS: SLICE_S,
+    warmupS: WARMUP_S,
+    streamsPerSlice: STREAMS_PER_SLICE,
+    streamWarmup: STREAM_WARMUP,
+    serverCore: SERVER_CORE,
+    loadCore: LOAD_CORE,
+    workDir: tmp,
+    upstreamPid: { chat: upstreamNginx.pid, embeddings: upstreamNginx.pid, stream: streamUpstream.pid },
+    serverPids: [upstreamNginx, streamUpstream, proxy, gateway].flatMap((c) => (c?.pid === undefined ? [] : [c.pid])),
+    log,
+  };
+  const results: TargetResult[] = await measureAll(targets, SCENARIOS, plan);
+  if (gatewayFailure) results.push({ name: 'gateway', runs: {}, failure: gatewayFailure });
+  if (gateway) await stopChild(gateway, 5000); // under --cpu-prof, the profile is written as it exits
+  const gatewayLog = gatewayLogTail(tmp);
+  if (gatewayLog && results.some((r) => r.name === 'gateway' && r.failure)) log(`gateway log, last lines:\n${gatewayLog}`);
+  const failed = results.some((r) => r.failure);
+
+  const markdown = renderReport(
+    {
+      date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      machine: machine(),
+      pinning: [
+        `core ${SERVER_CORE}: the proxy under load, nginx (1 worker) or the gateway (\`taskset -c ${SERVER_CORE}\`; one is loaded at a time, the other idles), and the upstream: nginx (1 worker, fixed non-streaming answers via \`return\`) and bench/upstream.ts (node:http, SSE)`,
+        `core ${LOAD_CORE}: wrk (\`taskset -c ${LOAD_CORE} wrk -t1\`), the streaming client, and this orchestrator (samples /proc every 100 ms)`,
+        "why the upstream shares the proxy's core: a wake-up across cores costs tens of µs on this VM, so with the upstream there direct and proxied requests each cross cores once per direction, and added latency is the proxy's own; the upstream's CPU per request on that core is in Run details",
+      ],
+      load: `per scenario, ${ROUNDS} rounds of ${SLICE_S} s runs interleaving the targets, after a ${WARMUP_S} s warm-up run per target (discarded); wrk -t1; streaming: ${STREAMS_PER_SLICE} sequential requests per round on one keep-alive connection, after ${STREAM_WARMUP} discarded`,
+      gatewayStatus,
+      targets: results,
+    },
+    existingProfileSection(existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : undefined),
+  );
+  console.log(markdown);
+  if (PROFILE) printProfile();
+  else if (failed) log(`not writing ${RESULTS}: a target failed (see Failures)`);
+  else {
+    writeFileSync(RESULTS, markdown);
+    log(`wrote ${RESULTS}`);
+  }
+  return failed ? 1 : 0;
+}
+
+const tmp = mkdtempSync(join(os.tmpdir(), 'switchyard-bench-'));
+async function finish(code: number): Promise<never> {
+  if (!finishing) {
+    finishing = true;
+    await stopAll();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  process.exit(code);
+}
+const interrupted = (code: number) => (): void => {
+  log('interrupted: stopping every process started');
+  void finish(code);
+};
+process.once('SIGINT', interrupted(130));
+process.once('SIGTERM', interrupted(143));
+main(tmp).then(finish, (err: unknown) => {
+  log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  return finish(1);
+});

@@ -1,6 +1,8 @@
 /**
- * `npm run bench`: upstream, nginx proxy and gateway on loopback, the same
- * load against each, one Markdown report (printed and bench/RESULTS.md).
+ * `npm run bench`: upstream, nginx proxy, the "node floor" (bench/node-floor.ts:
+ * the least a proxy on the gateway's Node + undici stack does) and the gateway
+ * on loopback, the same load against each, one Markdown report (printed and
+ * bench/RESULTS.md).
  * Layout and the meaning of each figure: bench/README.md.
  *
  * Env: BENCH_ROUNDS (default 5; rounds of 2 s runs per target and scenario),
@@ -25,6 +27,9 @@ let finishing = false;
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url)); // dist/bench/run.js → repository root
 const GATEWAY_MAIN = join(ROOT, 'dist/src/main.js');
+const FLOOR_MAIN = join(ROOT, 'dist/bench/node-floor.js');
+/** The runtime flags `npm start` gives node, so the benchmark measures the process users run. */
+const START_FLAGS = startFlags();
 const RESULTS = join(ROOT, 'bench/RESULTS.md');
 const PROFILE_DIR = join(ROOT, 'bench/out/cpu-profile');
 const PROFILE = process.env.BENCH_PROFILE === '1';
@@ -128,12 +133,19 @@ async function checkTarget(t: Target): Promise<void> {
   }
 }
 
+function startFlags(): string[] {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const words = start.split(/\s+/);
+  if (words[0] !== 'node' || words.at(-1) !== 'dist/src/main.js') throw new Error(`unexpected start script: ${start}`);
+  return words.slice(1, -1);
+}
+
 function startGateway(port: number, tmp: string): ChildProcess {
   const profileArgs = PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', pathToFileURL(join(ROOT, 'dist/bench/cpu-prof-exit.js')).href]
     : [];
   const out = openSync(join(tmp, 'gateway.log'), 'a');
-  return spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...profileArgs, GATEWAY_MAIN], {
+  return spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...START_FLAGS, ...profileArgs, GATEWAY_MAIN], {
     cwd: ROOT,
     stdio: ['ignore', out, out],
     env: {
@@ -171,9 +183,9 @@ async function main(tmp: string): Promise<number> {
   // Children inherit this; each server is then pinned explicitly to the server core.
   execFileSync('taskset', ['-a', '-pc', String(LOAD_CORE), String(process.pid)], { stdio: 'ignore' });
 
-  const [staticPort, streamPort, proxyPort, proxyStreamPort, gatewayPort] = (await Promise.all(
-    Array.from({ length: 5 }, () => freePort()),
-  )) as [number, number, number, number, number];
+  const [staticPort, streamPort, proxyPort, proxyStreamPort, gatewayPort, floorPort, floorStreamPort] = (await Promise.all(
+    Array.from({ length: 7 }, () => freePort()),
+  )) as [number, number, number, number, number, number, number];
 
   const upstreamDir = join(tmp, 'nginx-upstream');
   const upstreamNginx = startNginx(upstreamDir, (d) => staticUpstreamConfig(d, staticPort), SERVER_CORE);
@@ -213,11 +225,37 @@ async function main(tmp: string): Promise<number> {
   for (const t of [direct, nginx]) await checkTarget(t).catch((err: Error) => Promise.reject(new Error(`${t.name}: ${err.message}`)));
   const targets = [direct, nginx];
 
-  let gatewayStatus = `\`taskset -c ${SERVER_CORE} node ${PROFILE ? '--cpu-prof ' : ''}dist/src/main.js\`, LOG_LEVEL=warn, provider openai via x-gateway-custom-host`;
+  // The node floor: same core, node binary and flags as the gateway, one port per upstream like nginx.
+  const floorArgs = [`${floorPort}=http://127.0.0.1:${staticPort}`, `${floorStreamPort}=http://127.0.0.1:${streamPort}`];
+  const floor = spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...START_FLAGS, FLOOR_MAIN, ...floorArgs], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const floorCommand = ['taskset', '-c', String(SERVER_CORE), 'node', ...START_FLAGS, 'dist/bench/node-floor.js'].join(' ');
+  const floorStatus = `\`${floorCommand} <port>=<upstream> <port>=<streaming upstream>\` (the gateway's core, node and flags), bench/node-floor.ts: node:http server, undici Agent with keep-alive, JSON.parse of the body, same bytes upstream, status + headers + body piped back; nothing else`;
+  const floorTarget: Target = {
+    name: 'node floor',
+    url: (k) => `http://127.0.0.1:${k === 'stream' ? floorStreamPort : floorPort}${PATH[k]}`,
+    headers: () => json,
+    body,
+    proc: floor,
+  };
+  let floorFailure: string | undefined;
+  try {
+    await waitReady('node floor', floor, async () => (await portOpen(floorPort)) && portOpen(floorStreamPort), 10_000);
+    await checkTarget(floorTarget);
+    targets.push(floorTarget);
+  } catch (err) {
+    floorFailure = `before load: ${(err as Error).message}`;
+    log(`node floor failed ${floorFailure}`);
+  }
+
+  const gatewayCommand = ['taskset', '-c', String(SERVER_CORE), 'node', ...START_FLAGS, ...(PROFILE ? ['--cpu-prof'] : []), 'dist/src/main.js'].join(' ');
+  let gatewayStatus = `\`${gatewayCommand}\` (the flags of \`npm start\`), LOG_LEVEL=warn, provider openai via x-gateway-custom-host`;
   let gatewayFailure: string | undefined;
   let gateway: ChildProcess | undefined;
   if (!existsSync(GATEWAY_MAIN)) {
-    gatewayStatus = 'not built (no dist/src/main.js): only the direct upstream and nginx were measured';
+    gatewayStatus = 'not built (no dist/src/main.js): only the direct upstream, nginx and the node floor were measured';
   } else {
     if (PROFILE) {
       rmSync(PROFILE_DIR, { recursive: true, force: true });
@@ -258,10 +296,11 @@ async function main(tmp: string): Promise<number> {
     loadCore: LOAD_CORE,
     workDir: tmp,
     upstreamPid: { chat: upstreamNginx.pid, embeddings: upstreamNginx.pid, stream: streamUpstream.pid },
-    serverPids: [upstreamNginx, streamUpstream, proxy, gateway].flatMap((c) => (c?.pid === undefined ? [] : [c.pid])),
+    serverPids: [upstreamNginx, streamUpstream, proxy, floor, gateway].flatMap((c) => (c?.pid === undefined ? [] : [c.pid])),
     log,
   };
   const results: TargetResult[] = await measureAll(targets, SCENARIOS, plan);
+  if (floorFailure) results.splice(2, 0, { name: 'node floor', runs: {}, failure: floorFailure });
   if (gatewayFailure) results.push({ name: 'gateway', runs: {}, failure: gatewayFailure });
   if (gateway) await stopChild(gateway, 5000); // under --cpu-prof, the profile is written as it exits
   const gatewayLog = gatewayLogTail(tmp);
@@ -273,12 +312,13 @@ async function main(tmp: string): Promise<number> {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       machine: machine(),
       pinning: [
-        `core ${SERVER_CORE}: the proxy under load, nginx (1 worker) or the gateway (\`taskset -c ${SERVER_CORE}\`; one is loaded at a time, the other idles), and the upstream: nginx (1 worker, fixed non-streaming answers via \`return\`) and bench/upstream.ts (node:http, SSE)`,
+        `core ${SERVER_CORE}: the proxy under load, nginx (1 worker), the node floor or the gateway (\`taskset -c ${SERVER_CORE}\`; one is loaded at a time, the others idle), and the upstream: nginx (1 worker, fixed non-streaming answers via \`return\`) and bench/upstream.ts (node:http, SSE)`,
         `core ${LOAD_CORE}: wrk (\`taskset -c ${LOAD_CORE} wrk -t1\`), the streaming client, and this orchestrator (samples /proc every 100 ms)`,
         "why the upstream shares the proxy's core: a wake-up across cores costs tens of µs on this VM, so with the upstream there direct and proxied requests each cross cores once per direction, and added latency is the proxy's own; the upstream's CPU per request on that core is in Run details",
       ],
       load: `per scenario, ${ROUNDS} rounds of ${SLICE_S} s runs interleaving the targets, after a ${WARMUP_S} s warm-up run per target (discarded); wrk -t1; streaming: ${STREAMS_PER_SLICE} sequential requests per round on one keep-alive connection, after ${STREAM_WARMUP} discarded`,
       gatewayStatus,
+      floorStatus,
       targets: results,
     },
     existingProfileSection(existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : undefined),

@@ -3,7 +3,7 @@
  * gateway's own time so an operator can tell a slow provider from a slow
  * gateway.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const OVERHEAD_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
@@ -44,7 +44,41 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Label children by label values: prom-client hashes the label object on every call otherwise. */
+  private readonly children = new Map<string, Children>();
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
   }
+
+  /** One finished request. Times in milliseconds. */
+  record(endpoint: string, provider: string, model: string, status: number, totalMs: number, upstreamMs: number, waitedMs: number, retries: number): void {
+    const key = `${endpoint}\u0000${provider}\u0000${model}\u0000${status}`;
+    let c = this.children.get(key);
+    if (c === undefined) {
+      const labels: LabelValues<'endpoint' | 'provider' | 'model' | 'status'> = { endpoint, provider, model, status };
+      c = {
+        requests: this.requests.labels(labels),
+        duration: this.duration.labels(labels),
+        upstream: this.upstream.labels({ provider, model, status }),
+        overhead: this.overhead.labels({ endpoint }),
+      };
+      // Models come from clients: past this many series, stop caching rather than grow without bound.
+      if (this.children.size < MAX_CACHED_SERIES) this.children.set(key, c);
+    }
+    c.requests.inc();
+    c.duration.observe(totalMs / 1000);
+    if (upstreamMs > 0) c.upstream.observe(upstreamMs / 1000);
+    c.overhead.observe(Math.max(0, totalMs - upstreamMs - waitedMs) / 1000);
+    if (retries > 0) this.retries.labels({ provider }).inc(retries);
+  }
+}
+
+const MAX_CACHED_SERIES = 10_000;
+
+interface Children {
+  requests: ReturnType<Counter<string>['labels']>;
+  duration: ReturnType<Histogram<string>['labels']>;
+  upstream: ReturnType<Histogram<string>['labels']>;
+  overhead: ReturnType<Histogram<string>['labels']>;
 }

@@ -171,13 +171,5 @@ function observe(
   upstreamMs: number,
   waitedMs: number,
 ): void {
-  const totalMs = performance.now() - startedAt;
-  const p = r.provider ?? 'none';
-  const mdl = model ?? 'none';
-  const s = String(r.status);
-  if (r.retries > 0) m.retries.labels(p).inc(r.retries);
-  m.requests.labels(endpoint, p, mdl, s).inc();
-  m.duration.labels(endpoint, p, mdl, s).observe(totalMs / 1000);
-  if (upstreamMs > 0) m.upstream.labels(p, mdl, s).observe(upstreamMs / 1000);
-  m.overhead.labels(endpoint).observe(Math.max(0, totalMs - upstreamMs - waitedMs) / 1000);
+  m.record(endpoint, r.provider ?? 'none', model ?? 'none', r.status, performance.now() - startedAt, upstreamMs, waitedMs, r.retries);
 }

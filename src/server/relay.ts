@@ -2,7 +2,7 @@
  * A request to a model endpoint or the generic proxy, from the client's bytes
  * to the provider's answer streamed back: read and check the input, pick the
  * plan, route, relay. Nothing here buffers an answer; back-pressure flows
- * through pipeline() and a client that leaves aborts the provider call.
+ * through pipe() and a client that leaves aborts the provider call.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -120,6 +120,12 @@ export async function relay(
  */
 function relayBody(body: Readable, res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
+    if (res.closed) {
+      // The client left while the provider was answering.
+      body.destroy();
+      resolve();
+      return;
+    }
     body.once('error', () => res.destroy());
     res.once('close', () => {
       if (!body.readableEnded) body.destroy();

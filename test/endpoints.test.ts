@@ -219,6 +219,24 @@ describe('model endpoints', () => {
       await reader.cancel().catch(() => {});
       await mock.waitForAbortedStreams(1, 3000);
     });
+
+    it('a client that leaves before the provider answers aborts the provider call too', async () => {
+      mock.enqueue('/v1/chat/completions', { delayMs: 1500, sse: ['{"i":0}'] });
+      const ac = new AbortController();
+      const pending = fetch(`${gw.v1}/chat/completions`, {
+        method: 'POST',
+        headers: { 'x-gateway-api-key': ADMIN_KEY, 'content-type': 'application/json', ...routed },
+        body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true }),
+        signal: ac.signal,
+      }).catch((e: Error) => e);
+      while (mock.requests.length === 0) await new Promise((r) => setTimeout(r, 10));
+      ac.abort();
+      assert.ok((await pending) instanceof Error);
+      // The gateway closed its provider connection well before the provider's 1.5 s answer.
+      await mock.waitForAbortedStreams(1, 1000);
+      const health = await fetch(`${gw.url}/health`);
+      assert.equal(health.status, 200);
+    });
   });
 
   describe('validation', () => {

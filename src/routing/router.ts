@@ -12,6 +12,7 @@ import type { Endpoint, ResolvedTarget } from '../providers/types.js';
 import type { Cancel } from '../upstream/cancel.js';
 import { discard, send, type UpstreamResponse } from '../upstream/client.js';
 import { isCircuitFailure, type CircuitStore } from './circuit.js';
+import { isPrivateHeader } from './headers.js';
 import { evaluateQuery } from './conditions.js';
 import { applyParamEdits } from './params.js';
 import type { Plan, PlanGroup, PlanLeaf, PlanNode } from './plan.js';
@@ -58,21 +59,6 @@ export interface RouterDeps {
   circuits: CircuitStore;
   /** Wall clock for circuit cooldowns; tests move it forward instead of waiting 30 s. */
   now: () => number;
-}
-
-/** Headers never copied from the client to a provider. */
-const HOP_BY_HOP = new Set([
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer',
-  'transfer-encoding', 'upgrade', 'host', 'content-length', 'authorization', 'forwarded', 'x-real-ip', 'via',
-]);
-
-export function isHopByHop(name: string): boolean {
-  return HOP_BY_HOP.has(name);
-}
-
-/** Gateway headers, x-forwarded-* and hop-by-hop headers stay with the gateway. */
-export function isPrivateHeader(name: string): boolean {
-  return HOP_BY_HOP.has(name) || name.startsWith('x-gateway-') || name.startsWith('x-forwarded-');
 }
 
 /** Whether a plan may send the same body twice (then a streamed body must be buffered first). */

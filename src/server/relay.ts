@@ -9,7 +9,8 @@ import type { Readable } from 'node:stream';
 import { parseConfigHeader } from '../config/schema.js';
 import type { Config } from '../config/types.js';
 import { HEADER_PLAN, planFor, type Plan } from '../routing/plan.js';
-import { isHopByHop, mayRepeat, type RouteRequest, type RouteResult, type Router } from '../routing/router.js';
+import { isHopByHop } from '../routing/headers.js';
+import { mayRepeat, type RouteRequest, type RouteResult, type Router } from '../routing/router.js';
 import type { Endpoint } from '../providers/types.js';
 import { Cancel } from '../upstream/cancel.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
@@ -104,7 +105,7 @@ export async function relay(
   const upstream = result.response;
   const headers = upstream.headers;
   for (const name in headers) {
-    if (!isHopByHop(name) || name === 'content-length') res.setHeader(name, headers[name]!);
+    if (!isHopByHop(name)) res.setHeader(name, headers[name]!);
   }
   res.writeHead(upstream.statusCode);
   await relayBody(upstream.body, res);

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
-import { readEvents } from './support/http.js';
+import { assertStreamedAsSent } from './support/http.js';
 
 const UPSTREAM_KEY = 'sk-upstream';
 
@@ -203,16 +203,7 @@ describe('generic proxy', () => {
     mock.enqueue('/v1/runs/stream', { sse, chunkDelayMs: 150 });
     const t0 = performance.now();
     const res = await fetch(`${gw.v1}/runs/stream`, { method: 'POST', headers: { ...routed, 'content-type': 'application/json' }, body: '{}' });
-    assert.equal(res.status, 200);
-    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
-    const events = await readEvents(res);
-    assert.deepEqual(
-      events.map((e) => e.data),
-      [...sse, '[DONE]'],
-    );
-    const first = events[0]!.at - t0;
-    const last = events.at(-1)!.at - t0;
-    assert.ok(first < 400 && last - first >= 450, `first at ${first.toFixed(0)} ms, last at ${last.toFixed(0)} ms`);
+    await assertStreamedAsSent(res, sse, t0, 400, 450);
   });
 
   it('a 5 MiB upload goes through intact', async () => {

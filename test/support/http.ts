@@ -52,3 +52,21 @@ export async function readEvents(res: Response): Promise<{ data: string; at: num
   }
   return events;
 }
+
+/**
+ * Reads a relayed SSE answer and checks it is the provider's events in order and
+ * was not buffered: the first event arrives within `firstWithinMs` of `t0`, the
+ * last at least `spreadMs` after the first (a buffering relay delivers them together).
+ */
+export async function assertStreamedAsSent(res: Response, sent: string[], t0: number, firstWithinMs: number, spreadMs: number): Promise<void> {
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+  const events = await readEvents(res);
+  assert.deepEqual(
+    events.map((e) => e.data),
+    [...sent, '[DONE]'],
+  );
+  const first = events[0]!.at - t0;
+  const last = events.at(-1)!.at - t0;
+  assert.ok(first < firstWithinMs && last - first >= spreadMs, `first at ${first.toFixed(0)} ms, last at ${last.toFixed(0)} ms`);
+}

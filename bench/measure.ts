@@ -169,7 +169,8 @@ export async function measureAll(targets: Target[], scenarios: Scenario[], plan:
   for (const s of scenarios) {
     for (const [t, r] of live()) {
       await attempt(t, r, s, async () => {
-        await load(t, s, plan, plan.warmupS, plan.streamWarmup);
+        const w = await load(t, s, plan, plan.warmupS, plan.streamWarmup);
+        r.servedRequests = (r.servedRequests ?? 0) + w.requests;
       });
     }
     const slices = new Map<TargetName, Slice[]>();
@@ -177,7 +178,9 @@ export async function measureAll(targets: Target[], scenarios: Scenario[], plan:
     for (let round = 0; round < plan.rounds; round++) {
       for (const [t, r] of live()) {
         await attempt(t, r, s, async () => {
-          slices.set(t.name, [...(slices.get(t.name) ?? []), await slice(t, s, plan)]);
+          const x = await slice(t, s, plan);
+          slices.set(t.name, [...(slices.get(t.name) ?? []), x]);
+          r.servedRequests = (r.servedRequests ?? 0) + x.requests;
         });
       }
     }

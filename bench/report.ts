@@ -4,7 +4,7 @@
  */
 import type { Percentiles } from './ttfb.js';
 
-export type TargetName = 'direct' | 'nginx' | 'gateway';
+export type TargetName = 'direct' | 'nginx' | 'node floor' | 'gateway';
 export type ScenarioId = 'chat16' | 'chat1' | 'embed16' | 'stream';
 
 export interface RunResult {
@@ -34,6 +34,8 @@ export interface TargetResult {
   runs: Partial<Record<ScenarioId, RunResult>>;
   /** VmHWM of the tree after all its runs: peak RSS over its whole life. */
   vmHwmMiB?: number;
+  /** Every request it served under load, warm-ups included (per-request figures of a CPU profile). */
+  servedRequests?: number;
   /** Why its runs stopped early (or never started); its figures are then missing. */
   failure?: string;
 }
@@ -44,6 +46,8 @@ export interface Report {
   pinning: string[];
   load: string;
   gatewayStatus: string;
+  /** How the node floor was run. */
+  floorStatus: string;
   targets: TargetResult[];
 }
 
@@ -55,6 +59,10 @@ const SCENARIO_LABEL: Record<ScenarioId, string> = {
 };
 
 const DASH = '—';
+
+/** Row order of the per-target tables. */
+const TARGETS: readonly TargetName[] = ['direct', 'nginx', 'node floor', 'gateway'];
+const PROXIES: readonly TargetName[] = ['nginx', 'node floor', 'gateway'];
 
 /** Busy % of the load core from which the load side (wrk, or whatever else took that core) may have set the pace. */
 const LOAD_BOUND = 90;
@@ -94,20 +102,27 @@ export function renderReport(r: Report, profileSection: string): string {
     return va === undefined || vb === undefined ? undefined : va - vb;
   };
 
-  const gwRps = run('gateway', 'chat16')?.rps;
-  const gwP50 = diff('gateway', 'chat1', (x) => x.latency.p50);
-  const gwP99 = diff('gateway', 'chat1', (x) => x.latency.p99);
-  const gwTtfb = diff('gateway', 'stream', (x) => x.ttfb?.p50);
-  const gwRss = Math.max(...Object.values(target('gateway')?.runs ?? {}).map((x) => x.rssPeakMiB ?? NaN));
   const has = (v: number | undefined): v is number => v !== undefined && Number.isFinite(v);
+  /** The figures the targets are about, for any proxy (the verdicts judge the gateway's). */
+  const figures = (name: TargetName) => ({
+    rps: run(name, 'chat16')?.rps,
+    p50: diff(name, 'chat1', (x) => x.latency.p50),
+    p99: diff(name, 'chat1', (x) => x.latency.p99),
+    ttfb: diff(name, 'stream', (x) => x.ttfb?.p50),
+    rss: Math.max(...Object.values(target(name)?.runs ?? {}).map((x) => x.rssPeakMiB ?? NaN)),
+  });
+  const gw = figures('gateway');
+  const fl = figures('node floor');
+  const rpsText = (v: number | undefined): string => (has(v) ? `${int(v)} req/s` : DASH);
+  const rssText = (v: number | undefined): string => (has(v) ? `${v.toFixed(1)} MiB` : DASH);
   const targets = table(
-    ['target', 'gateway measured', 'verdict'],
+    ['target', 'gateway measured', 'verdict', 'node floor'],
     [
-      ['≥ 10,000 req/s, non-streaming chat, 16 connections, one core', has(gwRps) ? `${int(gwRps)} req/s` : DASH, verdict(has(gwRps) ? gwRps >= 10_000 : undefined)],
-      ['≤ +100 µs p50 over direct, 1 connection', added(gwP50), verdict(has(gwP50) ? gwP50 <= 100 : undefined)],
-      ['≤ +1 ms p99 over direct, 1 connection', added(gwP99), verdict(has(gwP99) ? gwP99 <= 1000 : undefined)],
-      ['stream first byte delayed ≤ 1 ms (p50)', added(gwTtfb), verdict(has(gwTtfb) ? gwTtfb <= 1000 : undefined)],
-      ['RSS < 120 MiB under load (peak)', has(gwRss) ? `${gwRss.toFixed(1)} MiB` : DASH, verdict(has(gwRss) ? gwRss < 120 : undefined)],
+      ['≥ 10,000 req/s, non-streaming chat, 16 connections, one core', rpsText(gw.rps), verdict(has(gw.rps) ? gw.rps >= 10_000 : undefined), rpsText(fl.rps)],
+      ['≤ +100 µs p50 over direct, 1 connection', added(gw.p50), verdict(has(gw.p50) ? gw.p50 <= 100 : undefined), added(fl.p50)],
+      ['≤ +1 ms p99 over direct, 1 connection', added(gw.p99), verdict(has(gw.p99) ? gw.p99 <= 1000 : undefined), added(fl.p99)],
+      ['stream first byte delayed ≤ 1 ms (p50)', added(gw.ttfb), verdict(has(gw.ttfb) ? gw.ttfb <= 1000 : undefined), added(fl.ttfb)],
+      ['RSS < 120 MiB under load (peak)', rssText(gw.rss), verdict(has(gw.rss) ? gw.rss < 120 : undefined), rssText(fl.rss)],
     ],
   );
 
@@ -118,7 +133,7 @@ export function renderReport(r: Report, profileSection: string): string {
     : '';
 
   const throughput = table(
-    ['scenario', 'direct upstream', 'nginx', 'gateway', 'gateway / nginx'],
+    ['scenario', 'direct upstream', 'nginx', 'node floor', 'gateway', 'gateway / nginx', 'gateway / node floor'],
     (['chat16', 'embed16'] as const).map((s) => {
       const loadBound = (name: TargetName): boolean => (run(name, s)?.coreBusy[1] ?? 0) >= LOAD_BOUND;
       const rps = (name: TargetName): string => {
@@ -126,17 +141,19 @@ export function renderReport(r: Report, profileSection: string): string {
         if (!x) return DASH;
         return loadBound(name) ? `≥ ${int(x.rps)} ¹` : int(x.rps);
       };
-      const n = run('nginx', s)?.rps;
       const g = run('gateway', s)?.rps;
-      // A load-bound nginx figure is a floor, so the ratio is a ceiling.
-      const ratio = n && g ? `${loadBound('nginx') ? '≤ ' : ''}${((100 * g) / n).toFixed(0)} %` : DASH;
-      return [SCENARIO_LABEL[s], rps('direct'), rps('nginx'), rps('gateway'), ratio];
+      const ratio = (name: TargetName): string => {
+        const base = run(name, s)?.rps;
+        // A load-bound base figure is a floor, so the ratio is a ceiling.
+        return base && g ? `${loadBound(name) ? '≤ ' : ''}${((100 * g) / base).toFixed(0)} %` : DASH;
+      };
+      return [SCENARIO_LABEL[s], ...TARGETS.map(rps), ratio('nginx'), ratio('node floor')];
     }),
   );
 
   const latency = table(
     ['target', 'p50', 'p99', 'added p50', 'added p99'],
-    (['direct', 'nginx', 'gateway'] as const).map((name) => {
+    TARGETS.map((name) => {
       const x = run(name, 'chat1');
       const isDirect = name === 'direct';
       return [
@@ -151,7 +168,7 @@ export function renderReport(r: Report, profileSection: string): string {
 
   const streaming = table(
     ['target', 'TTFB p50', 'TTFB p99', 'total p50', 'total p99', 'added TTFB p50 / p99', 'added total p50 / p99'],
-    (['direct', 'nginx', 'gateway'] as const).map((name) => {
+    TARGETS.map((name) => {
       const x = run(name, 'stream');
       const pair = (pick: (y: RunResult) => Percentiles | undefined): string =>
         name === 'direct'
@@ -170,21 +187,30 @@ export function renderReport(r: Report, profileSection: string): string {
   );
 
   const scenarios = Object.keys(SCENARIO_LABEL) as ScenarioId[];
+  const cpuOf = (name: TargetName, s: ScenarioId): number | undefined => run(name, s)?.cpuUsPerRequest;
   const cost = table(
-    ['scenario', 'nginx CPU µs/req', 'gateway CPU µs/req', 'nginx RSS peak', 'gateway RSS peak'],
+    [
+      'scenario',
+      ...PROXIES.map((n) => `${n} CPU µs/req`),
+      'gateway − node floor',
+      ...PROXIES.map((n) => `${n} RSS peak`),
+    ],
     [
       ...scenarios.map((s) => {
         const cpu = (name: TargetName): string => {
-          const v = run(name, s)?.cpuUsPerRequest;
+          const v = cpuOf(name, s);
           return v === undefined ? DASH : v.toFixed(1);
         };
+        const g = cpuOf('gateway', s);
+        const f = cpuOf('node floor', s);
+        const own = g === undefined || f === undefined ? DASH : `${g >= f ? '+' : '−'}${Math.abs(g - f).toFixed(1)}`;
         const rss = (name: TargetName): string => {
           const v = run(name, s)?.rssPeakMiB;
           return v === undefined ? DASH : `${v.toFixed(1)} MiB`;
         };
-        return [SCENARIO_LABEL[s], cpu('nginx'), cpu('gateway'), rss('nginx'), rss('gateway')];
+        return [SCENARIO_LABEL[s], ...PROXIES.map(cpu), own, ...PROXIES.map(rss)];
       }),
-      ['VmHWM after all runs', '', '', ...(['nginx', 'gateway'] as const).map((n) => {
+      ['VmHWM after all runs', ...PROXIES.map(() => ''), '', ...PROXIES.map((n) => {
         const v = target(n)?.vmHwmMiB;
         return v === undefined ? DASH : `${v.toFixed(1)} MiB`;
       })],
@@ -221,11 +247,19 @@ ${r.machine.map((m) => `- ${m}`).join('\n')}
 - Command: \`npm run bench\`
 - Load: ${r.load}
 - Gateway: ${r.gatewayStatus}
+- Node floor: ${r.floorStatus}
 
 Pinning:
 ${r.pinning.map((p) => `- ${p}`).join('\n')}
 
 ## Targets
+
+The verdicts judge the gateway. The **node floor** (bench/node-floor.ts) is the smallest proxy on the
+gateway's own stack: node:http server, undici Agent with keep-alive, read and \`JSON.parse\` the body,
+the same bytes upstream, status, headers and body piped back, on the gateway's core with its node flags.
+It is here to separate what Node + undici cost on this machine from what the gateway's own work costs
+(auth, config, validation, routing, metrics): floor minus nginx is the price of the stack, gateway minus
+floor the price of the gateway's code. Its column is measured exactly like the gateway's.
 
 ${targets}
 ${upstreamShare}
@@ -261,6 +295,7 @@ RSS peak = highest VmRSS sampled every 100 ms during the runs; VmHWM also covers
 At 16 connections the proxy is never idle, so those rows are the cost of a request. At 1 connection
 and in streaming it sleeps between events, and each sleep and wake-up is charged to it (about 0.1 ms
 on this VM): those rows compare targets, they do not price a request.
+gateway − node floor = the CPU per request the gateway adds to the bare Node + undici stack: its own code and the stack work that code causes.
 
 ${cost}
 

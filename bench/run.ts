@@ -6,8 +6,8 @@
  * Layout and the meaning of each figure: bench/README.md.
  *
  * Env: BENCH_ROUNDS (default 5; rounds of 2 s runs per target and scenario),
- * BENCH_PROFILE=1 (gateway under --cpu-prof; prints its top self-time
- * functions and leaves RESULTS.md alone, since the profiler slows it down).
+ * BENCH_PROFILE=1 (gateway and node floor under --cpu-prof; prints their self-time
+ * functions and leaves RESULTS.md alone, since the profiler slows them down).
  */
 import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { spawnTracked, stopAll, stopChild } from './children.js';
 import { CHAT_REQUEST, EMBEDDINGS_REQUEST, STREAM_REQUEST } from './fixtures.js';
 import { measureAll, type Kind, type Plan, type Scenario, type Target } from './measure.js';
 import { nginxFailure, proxyConfig, startNginx, staticUpstreamConfig } from './nginx.js';
-import { topSelfTime } from './profile.js';
+import { selfTimeByKind, topSelfTime } from './profile.js';
 import { existingProfileSection, renderReport, type TargetResult } from './report.js';
 
 /** Set once the bench is stopping (see finish at the end). */
@@ -32,6 +32,7 @@ const FLOOR_MAIN = join(ROOT, 'dist/bench/node-floor.js');
 const START_FLAGS = startFlags();
 const RESULTS = join(ROOT, 'bench/RESULTS.md');
 const PROFILE_DIR = join(ROOT, 'bench/out/cpu-profile');
+const FLOOR_PROFILE_DIR = join(PROFILE_DIR, 'node-floor');
 const PROFILE = process.env.BENCH_PROFILE === '1';
 
 /**
@@ -167,21 +168,29 @@ function gatewayLogTail(tmp: string): string {
   }
 }
 
-function printProfile(): void {
-  const files = existsSync(PROFILE_DIR) ? readdirSync(PROFILE_DIR).filter((f) => f.endsWith('.cpuprofile')) : [];
+function printProfile(who: string, dir: string, top: number, requests: number | undefined): void {
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
   const file = files.sort().at(-1);
   if (!file) {
-    log(`no .cpuprofile in ${PROFILE_DIR}: the gateway did not exit normally`);
+    log(`no .cpuprofile in ${dir}: the ${who} did not exit normally`);
     return;
   }
-  console.log(`\n## Gateway CPU profile: top 25 self time (${join(PROFILE_DIR, file)})\n`);
-  console.log(topSelfTime(join(PROFILE_DIR, file), 25, ROOT));
+  if (top > 0) {
+    console.log(`\n## ${who} CPU profile: top ${top} self time (${join(dir, file)})\n`);
+    console.log(topSelfTime(join(dir, file), top, ROOT));
+  }
+  console.log(`\n## ${who} CPU profile: self time by kind (${join(dir, file)}; native frames and Node helpers such as Buffer and crypto count with their caller, socket writes apart)\n`);
+  console.log(selfTimeByKind(join(dir, file), ROOT, requests));
 }
 
 async function main(tmp: string): Promise<number> {
   requireTools();
   // Children inherit this; each server is then pinned explicitly to the server core.
   execFileSync('taskset', ['-a', '-pc', String(LOAD_CORE), String(process.pid)], { stdio: 'ignore' });
+  if (PROFILE) {
+    rmSync(PROFILE_DIR, { recursive: true, force: true });
+    mkdirSync(FLOOR_PROFILE_DIR, { recursive: true });
+  }
 
   const [staticPort, streamPort, proxyPort, proxyStreamPort, gatewayPort, floorPort, floorStreamPort] = (await Promise.all(
     Array.from({ length: 7 }, () => freePort()),
@@ -227,11 +236,13 @@ async function main(tmp: string): Promise<number> {
 
   // The node floor: same core, node binary and flags as the gateway, one port per upstream like nginx.
   const floorArgs = [`${floorPort}=http://127.0.0.1:${staticPort}`, `${floorStreamPort}=http://127.0.0.1:${streamPort}`];
-  const floor = spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...START_FLAGS, FLOOR_MAIN, ...floorArgs], {
+  // Its SIGTERM handler exits normally, so --cpu-prof gets to write its file.
+  const floorProfileArgs = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${FLOOR_PROFILE_DIR}`] : [];
+  const floor = spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...START_FLAGS, ...floorProfileArgs, FLOOR_MAIN, ...floorArgs], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const floorCommand = ['taskset', '-c', String(SERVER_CORE), 'node', ...START_FLAGS, 'dist/bench/node-floor.js'].join(' ');
+  const floorCommand = ['taskset', '-c', String(SERVER_CORE), 'node', ...START_FLAGS, ...(PROFILE ? ['--cpu-prof'] : []), 'dist/bench/node-floor.js'].join(' ');
   const floorStatus = `\`${floorCommand} <port>=<upstream> <port>=<streaming upstream>\` (the gateway's core, node and flags), bench/node-floor.ts: node:http server, undici Agent with keep-alive, JSON.parse of the body, same bytes upstream, status + headers + body piped back; nothing else`;
   const floorTarget: Target = {
     name: 'node floor',
@@ -257,10 +268,6 @@ async function main(tmp: string): Promise<number> {
   if (!existsSync(GATEWAY_MAIN)) {
     gatewayStatus = 'not built (no dist/src/main.js): only the direct upstream, nginx and the node floor were measured';
   } else {
-    if (PROFILE) {
-      rmSync(PROFILE_DIR, { recursive: true, force: true });
-      mkdirSync(PROFILE_DIR, { recursive: true });
-    }
     gateway = startGateway(gatewayPort, tmp);
     const gw: Target = {
       name: 'gateway',
@@ -302,7 +309,8 @@ async function main(tmp: string): Promise<number> {
   const results: TargetResult[] = await measureAll(targets, SCENARIOS, plan);
   if (floorFailure) results.splice(2, 0, { name: 'node floor', runs: {}, failure: floorFailure });
   if (gatewayFailure) results.push({ name: 'gateway', runs: {}, failure: gatewayFailure });
-  if (gateway) await stopChild(gateway, 5000); // under --cpu-prof, the profile is written as it exits
+  // Under --cpu-prof, the profiles are written as they exit.
+  await Promise.all([gateway, floor].map((c) => (c ? stopChild(c, 5000) : undefined)));
   const gatewayLog = gatewayLogTail(tmp);
   if (gatewayLog && results.some((r) => r.name === 'gateway' && r.failure)) log(`gateway log, last lines:\n${gatewayLog}`);
   const failed = results.some((r) => r.failure);
@@ -324,7 +332,11 @@ async function main(tmp: string): Promise<number> {
     existingProfileSection(existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : undefined),
   );
   console.log(markdown);
-  if (PROFILE) printProfile();
+  if (PROFILE) {
+    const served = (name: TargetResult['name']): number | undefined => results.find((t) => t.name === name)?.servedRequests;
+    printProfile('Gateway', PROFILE_DIR, 25, served('gateway'));
+    printProfile('Node floor', FLOOR_PROFILE_DIR, 0, served('node floor'));
+  }
   else if (failed) log(`not writing ${RESULTS}: a target failed (see Failures)`);
   else {
     writeFileSync(RESULTS, markdown);

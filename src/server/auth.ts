@@ -5,7 +5,7 @@
  * and reaches the store only on a miss; cached entries are re-read after a
  * short TTL so a key revoked elsewhere stops working soon everywhere.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { GatewayError, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord, Store } from '../store/types.js';
 
@@ -13,8 +13,9 @@ const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 10_000;
 const BOOTSTRAP_KEY_ID = 'bootstrap-admin';
 
+/** One-shot crypto.hash: less than half the cost of createHash().update().digest() per request. */
 export function hashKey(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
+  return hash('sha256', secret, 'hex');
 }
 
 export function generateKey(prefix: string): string {

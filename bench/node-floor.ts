@@ -17,16 +17,9 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { Agent, type Dispatcher } from 'undici';
+import { POOL_OPTIONS } from '../src/upstream/client.js';
 
-/** Same pool settings as src/upstream/client.ts. */
-const agent = new Agent({
-  keepAliveTimeout: 30_000,
-  keepAliveMaxTimeout: 600_000,
-  connections: 512,
-  pipelining: 1,
-  headersTimeout: 0,
-  bodyTimeout: 0,
-});
+const agent = new Agent(POOL_OPTIONS);
 
 /** Upstream response headers not relayed: the gateway's hop-by-hop set (src/routing/headers.ts); content-length stays. */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);

@@ -8,15 +8,17 @@ import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { Cancel } from './cancel.js';
 
-const newAgent = (): Agent =>
-  new Agent({
-    keepAliveTimeout: 30_000,
-    keepAliveMaxTimeout: 600_000,
-    connections: 512,
-    pipelining: 1,
-    headersTimeout: 0,
-    bodyTimeout: 0,
-  });
+/** Pool settings, shared with the benchmark's node floor so both measure the same client. */
+export const POOL_OPTIONS: Agent.Options = {
+  keepAliveTimeout: 30_000,
+  keepAliveMaxTimeout: 600_000,
+  connections: 512,
+  pipelining: 1,
+  headersTimeout: 0,
+  bodyTimeout: 0,
+};
+
+const newAgent = (): Agent => new Agent(POOL_OPTIONS);
 let agent = newAgent();
 
 export interface UpstreamRequest {

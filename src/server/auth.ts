@@ -27,25 +27,20 @@ export class KeyAuthenticator {
 
   constructor(private readonly store: Store) {}
 
-  async authenticate(secret: string | string[] | undefined): Promise<Result<ApiKeyRecord>> {
+  /** Synchronous on a cache hit (the hot path); reaches the store only on a miss or an expired entry. */
+  authenticate(secret: string | string[] | undefined): Result<ApiKeyRecord> | Promise<Result<ApiKeyRecord>> {
     if (typeof secret !== 'string' || secret === '') {
       return { ok: false, error: new GatewayError(401, 'missing x-gateway-api-key header', { param: 'x-gateway-api-key', code: 'missing_api_key' }) };
     }
     const hash = hashKey(secret);
     const now = Date.now();
-    let hit = this.cache.get(hash);
-    if (hit === undefined || now - hit.at > CACHE_TTL_MS) {
-      hit = { key: await this.store.findApiKeyByHash(hash), at: now };
+    const hit = this.cache.get(hash);
+    if (hit !== undefined && now - hit.at <= CACHE_TTL_MS) return check(hit.key, hash, now);
+    return this.store.findApiKeyByHash(hash).then((key) => {
       if (this.cache.size >= CACHE_MAX) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(hash, hit);
-    }
-    const key = hit.key;
-    if (key === null || !sameHash(key.hash, hash)) return { ok: false, error: unknownKey() };
-    if (key.status !== 'active') return { ok: false, error: new GatewayError(401, `gateway key is ${key.status}`, { code: 'inactive_api_key' }) };
-    if (key.expiresAt !== null && key.expiresAt * 1000 <= now) {
-      return { ok: false, error: new GatewayError(401, 'gateway key has expired', { code: 'expired_api_key' }) };
-    }
-    return { ok: true, value: key };
+      this.cache.set(hash, { key, at: now });
+      return check(key, hash, now);
+    });
   }
 
   /** Forget cached keys (after a key changes in this process). */
@@ -94,6 +89,15 @@ function adminKey(hash: string, workspaceId: string): ApiKeyRecord {
     createdAt: Math.floor(Date.now() / 1000),
     lastResetAt: null,
   };
+}
+
+function check(key: ApiKeyRecord | null, hash: string, now: number): Result<ApiKeyRecord> {
+  if (key === null || !sameHash(key.hash, hash)) return { ok: false, error: unknownKey() };
+  if (key.status !== 'active') return { ok: false, error: new GatewayError(401, `gateway key is ${key.status}`, { code: 'inactive_api_key' }) };
+  if (key.expiresAt !== null && key.expiresAt * 1000 <= now) {
+    return { ok: false, error: new GatewayError(401, 'gateway key has expired', { code: 'expired_api_key' }) };
+  }
+  return { ok: true, value: key };
 }
 
 function sameHash(a: string, b: string): boolean {

@@ -94,16 +94,21 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     return sendError(res, new GatewayError(404, `no route for ${req.method} ${pathname}`, { code: 'route_not_found' }));
   }
 
-  res.setHeader('x-gateway-trace-id', single(req.headers['x-gateway-trace-id']) ?? randomUUID());
-  const key = await deps.auth.authenticate(req.headers['x-gateway-api-key']);
-  if (!key.ok) return sendError(res, key.error);
+  const traceId = single(req.headers['x-gateway-trace-id']) ?? randomUUID();
+  const refuse = (error: GatewayError): void => {
+    res.setHeader('x-gateway-trace-id', traceId);
+    sendError(res, error);
+  };
+  let key = deps.auth.authenticate(req.headers['x-gateway-api-key']);
+  if (key instanceof Promise) key = await key;
+  if (!key.ok) return refuse(key.error);
 
   const sub = pathname.slice(3);
   const endpoint = req.method === 'POST' ? MODEL_ENDPOINTS[sub] : undefined;
   if (endpoint === undefined && !PROXY_METHODS.has(req.method ?? '')) {
-    return sendError(res, new GatewayError(405, `method ${req.method} is not allowed`, { code: 'method_not_allowed' }));
+    return refuse(new GatewayError(405, `method ${req.method} is not allowed`, { code: 'method_not_allowed' }));
   }
   const denied = requireScope(key.value, 'completions.write');
-  if (denied !== null) return sendError(res, denied);
-  return relay(deps, req, res, endpoint ?? 'proxy', url.slice(3), pathname, startedAt);
+  if (denied !== null) return refuse(denied);
+  return relay(deps, req, res, { endpoint: endpoint ?? 'proxy', path: url.slice(3), pathname, traceId, startedAt });
 }

@@ -218,6 +218,8 @@ describe('cache, timeout and params', () => {
     accepts({ ...openai, override_params: { model: 'gpt-4o', temperature: 0 }, default_params: { max_tokens: 10 } });
     rejects({ ...openai, drop_params: [''] }, 'drop_params[0]');
     rejects({ ...openai, drop_params: ['a..b'] }, 'drop_params[0]');
+    rejects({ ...openai, drop_params: ['a[x]'] }, 'drop_params[0]');
+    rejects({ targets: [{ ...openai, drop_params: ['a['] }], strategy: { mode: 'fallback' } }, 'targets[0].drop_params[0]');
     rejects({ ...openai, drop_params: [1] }, 'drop_params[0]');
     accepts({ ...openai, drop_params: ['messages.0.name', 'a.b[2].c', 'user'] });
   });

@@ -42,11 +42,6 @@ export class KeyAuthenticator {
       return check(key, hash, now);
     });
   }
-
-  /** Forget cached keys (after a key changes in this process). */
-  invalidate(): void {
-    this.cache.clear();
-  }
 }
 
 export function requireScope(key: ApiKeyRecord, scope: string): GatewayError | null {

@@ -50,13 +50,6 @@ export function parsePath(path: string): readonly PathSegment[] | null {
   return segments;
 }
 
-/** For config validation: an error message for a malformed path, else null. */
-export function validatePath(path: string): string | null {
-  return parsePath(path) === null
-    ? `invalid path ${JSON.stringify(path)}: expected non-empty keys joined by "." with optional [index] suffixes`
-    : null;
-}
-
 /** The value under one segment, or undefined when there is none. */
 export function getChild(value: unknown, segment: PathSegment): unknown {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -90,17 +83,4 @@ export function getPath(obj: unknown, path: string): unknown {
   let value = obj;
   for (let i = 0; i < segments.length && value !== undefined; i++) value = getChild(value, segments[i]!);
   return value;
-}
-
-/**
- * Removes the value at `path` in place (see removeChild for arrays); false,
- * and nothing changed, when the path is missing or malformed.
- */
-export function deletePath(obj: unknown, path: string): boolean {
-  const segments = parsePath(path);
-  if (segments === null) return false;
-  const last = segments.length - 1;
-  let parent = obj;
-  for (let i = 0; i < last && parent !== undefined; i++) parent = getChild(parent, segments[i]!);
-  return removeChild(parent, segments[last]!);
 }

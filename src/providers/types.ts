@@ -3,6 +3,7 @@
  * request and the provider's wire format. The OpenAI-compatible family needs
  * no translation; adapters for other wire formats add response transforms.
  */
+import type { Transform } from 'node:stream';
 import type { ConfigNode } from '../config/types.js';
 import type { GatewayError, Result } from '../shared/errors.js';
 
@@ -25,19 +26,44 @@ export interface ResolvedTarget {
   customHost: string | undefined;
 }
 
+/**
+ * Translation between the client's OpenAI-shaped exchange and a provider's own
+ * wire format (Envoy AI Gateway's translator idea: request body, response
+ * body, stream, error). The OpenAI-compatible family has none: bytes pass as
+ * they are.
+ */
+export interface Translator {
+  /** A 2xx answer that was not streamed, as OpenAI JSON text. */
+  response(raw: Buffer): Result<string, GatewayError>;
+  /** A streamed 2xx answer: provider bytes in, OpenAI SSE out (`data: {chunk}` events ending in `data: [DONE]`). */
+  stream(): Transform;
+  /** A provider's error answer in the contract's envelope, the provider's status kept. */
+  error(status: number, raw: Buffer): GatewayError;
+}
+
 export interface ProviderCall {
   /** Absolute URL of the provider endpoint. */
   url: string;
   /** Headers the provider needs (auth, version); the router adds forwarded ones. */
   headers: Record<string, string>;
+  /** The provider's own request body, when it is not the client's. */
+  body?: string | Buffer;
+  /** How to read the provider's answer back into OpenAI's shape; absent: relay it as it is. */
+  translator?: Translator;
+}
+
+/** What an adapter is given to build the provider call. */
+export interface CallInput {
+  target: ResolvedTarget;
+  endpoint: Endpoint;
+  /** Path after /v1 (query included): the endpoint's path or, for the generic proxy, the client's own. */
+  path: string;
+  /** The client's OpenAI-shaped body after param edits; null for the generic proxy and pass-through. */
+  body: Record<string, unknown> | null;
 }
 
 export interface ProviderAdapter {
   readonly name: string;
-  /**
-   * Where and how to call the provider for this endpoint. `path` is the part
-   * after /v1 (query included) — the endpoint's path or, for the generic proxy,
-   * the client's own.
-   */
-  prepare(target: ResolvedTarget, endpoint: Endpoint, path: string): Result<ProviderCall, GatewayError>;
+  /** Where and how to call the provider. Async only where credentials need a token exchange. */
+  prepare(input: CallInput): Result<ProviderCall, GatewayError> | Promise<Result<ProviderCall, GatewayError>>;
 }

@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { GatewayError, invalid } from '../shared/errors.js';
 import { findAdapter, canonicalProvider } from '../providers/registry.js';
-import type { Endpoint, ResolvedTarget } from '../providers/types.js';
+import type { Endpoint, ResolvedTarget, Translator } from '../providers/types.js';
 import type { Cancel } from '../upstream/cancel.js';
 import { discard, send, type UpstreamResponse } from '../upstream/client.js';
 import { isCircuitFailure, type CircuitStore } from './circuit.js';
@@ -50,6 +50,8 @@ export interface RouteResult {
   retries: number;
   /** When the answering attempt was sent (performance.now()). */
   answerStartedAt: number;
+  /** How to turn the provider's answer into OpenAI's shape; absent: relay it as it is. */
+  translator?: Translator;
   /** Time spent in attempts that did not answer, and in backoff waits (ms); filled in by route(). */
   failedUpstreamMs: number;
   waitedMs: number;
@@ -212,7 +214,9 @@ export class Router {
       clientAuthorization: node.api_key === undefined && ownsClientCredentials ? req.authorization : undefined,
       customHost: node.custom_host ?? (fromRequest ? req.customHost : undefined),
     };
-    const call = found.value.prepare(target, req.endpoint, req.path);
+    const edited = req.body !== null && leaf.edits !== null ? applyParamEdits(req.body, leaf.edits) : req.body;
+    let call = found.value.prepare({ target, endpoint: req.endpoint, path: req.path, body: edited });
+    if (call instanceof Promise) call = await call;
     if (!call.ok) return answer(call.error, target.provider);
 
     const headers: Record<string, string | string[]> = call.value.headers;
@@ -222,8 +226,8 @@ export class Router {
       copyProxyHeaders(req.headers, headers);
     } else {
       // Unedited bodies go on as the client's own bytes: no re-serialising.
-      body = req.body !== null && leaf.edits !== null ? JSON.stringify(applyParamEdits(req.body, leaf.edits)) : req.raw;
-      headers['content-type'] = 'application/json';
+      body = call.value.body ?? (edited !== req.body ? JSON.stringify(edited) : req.raw);
+      headers['content-type'] ??= 'application/json';
     }
     for (const list of [leaf.forwardHeaders, req.forwardHeaders]) {
       for (const h of list) {
@@ -239,7 +243,7 @@ export class Router {
       const response = await send({ url: call.value.url, method: req.method, headers, body }, timer?.cancel ?? req.signal);
       return {
         response, error: null, status: response.statusCode, provider: target.provider, path: leaf.path, retries,
-        answerStartedAt: start, failedUpstreamMs: 0, waitedMs: 0,
+        answerStartedAt: start, failedUpstreamMs: 0, waitedMs: 0, translator: call.value.translator,
       };
     } catch (e) {
       if (timer?.timedOut() === true) {

@@ -11,7 +11,8 @@ import type { Config } from '../config/types.js';
 import { HEADER_PLAN, planFor, type Plan } from '../routing/plan.js';
 import { isHopByHop } from '../routing/headers.js';
 import { mayRepeat, type RouteRequest, type RouteResult, type Router } from '../routing/router.js';
-import type { Endpoint } from '../providers/types.js';
+import type { Endpoint, Translator } from '../providers/types.js';
+import type { UpstreamResponse } from '../upstream/client.js';
 import { Cancel } from '../upstream/cancel.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
 import { readBody } from './body.js';
@@ -108,15 +109,58 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     return;
   }
   const upstream = result.response;
-  // One header object for writeHead: Node's fast path, no per-header setHeader.
-  const out: OutgoingHttpHeaders = {};
-  for (const name in upstream.headers) {
-    if (!isHopByHop(name)) out[name] = upstream.headers[name];
+  if (result.translator !== undefined) {
+    await relayTranslated(result.translator, upstream, res, gatewayHeaders({}, result, t.traceId), body?.stream === true);
+  } else {
+    // One header object for writeHead: Node's fast path, no per-header setHeader.
+    const out: OutgoingHttpHeaders = {};
+    for (const name in upstream.headers) {
+      if (!isHopByHop(name)) out[name] = upstream.headers[name];
+    }
+    res.writeHead(upstream.statusCode, gatewayHeaders(out, result, t.traceId));
+    await relayBody(upstream.body, res);
   }
-  res.writeHead(upstream.statusCode, gatewayHeaders(out, result, t.traceId));
-  await relayBody(upstream.body, res);
   const upstreamMs = result.failedUpstreamMs + (performance.now() - result.answerStartedAt);
   observe(deps.metrics, endpoint, model, startedAt, result, upstreamMs, result.waitedMs);
+}
+
+/**
+ * A provider with its own wire format: streams go through the translator's
+ * transform event by event; whole answers and errors are read, translated and
+ * sent as OpenAI JSON (errors in the contract's envelope, the status kept).
+ */
+async function relayTranslated(
+  tr: Translator,
+  upstream: UpstreamResponse,
+  res: ServerResponse,
+  headers: OutgoingHttpHeaders,
+  streamed: boolean,
+): Promise<void> {
+  const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
+  if (ok && streamed) {
+    const events = tr.stream();
+    upstream.body.once('error', (e) => events.destroy(e));
+    events.once('close', () => {
+      if (!upstream.body.readableEnded) upstream.body.destroy();
+    });
+    res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    upstream.body.pipe(events);
+    await relayBody(events, res);
+    return;
+  }
+  let raw: Buffer;
+  try {
+    raw = Buffer.from(await upstream.body.arrayBuffer());
+  } catch {
+    res.destroy();
+    return;
+  }
+  for (const name in headers) res.setHeader(name, headers[name]!);
+  if (!ok) return sendError(res, tr.error(upstream.statusCode, raw));
+  const text = tr.response(raw);
+  if (!text.ok) return sendError(res, text.error);
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text.value) });
+  res.end(text.value);
 }
 
 /**

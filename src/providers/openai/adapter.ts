@@ -3,13 +3,13 @@
  * is the client's own, so only the URL and the credential change.
  */
 import { invalid, ok, type Result, type GatewayError } from '../../shared/errors.js';
-import { ENDPOINT_PATHS, type Endpoint, type ProviderAdapter, type ProviderCall, type ResolvedTarget } from '../types.js';
+import { ENDPOINT_PATHS, type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
 import type { CompatibleHost } from './hosts.js';
 
 export function openAICompatible(name: string, host: CompatibleHost): ProviderAdapter {
   return {
     name,
-    prepare(target: ResolvedTarget, endpoint: Endpoint, path: string): Result<ProviderCall, GatewayError> {
+    prepare({ target, endpoint, path }: CallInput): Result<ProviderCall, GatewayError> {
       if (endpoint !== 'proxy' && host.lacks?.includes(endpoint)) {
         return { ok: false, error: invalid(`provider '${name}' does not serve ${ENDPOINT_PATHS[endpoint]}`, 'provider') };
       }

@@ -1,0 +1,47 @@
+/**
+ * Building blocks for translators that answer in OpenAI's shapes: SSE framing,
+ * ids, chat.completion.chunk events and usage. One place, so every adapter
+ * frames streams the same way.
+ */
+import { randomBytes } from 'node:crypto';
+
+export const SSE_DONE = 'data: [DONE]\n\n';
+
+/** One `data:` server-sent event. */
+export function sseEvent(payload: unknown): string {
+  return `data: ${JSON.stringify(payload)}\n\n`;
+}
+
+export function completionId(prefix = 'chatcmpl'): string {
+  return `${prefix}-${randomBytes(12).toString('base64url')}`;
+}
+
+export function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+export interface OpenAIUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
+
+/** A chat.completion.chunk with one choice (index 0) carrying `delta`. */
+export function chatChunk(
+  id: string,
+  model: string,
+  created: number,
+  delta: Record<string, unknown>,
+  finishReason: FinishReason | null = null,
+): Record<string, unknown> {
+  return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] };
+}
+
+/** The last chunk OpenAI sends when stream_options.include_usage is set: no choices, only usage. */
+export function usageChunk(id: string, model: string, created: number, usage: OpenAIUsage): Record<string, unknown> {
+  return { id, object: 'chat.completion.chunk', created, model, choices: [], usage };
+}

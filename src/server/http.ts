@@ -6,6 +6,7 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
+import { listModels } from '../catalog/list.js';
 import type { Endpoint } from '../providers/types.js';
 import { GatewayError } from '../shared/errors.js';
 import { requireScope, type KeyAuthenticator } from './auth.js';
@@ -102,6 +103,11 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   let key = deps.auth.authenticate(req.headers['x-gateway-api-key']);
   if (key instanceof Promise) key = await key;
   if (!key.ok) return refuse(key.error);
+  // The gateway's own model catalog, not a provider's list; open to every valid key (spec 1.15.0), so before the scope check.
+  if (req.method === 'GET' && pathname === '/v1/models') {
+    const list = listModels(new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
+    return list.ok ? sendJson(res, 200, list.value, { 'x-gateway-trace-id': traceId }) : refuse(list.error);
+  }
 
   const sub = pathname.slice(3);
   const endpoint = req.method === 'POST' ? MODEL_ENDPOINTS[sub] : undefined;

@@ -3,12 +3,14 @@
  * (or one row in openai/hosts.ts for the compatible family).
  */
 import { invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
+import { anthropicAdapter } from './anthropic/adapter.js';
 import { openAICompatible } from './openai/adapter.js';
 import { OPENAI_COMPATIBLE } from './openai/hosts.js';
 import type { ProviderAdapter } from './types.js';
 
 const adapters = new Map<string, ProviderAdapter>();
 for (const [name, host] of Object.entries(OPENAI_COMPATIBLE)) adapters.set(name, openAICompatible(name, host));
+adapters.set(anthropicAdapter.name, anthropicAdapter);
 
 /** The contract's neutral aliases of the three clouds. */
 const ALIASES: Readonly<Record<string, string>> = { cloud1: 'bedrock', cloud2: 'vertex-ai', cloud3: 'azure-openai' };

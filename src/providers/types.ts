@@ -3,7 +3,7 @@
  * request and the provider's wire format. The OpenAI-compatible family needs
  * no translation; adapters for other wire formats add response transforms.
  */
-import type { Transform } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import type { ConfigNode } from '../config/types.js';
 import type { GatewayError, Result } from '../shared/errors.js';
 
@@ -33,20 +33,23 @@ export interface ResolvedTarget {
  * they are.
  */
 export interface Translator {
-  /** A 2xx answer that was not streamed, as OpenAI JSON text. */
-  response(raw: Buffer): Result<string, GatewayError>;
+  /** A 2xx answer that was not streamed, as OpenAI JSON text (some providers report usage in headers). */
+  response(raw: Buffer, headers?: ProviderHeaders): Result<string, GatewayError>;
   /** A streamed 2xx answer: provider bytes in, OpenAI SSE out (`data: {chunk}` events ending in `data: [DONE]`). */
   stream(): Transform;
   /** A provider's error answer in the contract's envelope, the provider's status kept. */
-  error(status: number, raw: Buffer): GatewayError;
+  error(status: number, raw: Buffer, headers?: ProviderHeaders): GatewayError;
 }
+
+/** The provider's response headers, lower-case names. */
+export type ProviderHeaders = Readonly<Record<string, string | string[] | undefined>>;
 
 export interface ProviderCall {
   /** Absolute URL of the provider endpoint. */
   url: string;
   /** Headers the provider needs (auth, version); the router adds forwarded ones. */
   headers: Record<string, string>;
-  /** The provider's own request body, when it is not the client's. */
+  /** The provider's own request body, when it is not the client's (on the generic proxy too). */
   body?: string | Buffer;
   /** How to read the provider's answer back into OpenAI's shape; absent: relay it as it is. */
   translator?: Translator;
@@ -60,6 +63,9 @@ export interface CallInput {
   path: string;
   /** The client's OpenAI-shaped body after param edits; null for the generic proxy and pass-through. */
   body: Record<string, unknown> | null;
+  /** The client's method and body bytes, for providers that sign the request (a stream when it can be sent once only). */
+  method?: string;
+  raw?: Buffer | Readable | null;
 }
 
 export interface ProviderAdapter {

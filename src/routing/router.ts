@@ -215,14 +215,14 @@ export class Router {
       customHost: node.custom_host ?? (fromRequest ? req.customHost : undefined),
     };
     const edited = req.body !== null && leaf.edits !== null ? applyParamEdits(req.body, leaf.edits) : req.body;
-    let call = found.value.prepare({ target, endpoint: req.endpoint, path: req.path, body: edited });
+    let call = found.value.prepare({ target, endpoint: req.endpoint, path: req.path, body: edited, method: req.method, raw: req.raw });
     if (call instanceof Promise) call = await call;
     if (!call.ok) return answer(call.error, target.provider);
 
     const headers: Record<string, string | string[]> = call.value.headers;
     let body: string | Buffer | Readable | null;
     if (req.endpoint === 'proxy') {
-      body = req.raw;
+      body = call.value.body ?? req.raw;
       copyProxyHeaders(req.headers, headers);
     } else {
       // Unedited bodies go on as the client's own bytes: no re-serialising.

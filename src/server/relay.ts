@@ -156,8 +156,8 @@ async function relayTranslated(
     return;
   }
   for (const name in headers) res.setHeader(name, headers[name]!);
-  if (!ok) return sendError(res, tr.error(upstream.statusCode, raw));
-  const text = tr.response(raw);
+  if (!ok) return sendError(res, tr.error(upstream.statusCode, raw, upstream.headers));
+  const text = tr.response(raw, upstream.headers);
   if (!text.ok) return sendError(res, text.error);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text.value) });
   res.end(text.value);

@@ -1,0 +1,183 @@
+/**
+ * Anthropic's streamed message (named SSE events) → OpenAI chat.completion.chunk
+ * events ending in `data: [DONE]`. Events, per
+ * https://docs.anthropic.com/en/docs/build-with-claude/streaming:
+ *
+ *   message_start        {message: {id, model, usage: {input_tokens, cache_*…}}}  → role chunk
+ *   content_block_start  {index, content_block: text | tool_use{id,name} | thinking | redacted_thinking}
+ *                        tool_use → tool_calls delta {index, id, type, function{name, arguments: ""}}
+ *   content_block_delta  {index, delta: text_delta{text}            → content
+ *                                       input_json_delta{partial_json} → tool_calls[{index, function{arguments}}]
+ *                                       thinking_delta{thinking}    → reasoning_content
+ *                                       signature_delta{signature}} → kept for the block's end
+ *   content_block_stop   {index}  a thinking block ends → thinking_blocks [{type, thinking, signature}]
+ *   message_delta        {delta: {stop_reason}, usage (cumulative)}  → finish_reason chunk
+ *   message_stop                  → usage chunk (include_usage), [DONE]
+ *   ping                          → nothing
+ *   error                {error: {type, message}} → `data: {"error": …}` (the OpenAI SDK throws it), [DONE]
+ *
+ * Tool calls are numbered in order of appearance (OpenAI's index), not by
+ * Anthropic's block index, which also counts text and thinking blocks.
+ * Event types Anthropic adds later are ignored, as its docs ask.
+ * A stream that ends without message_stop ends with an error event: the
+ * client must not mistake a cut answer for a whole one.
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { GatewayError } from '../../shared/errors.js';
+import { chatChunk, completionId, nowSeconds, sseEvent, SSE_DONE, usageChunk, type FinishReason } from '../shared/openai-shape.js';
+import { streamError } from './errors.js';
+import type { ReplyOptions } from './request.js';
+import { finishReason, openAIUsage } from './response.js';
+import type { AnthropicResponseBlock, AnthropicStreamEvent, AnthropicUsage } from './wire.js';
+
+export class AnthropicStream extends Transform {
+  private readonly decoder = new StringDecoder('utf8');
+  /** Text after the last newline, and the data lines of the event being read. */
+  private partial = '';
+  private data: string[] = [];
+  private done = false;
+
+  private id = completionId();
+  private model = '';
+  private readonly created = nowSeconds();
+  private usage: AnthropicUsage = {};
+  /** Anthropic block index → OpenAI tool call index. */
+  private readonly tools = new Map<number, number>();
+  /** Thinking blocks being streamed, by block index. */
+  private readonly thinking = new Map<number, { text: string; signature: string }>();
+
+  constructor(private readonly opts: ReplyOptions) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    if (!this.done) this.feed(this.decoder.write(chunk));
+    cb();
+  }
+
+  override _flush(cb: TransformCallback): void {
+    // A last event without its blank line still counts.
+    if (!this.done) this.feed(this.decoder.end() + '\n\n');
+    if (!this.done) this.fail(new GatewayError(502, 'anthropic stream ended before message_stop', { code: 'incomplete_stream' }));
+    cb();
+  }
+
+  /** SSE framing (WHATWG): lines end in \n or \r\n; `data:` lines accumulate; a blank line ends the event. */
+  private feed(text: string): void {
+    const lines = (this.partial + text).split('\n');
+    this.partial = lines.pop()!;
+    for (let line of lines) {
+      if (this.done) return;
+      if (line.endsWith('\r')) line = line.slice(0, -1);
+      if (line === '') {
+        if (this.data.length > 0) this.dispatch(this.data.join('\n'));
+        this.data = [];
+      } else if (line.startsWith('data:')) {
+        this.data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+      }
+      // `event:` repeats the data's own `type`; comments, id and retry lines carry nothing here.
+    }
+  }
+
+  private dispatch(data: string): void {
+    let ev: AnthropicStreamEvent;
+    try {
+      ev = JSON.parse(data) as AnthropicStreamEvent;
+    } catch {
+      this.fail(new GatewayError(502, 'anthropic sent an unreadable stream event', { code: 'bad_gateway' }));
+      return;
+    }
+    switch (ev.type) {
+      case 'message_start':
+        if (typeof ev.message?.id === 'string') this.id = ev.message.id;
+        this.model = ev.message?.model ?? '';
+        this.usage = { ...ev.message?.usage };
+        this.send({ role: 'assistant', content: '' });
+        break;
+      case 'content_block_start':
+        this.blockStart(ev.index, ev.content_block);
+        break;
+      case 'content_block_delta': {
+        const d = ev.delta as { type: string; text?: string; partial_json?: string; thinking?: string; signature?: string };
+        if (d.type === 'text_delta') this.send({ content: d.text ?? '' });
+        else if (d.type === 'input_json_delta') {
+          const n = this.tools.get(ev.index);
+          if (n !== undefined && d.partial_json) this.toolDelta(n, { function: { arguments: d.partial_json } });
+        } else if (d.type === 'thinking_delta') {
+          const t = this.thinking.get(ev.index);
+          if (t !== undefined) t.text += d.thinking ?? '';
+          this.send({ reasoning_content: d.thinking ?? '' });
+        } else if (d.type === 'signature_delta') {
+          const t = this.thinking.get(ev.index);
+          if (t !== undefined) t.signature += d.signature ?? '';
+        }
+        // citations_delta and later delta types have no OpenAI counterpart.
+        break;
+      }
+      case 'content_block_stop': {
+        const t = this.thinking.get(ev.index);
+        if (t !== undefined) {
+          this.thinking.delete(ev.index);
+          this.send({ thinking_blocks: [{ type: 'thinking', thinking: t.text, signature: t.signature }] });
+        }
+        break;
+      }
+      case 'message_delta':
+        // Usage here is cumulative and may repeat or update the input counts.
+        for (const [k, v] of Object.entries(ev.usage ?? {})) if (typeof v === 'number') (this.usage as Record<string, number>)[k] = v;
+        this.send({}, finishReason(ev.delta?.stop_reason, this.opts.legacyFunctions));
+        break;
+      case 'message_stop':
+        if (this.opts.includeUsage) this.push(sseEvent(usageChunk(this.id, this.model, this.created, openAIUsage(this.usage))));
+        this.finishStream();
+        break;
+      case 'error':
+        this.fail(streamError(ev.error));
+        break;
+    }
+  }
+
+  private blockStart(index: number, block: AnthropicResponseBlock): void {
+    switch (block.type) {
+      case 'text': {
+        const text = (block as { text?: string }).text;
+        if (text) this.send({ content: text });
+        break;
+      }
+      case 'tool_use': {
+        const b = block as { id: string; name: string };
+        const n = this.tools.size;
+        this.tools.set(index, n);
+        this.toolDelta(n, { id: b.id, type: 'function', function: { name: b.name, arguments: '' } });
+        break;
+      }
+      case 'thinking':
+        this.thinking.set(index, { text: '', signature: '' });
+        break;
+      case 'redacted_thinking':
+        this.send({ thinking_blocks: [block] });
+        break;
+    }
+  }
+
+  /** A tool call delta; a legacy `functions` request gets its one call as function_call. */
+  private toolDelta(n: number, call: { id?: string; type?: 'function'; function: { name?: string; arguments: string } }): void {
+    if (!this.opts.legacyFunctions) this.send({ tool_calls: [{ index: n, ...call }] });
+    else if (n === 0) this.send({ function_call: call.function });
+  }
+
+  private send(delta: Record<string, unknown>, finish: FinishReason | null = null): void {
+    this.push(sseEvent(chatChunk(this.id, this.model, this.created, delta, finish)));
+  }
+
+  private fail(e: GatewayError): void {
+    this.push(sseEvent(e.toJSON()));
+    this.finishStream();
+  }
+
+  private finishStream(): void {
+    this.push(SSE_DONE);
+    this.done = true;
+  }
+}

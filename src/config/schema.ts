@@ -186,6 +186,9 @@ const node = object(
     cloud3_api_version: str,
     cloud3_deployment_type: enumOf(['serverless', 'managed'], 'serverless or managed'),
     cloud3_entra_scope: str,
+    cloud3_entra_tenant_id: str,
+    cloud3_entra_client_id: str,
+    cloud3_entra_client_secret: str,
     cloud3_resource_name: str,
     cloud3_deployment_id: str,
     cloud3_model_name: str,
@@ -234,6 +237,8 @@ const KEY_GROUPS: readonly (readonly (keyof ConfigNode)[])[] = [
   ['provider', 'cloud2_region', 'cloud2_project_id'],
   ['provider', 'cloud3_deployment_name', 'cloud3_deployment_type', 'cloud3_region', 'cloud3_api_version'],
   ['provider', 'cloud3_endpoint_name', 'cloud3_deployment_type'],
+  // Entra ID client credentials stand in for api_key (Portkey: azure_auth_mode 'entra').
+  ['provider', 'cloud3_entra_tenant_id', 'cloud3_entra_client_id', 'cloud3_entra_client_secret'],
   ['after_request_hooks'],
   ['before_request_hooks'],
   ['input_guardrails'],

@@ -122,6 +122,10 @@ export interface ConfigNode {
   cloud3_api_version?: string;
   cloud3_deployment_type?: 'serverless' | 'managed';
   cloud3_entra_scope?: string;
+  /** Entra ID client credentials (tenant, app id, secret): the token replaces api_key. */
+  cloud3_entra_tenant_id?: string;
+  cloud3_entra_client_id?: string;
+  cloud3_entra_client_secret?: string;
   cloud3_resource_name?: string;
   cloud3_deployment_id?: string;
   cloud3_model_name?: string;

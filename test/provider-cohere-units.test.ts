@@ -1,0 +1,267 @@
+// Unit tests of the Cohere adapter's pure parts: the SSE reader, request and answer
+// translation, the stream transform fed by hand, errors, and where prepare() sends calls.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ConfigNode } from '../src/config/types.js';
+import { cohere } from '../src/providers/cohere/adapter.js';
+import { finishReason, fromCohereChat, toCohereChat, toLogprobs, toUsage } from '../src/providers/cohere/chat.js';
+import { chatStream } from '../src/providers/cohere/chat-stream.js';
+import { float32Base64, fromCohereEmbed, toCohereEmbed } from '../src/providers/cohere/embeddings.js';
+import { cohereError } from '../src/providers/cohere/errors.js';
+import { SseReader } from '../src/providers/cohere/sse.js';
+import type { CallInput, ProviderCall } from '../src/providers/types.js';
+
+describe('cohere: SseReader', () => {
+  const readAll = (pieces: (string | Buffer)[]) => {
+    const r = new SseReader();
+    const out = pieces.flatMap((p) => r.push(typeof p === 'string' ? Buffer.from(p) : p));
+    return [...out, ...r.end()];
+  };
+
+  it('reads event and data fields, LF, CRLF and CR endings alike', () => {
+    for (const eol of ['\n', '\r\n', '\r']) {
+      const text = `event: a${eol}data: {"x":1}${eol}${eol}: a comment${eol}data:no-space${eol}data: second line${eol}${eol}`;
+      assert.deepEqual(readAll([text]), [
+        { event: 'a', data: '{"x":1}' },
+        { event: undefined, data: 'no-space\nsecond line' },
+      ], JSON.stringify(eol));
+    }
+  });
+
+  it('a CRLF split between chunks is one line ending, not two', () => {
+    assert.deepEqual(readAll(['event: a\r', '\ndata: 1\r', '\n\r', '\n']), [{ event: 'a', data: '1' }]);
+  });
+
+  it('a UTF-8 character split between chunks survives', () => {
+    const bytes = Buffer.from('data: é🎉\n\n');
+    assert.deepEqual(readAll([...bytes].map((b) => Buffer.from([b]))), [{ event: undefined, data: 'é🎉' }]);
+  });
+
+  it('the last event counts even without its closing blank line; an event without data does not', () => {
+    assert.deepEqual(readAll(['event: only-name\n\n', 'data: last']), [{ event: undefined, data: 'last' }]);
+  });
+});
+
+describe('cohere: chat request', () => {
+  const base = { model: 'command-r', messages: [{ role: 'user', content: 'hi' }] };
+  const translate = (extra: Record<string, unknown>) => {
+    const t = toCohereChat({ ...base, ...extra });
+    assert.ok(t.ok, t.ok ? '' : t.error.message);
+    return t.value;
+  };
+
+  it('drops OpenAI-platform parameters, passes Cohere\'s own on, treats null as unset', () => {
+    const { request } = translate({
+      user: 'u', safety_identifier: 's', parallel_tool_calls: true, store: true, metadata: { a: 'b' }, service_tier: 'auto',
+      prompt_cache_key: 'k', prompt_cache_retention: '24h', verbosity: 'low', n: 1, logit_bias: {}, top_logprobs: 0, modalities: ['text'],
+      temperature: null, stop: null, max_tokens: null, stream_options: null,
+      documents: ['doc'], citation_options: { mode: 'FAST' }, priority: 2, p: 0.5,
+    });
+    assert.deepEqual(request, {
+      model: 'command-r',
+      messages: [{ role: 'user', content: 'hi' }],
+      documents: ['doc'],
+      citation_options: { mode: 'FAST' },
+      priority: 2,
+      p: 0.5,
+    });
+  });
+
+  it('stop arrays, max_tokens alone, top_p 0 and over-1 stays within Cohere\'s range', () => {
+    assert.deepEqual(translate({ stop: ['a', 'b'] }).request.stop_sequences, ['a', 'b']);
+    assert.equal(translate({ max_tokens: 12 }).request.max_tokens, 12);
+    assert.equal(translate({ top_p: 0 }).request.p, 0.01);
+    assert.equal(translate({ top_p: 0.5 }).request.p, 0.5);
+  });
+
+  it('context: the model, include_usage only when streaming, legacy functions only without tools', () => {
+    assert.deepEqual(translate({ stream: true, stream_options: { include_usage: true } }).context, { model: 'command-r', includeUsage: true, legacyFunctions: false });
+    assert.equal(translate({ stream: false }).request.stream, undefined);
+    assert.equal(translate({ functions: [{ name: 'f' }] }).context.legacyFunctions, true);
+    assert.equal(translate({ functions: [{ name: 'f' }], tools: [{ type: 'function', function: { name: 'g' } }] }).context.legacyFunctions, false);
+  });
+
+  it('assistant text parts beside tool calls become one tool_plan; an assistant turn without calls keeps its content', () => {
+    const { request } = translate({
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'assistant', content: [{ type: 'text', text: 'I will ' }, { type: 'text', text: 'look.' }], tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c', content: [{ type: 'text', text: 'result' }] },
+        { role: 'assistant', content: [{ type: 'refusal', refusal: 'no' }] },
+      ],
+    });
+    assert.deepEqual(request.messages.slice(1), [
+      { role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }], tool_plan: 'I will look.' },
+      { role: 'tool', tool_call_id: 'c', content: [{ type: 'text', text: 'result' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'no' }] },
+    ]);
+  });
+
+  it('legacy function_call none/auto, allowed_tools required, json_schema without a schema', () => {
+    const fns = { functions: [{ name: 'f' }, { name: 'g' }] };
+    assert.equal(translate({ ...fns, function_call: 'none' }).request.tool_choice, 'NONE');
+    assert.equal(translate({ ...fns, function_call: 'auto' }).request.tool_choice, undefined);
+    const allowed = translate({
+      tools: [{ type: 'function', function: { name: 'f' } }, { type: 'function', function: { name: 'g' } }],
+      tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'g' } }] } },
+    }).request;
+    assert.deepEqual([allowed.tool_choice, allowed.tools?.map((t) => t.function.name)], ['REQUIRED', ['g']]);
+    assert.deepEqual(translate({ response_format: { type: 'json_schema', json_schema: { name: 'x' } } }).request.response_format, { type: 'json_object' });
+  });
+
+  it('malformed tool calls and thinking are refused naming the field', () => {
+    const refused = (extra: Record<string, unknown>, param: string) => {
+      const t = toCohereChat({ ...base, ...extra });
+      assert.ok(!t.ok);
+      assert.equal(t.error.param, param);
+    };
+    refused({ messages: [{ role: 'assistant', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: {} } }] }] }, 'messages[0].tool_calls[0].function.arguments');
+    refused({ tools: [{ type: 'function', function: { name: 'f', parameters: 'x' } }] }, 'tools[0].function.parameters');
+    refused({ thinking: { type: 'adaptive' } }, 'thinking.type');
+    refused({ functions: [{ name: 'f' }], function_call: { name: 'g' } }, 'function_call.name');
+    refused({ tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'custom', custom: { name: 'x' } } }, 'tool_choice.type');
+  });
+});
+
+describe('cohere: answers', () => {
+  it('finish reasons', () => {
+    assert.deepEqual(
+      (['COMPLETE', 'STOP_SEQUENCE', 'MAX_TOKENS', 'TIMEOUT', 'TOOL_CALL', undefined] as const).map((r) => finishReason(r, false)),
+      ['stop', 'stop', 'length', 'length', 'tool_calls', 'stop'],
+    );
+    assert.equal(finishReason('TOOL_CALL', true), 'function_call');
+  });
+
+  it('usage: tokens first, billed units else, cached tokens when reported', () => {
+    assert.deepEqual(toUsage({ tokens: { input_tokens: 9, output_tokens: 2 }, billed_units: { input_tokens: 1, output_tokens: 1 } }), { prompt_tokens: 9, completion_tokens: 2, total_tokens: 11 });
+    assert.deepEqual(toUsage({ billed_units: { input_tokens: 1, output_tokens: 1 }, cached_tokens: 0 }), {
+      prompt_tokens: 1, completion_tokens: 1, total_tokens: 2, prompt_tokens_details: { cached_tokens: 0 },
+    });
+    assert.deepEqual(toUsage(undefined), { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 });
+  });
+
+  it('logprobs: a chunk of several tokens is one entry with their summed log probability', () => {
+    assert.deepEqual(toLogprobs([{ text: 'ab', token_ids: [1, 2], logprobs: [-1, -2] }, { token_ids: [3] }]).content, [
+      { token: 'ab', logprob: -3, bytes: [97, 98], top_logprobs: [] },
+      { token: '', logprob: 0, bytes: [], top_logprobs: [] },
+    ]);
+  });
+
+  it('text beside tool calls wins over the plan; no text and no calls is an empty string', () => {
+    const ctx = { model: 'm', includeUsage: false, legacyFunctions: false };
+    const withText = fromCohereChat(
+      { id: 'g', finish_reason: 'TOOL_CALL', message: { role: 'assistant', content: [{ type: 'text', text: 'said' }], tool_plan: 'plan', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] } },
+      ctx,
+    );
+    assert.ok(withText.ok);
+    assert.equal(JSON.parse(withText.value).choices[0].message.content, 'said');
+    const empty = fromCohereChat({ id: 'g', finish_reason: 'COMPLETE', message: { role: 'assistant' } }, ctx);
+    assert.ok(empty.ok);
+    assert.equal(JSON.parse(empty.value).choices[0].message.content, '');
+  });
+
+  it('float32Base64 writes little-endian float32', () => {
+    const buf = Buffer.from(float32Base64([1, -2.5]), 'base64');
+    assert.deepEqual([...buf], [0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x20, 0xc0]);
+  });
+
+  it('embeddings: a client without input_type gets search_document; stream false is no matter', () => {
+    const t = toCohereEmbed({ model: 'embed-v4.0', input: 'x', stream: false });
+    assert.ok(t.ok);
+    assert.deepEqual(t.value.request, { model: 'embed-v4.0', texts: ['x'], input_type: 'search_document', embedding_types: ['float'] });
+  });
+
+  it('embeddings usage: the tokens read first, billed units else', () => {
+    const r = fromCohereEmbed({ id: 'e', embeddings: { float: [[0.5]] }, meta: { tokens: { input_tokens: 7 }, billed_units: { input_tokens: 5 } } }, { model: 'm', base64: false });
+    assert.ok(r.ok);
+    assert.deepEqual(JSON.parse(r.value).usage, { prompt_tokens: 7, total_tokens: 7 });
+  });
+
+  it("errors: Cohere's message, or the body's text, or a sentence; the status kept", () => {
+    const json = cohereError(422, Buffer.from('{"id":"x","message":"invalid request: bad"}'));
+    assert.deepEqual([json.status, json.message, json.type], [422, 'invalid request: bad', 'invalid_request_error']);
+    assert.equal(cohereError(500, Buffer.from('{"id":"x"}')).message, '{"id":"x"}');
+    assert.equal(cohereError(504, Buffer.alloc(0)).message, 'cohere answered 504 without a message');
+    assert.equal(cohereError(504, Buffer.alloc(0)).type, 'upstream_error');
+  });
+});
+
+describe('cohere: stream transform', () => {
+  async function run(input: string, ctx = { model: 'm', includeUsage: false, legacyFunctions: false }): Promise<string[]> {
+    const t = chatStream(ctx);
+    const out: string[] = [];
+    t.on('data', (d: Buffer) => out.push(d.toString()));
+    const ended = new Promise((resolve) => t.on('end', resolve));
+    t.end(Buffer.from(input));
+    await ended;
+    return out.join('').split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+  }
+
+  it('a stream without message-start still opens with the role chunk; [DONE] from Cohere is not repeated', async () => {
+    const events = await run(
+      'data: {"type":"content-delta","delta":{"message":{"content":{"text":"x"}}}}\n\n' +
+        'data: {"type":"message-end","delta":{"finish_reason":"COMPLETE"}}\n\ndata: [DONE]\n\n',
+    );
+    assert.equal(events.length, 4);
+    assert.deepEqual(JSON.parse(events[0]!).choices[0].delta, { role: 'assistant', content: '' });
+    assert.equal(JSON.parse(events[1]!).choices[0].delta.content, 'x');
+    assert.equal(JSON.parse(events[2]!).choices[0].finish_reason, 'stop');
+    assert.equal(events[3], '[DONE]');
+  });
+
+  it('legacy functions: only the first call is streamed (the legacy shape holds one)', async () => {
+    const start = (i: number, name: string) => `data: {"type":"tool-call-start","index":${i},"delta":{"message":{"tool_calls":{"id":"c${i}","type":"function","function":{"name":"${name}","arguments":""}}}}}\n\n`;
+    const args = (i: number, a: string) => `data: ${JSON.stringify({ type: 'tool-call-delta', index: i, delta: { message: { tool_calls: { function: { arguments: a } } } } })}\n\n`;
+    const events = await run(
+      start(0, 'f') + args(0, '{}') + start(1, 'g') + args(1, '{"x":1}') + 'data: {"type":"message-end","delta":{"finish_reason":"TOOL_CALL"}}\n\n',
+      { model: 'm', includeUsage: false, legacyFunctions: true },
+    );
+    const deltas = events.slice(0, -1).map((e) => JSON.parse(e).choices[0]);
+    assert.deepEqual(deltas.map((c) => c.delta), [{ role: 'assistant', content: '' }, { function_call: { name: 'f', arguments: '' } }, { function_call: { arguments: '{}' } }, {}]);
+    assert.equal(deltas.at(-1).finish_reason, 'function_call');
+  });
+
+  it('an event that is not JSON ends the stream with an error event', async () => {
+    const events = await run('data: {"type":"message-start"}\n\ndata: {oops\n\ndata: {"type":"message-end"}\n\n');
+    assert.equal(events.length, 3);
+    assert.match(JSON.parse(events[1]!).error.message, /not JSON/);
+    assert.equal(events[2], '[DONE]');
+  });
+});
+
+describe('cohere: where prepare() sends calls', () => {
+  const node = { provider: 'cohere', api_key: 'co-k' } as ConfigNode;
+  const prepare = (input: Partial<CallInput>): ProviderCall => {
+    const r = cohere.prepare({
+      target: { provider: 'cohere', node, clientAuthorization: undefined, customHost: undefined },
+      endpoint: 'proxy',
+      path: '/',
+      body: null,
+      ...input,
+    });
+    assert.ok(!(r instanceof Promise) && r.ok);
+    return r.value;
+  };
+
+  it('Cohere\'s own host by default; a custom host replaces it (a trailing slash is fine)', () => {
+    assert.equal(prepare({ endpoint: 'chat', path: '/chat/completions' }).url, 'https://api.cohere.com/v2/chat');
+    assert.equal(prepare({ endpoint: 'embeddings', path: '/embeddings' }).url, 'https://api.cohere.com/v2/embed');
+    const target = { provider: 'cohere', node, clientAuthorization: undefined, customHost: 'http://h:1/base/' };
+    assert.equal(prepare({ target, endpoint: 'chat' }).url, 'http://h:1/base/v2/chat');
+  });
+
+  it('proxy paths: a leading version segment is Cohere\'s, otherwise /v1', () => {
+    const url = (path: string) => prepare({ path }).url;
+    assert.equal(url('/v2/rerank'), 'https://api.cohere.com/v2/rerank');
+    assert.equal(url('/v1/embed-jobs/abc'), 'https://api.cohere.com/v1/embed-jobs/abc');
+    assert.equal(url('/v2?x=1'), 'https://api.cohere.com/v2?x=1');
+    assert.equal(url('/rerank'), 'https://api.cohere.com/v1/rerank');
+    assert.equal(url('/v2rerank'), 'https://api.cohere.com/v1/v2rerank');
+    assert.equal(url('/finetuning/finetuned-models?page_size=1'), 'https://api.cohere.com/v1/finetuning/finetuned-models?page_size=1');
+  });
+
+  it("the client's Bearer credential is used when the target has none", () => {
+    const target = { provider: 'cohere', node: { provider: 'cohere' } as ConfigNode, clientAuthorization: 'bearer  co-client', customHost: undefined };
+    assert.equal(prepare({ target }).headers.authorization, 'Bearer co-client');
+  });
+});

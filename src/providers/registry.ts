@@ -6,6 +6,7 @@ import { invalid, ok, type GatewayError, type Result } from '../shared/errors.js
 import { anthropicAdapter } from './anthropic/adapter.js';
 import { azureAI } from './azure/foundry-adapter.js';
 import { azureOpenAI } from './azure/openai-adapter.js';
+import { bedrockAdapter } from './bedrock/adapter.js';
 import { cohere } from './cohere/adapter.js';
 import { openAICompatible } from './openai/adapter.js';
 import { OPENAI_COMPATIBLE } from './openai/hosts.js';
@@ -16,6 +17,7 @@ for (const [name, host] of Object.entries(OPENAI_COMPATIBLE)) adapters.set(name,
 adapters.set(anthropicAdapter.name, anthropicAdapter);
 adapters.set(azureOpenAI.name, azureOpenAI);
 adapters.set(azureAI.name, azureAI);
+adapters.set(bedrockAdapter.name, bedrockAdapter);
 adapters.set(cohere.name, cohere);
 
 /** The contract's neutral aliases of the three clouds. */

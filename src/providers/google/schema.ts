@@ -1,0 +1,228 @@
+/**
+ * JSON Schema (as OpenAI clients write it for tools and json_schema response
+ * formats) → Gemini's Schema, the OpenAPI 3.0 subset documented at
+ * https://ai.google.dev/api/caching#Schema and
+ * https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1/Schema.
+ *
+ * Converted:
+ * - `type` → upper case; a type list with "null" → that type + `nullable`;
+ *   several non-null types → `anyOf` of one schema per type;
+ * - `anyOf` / `oneOf` → `anyOf` (a `{type:"null"}` member becomes `nullable`;
+ *   Gemini has no exclusive "one of", so oneOf loses its exclusivity);
+ * - `allOf` → its members merged into one schema (properties and required united);
+ * - `$ref` to `#/$defs/…` or `#/definitions/…` → inlined (Gemini has no
+ *   references); a recursive reference cannot be inlined and is refused (400);
+ * - `const` (string) → a one-value `enum`; `examples[0]` → `example`;
+ * - `properties` → also `propertyOrdering` in the order written, because
+ *   Gemini otherwise orders the generated keys alphabetically;
+ * - no `type` but `properties` / `items` / `enum` → OBJECT / ARRAY / STRING.
+ * Kept as they are: title, description, nullable, enum (strings), items,
+ * required, min/maxItems, min/maxLength, min/maxProperties, pattern,
+ * minimum, maximum, default, example; `format` only where Gemini accepts it
+ * (string: date-time, enum; number: float, double; integer: int32, int64 —
+ * the Gemini API refuses the request for any other string format).
+ * Dropped, because Gemini's Schema has no such field: additionalProperties,
+ * patternProperties, unevaluated*, dependent*, not, if/then/else,
+ * exclusiveMinimum/Maximum, multipleOf, uniqueItems, contains, prefixItems,
+ * readOnly/writeOnly, deprecated, $schema/$id/$comment and other annotations,
+ * and `enum` / `const` values that are not strings (Gemini enums are strings).
+ */
+import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
+import type { GeminiSchema } from './wire.js';
+
+type Json = Record<string, unknown>;
+
+const TYPES: Readonly<Record<string, GeminiSchema['type']>> = {
+  string: 'STRING',
+  number: 'NUMBER',
+  integer: 'INTEGER',
+  boolean: 'BOOLEAN',
+  array: 'ARRAY',
+  object: 'OBJECT',
+};
+
+const FORMATS: Readonly<Record<string, readonly string[]>> = {
+  STRING: ['date-time', 'enum'],
+  NUMBER: ['float', 'double'],
+  INTEGER: ['int32', 'int64'],
+};
+
+/** Gemini's int64 fields, written as JSON strings as its reference shows them. */
+const COUNTS = ['minItems', 'maxItems', 'minLength', 'maxLength', 'minProperties', 'maxProperties'] as const;
+
+/** `param` names the schema's place in the client's request, for 400 messages. */
+export function toGeminiSchema(schema: unknown, param: string): Result<GeminiSchema, GatewayError> {
+  if (!isObject(schema)) return { ok: false, error: invalid(`${param}: a JSON Schema must be an object`, param) };
+  const defs = { ...asObject(schema.definitions), ...asObject(schema.$defs) };
+  try {
+    return ok(convert(schema, { defs, refs: [] }));
+  } catch (e) {
+    if (e instanceof SchemaError) return { ok: false, error: invalid(`${param}: ${e.message}`, param) };
+    throw e;
+  }
+}
+
+interface Ctx {
+  defs: Json;
+  /** $refs being inlined on the current path: a repeat means recursion. */
+  refs: string[];
+}
+
+class SchemaError extends Error {}
+
+function convert(node: Json, ctx: Ctx): GeminiSchema {
+  // The $refs this node resolves stay on the path while its children are converted.
+  const depth = ctx.refs.length;
+  try {
+    return convertFlat(flatten(node, ctx), ctx);
+  } finally {
+    ctx.refs.length = depth;
+  }
+}
+
+function convertFlat(flat: Json, ctx: Ctx): GeminiSchema {
+  const out: GeminiSchema = {};
+  let nullable = flat.nullable === true;
+
+  let types = typeList(flat.type);
+  if (types.includes('null')) {
+    nullable = true;
+    types = types.filter((t) => t !== 'null');
+  }
+  if (types.length > 1) {
+    // One schema per type, each with the keywords that apply to it.
+    const rest = { ...flat };
+    delete rest.type;
+    out.anyOf = types.map((t) => convert({ ...rest, type: t }, ctx));
+    if (typeof flat.description === 'string') out.description = flat.description;
+    if (nullable) out.nullable = true;
+    return out;
+  }
+
+  const alternatives = (Array.isArray(flat.anyOf) ? flat.anyOf : Array.isArray(flat.oneOf) ? flat.oneOf : []) as unknown[];
+  if (alternatives.length > 0) {
+    const members = alternatives.filter(isObject);
+    const nonNull = members.filter((m) => !isNullSchema(m, ctx));
+    if (nonNull.length < members.length) nullable = true;
+    if (nonNull.length === 1) {
+      // `X or null`: X itself, nullable; the outer keywords (description…) win.
+      const { anyOf: _a, oneOf: _o, ...outer } = flat;
+      const merged = convert({ ...nonNull[0]!, ...outer }, ctx);
+      if (nullable) merged.nullable = true;
+      return merged;
+    }
+    out.anyOf = nonNull.map((m) => convert(m, ctx));
+  }
+
+  const type = types.length === 1 ? TYPES[types[0]!] : inferType(flat);
+  if (type !== undefined) out.type = type;
+  if (typeof flat.format === 'string' && type !== undefined && FORMATS[type]?.includes(flat.format)) out.format = flat.format;
+  if (typeof flat.title === 'string') out.title = flat.title;
+  if (typeof flat.description === 'string') out.description = flat.description;
+  if (nullable) out.nullable = true;
+
+  const values = Array.isArray(flat.enum) ? (flat.enum as unknown[]) : typeof flat.const === 'string' ? [flat.const] : [];
+  if (values.includes(null)) out.nullable = true;
+  const strings = values.filter((v): v is string => typeof v === 'string');
+  if (strings.length > 0 && strings.length === values.filter((v) => v !== null).length) out.enum = strings;
+
+  if (isObject(flat.properties)) {
+    const props: Record<string, GeminiSchema> = {};
+    for (const [name, sub] of Object.entries(flat.properties)) {
+      props[name] = convert(isObject(sub) ? sub : {}, ctx);
+    }
+    out.properties = props;
+    if (Object.keys(props).length > 1) out.propertyOrdering = Object.keys(props);
+  }
+  if (Array.isArray(flat.required)) {
+    const names = (flat.required as unknown[]).filter((r): r is string => typeof r === 'string');
+    out.required = out.properties === undefined ? names : names.filter((n) => n in out.properties!);
+  }
+  if (Array.isArray(flat.items)) throw new SchemaError('tuple `items` (an array of schemas) cannot be expressed in Gemini\'s schema');
+  if (isObject(flat.items)) out.items = convert(flat.items, ctx);
+
+  for (const key of COUNTS) {
+    const v = flat[key];
+    if (typeof v === 'number' && Number.isInteger(v)) out[key] = String(v);
+  }
+  if (typeof flat.pattern === 'string') out.pattern = flat.pattern;
+  if (typeof flat.minimum === 'number') out.minimum = flat.minimum;
+  if (typeof flat.maximum === 'number') out.maximum = flat.maximum;
+  if (flat.default !== undefined) out.default = flat.default;
+  if (flat.example !== undefined) out.example = flat.example;
+  else if (Array.isArray(flat.examples) && flat.examples.length > 0) out.example = flat.examples[0];
+  return out;
+}
+
+function isNullSchema(node: Json, ctx: Ctx): boolean {
+  const depth = ctx.refs.length;
+  try {
+    return flatten(node, ctx).type === 'null';
+  } finally {
+    ctx.refs.length = depth;
+  }
+}
+
+/**
+ * Resolves $ref and merges allOf, so the rest of the conversion sees one plain
+ * schema; the refs resolved are left on ctx.refs for the caller to unwind.
+ */
+function flatten(node: Json, ctx: Ctx): Json {
+  let cur = node;
+  if (typeof cur.$ref === 'string') {
+    const ref = cur.$ref;
+    const m = /^#\/(?:\$defs|definitions)\/(.+)$/.exec(ref);
+    const name = m === null ? undefined : decodePointer(m[1]!);
+    const target = name === undefined ? undefined : ctx.defs[name];
+    if (!isObject(target)) throw new SchemaError(`$ref '${ref}' does not name a schema under $defs or definitions`);
+    if (ctx.refs.includes(ref)) throw new SchemaError(`recursive $ref '${ref}' cannot be expressed in Gemini's schema (it has no references)`);
+    const { $ref: _, ...siblings } = cur;
+    ctx.refs.push(ref);
+    cur = { ...flatten(target, ctx), ...siblings };
+  }
+  if (Array.isArray(cur.allOf)) {
+    const { allOf, ...rest } = cur;
+    let merged: Json = rest;
+    for (const member of allOf as unknown[]) {
+      if (isObject(member)) merged = mergeSchemas(merged, flatten(member, ctx));
+    }
+    cur = merged;
+  }
+  return cur;
+}
+
+function mergeSchemas(a: Json, b: Json): Json {
+  // a's keywords win; properties keep the order they are met in.
+  const out: Json = { ...b, ...a };
+  if (isObject(a.properties) || isObject(b.properties)) out.properties = { ...asObject(a.properties), ...asObject(b.properties) };
+  if (Array.isArray(a.required) || Array.isArray(b.required)) {
+    out.required = [...new Set([...((a.required as unknown[]) ?? []), ...((b.required as unknown[]) ?? [])])];
+  }
+  return out;
+}
+
+function inferType(s: Json): GeminiSchema['type'] {
+  if (isObject(s.properties)) return 'OBJECT';
+  if (s.items !== undefined) return 'ARRAY';
+  if (typeof s.const === 'string') return 'STRING';
+  if (Array.isArray(s.enum) && s.enum.some((v) => typeof v === 'string') && s.enum.every((v) => typeof v === 'string' || v === null)) return 'STRING';
+  return undefined;
+}
+
+function typeList(t: unknown): string[] {
+  if (typeof t === 'string') return [t];
+  if (Array.isArray(t)) return t.filter((x): x is string => typeof x === 'string');
+  return [];
+}
+
+function decodePointer(s: string): string {
+  return decodeURIComponent(s).replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function asObject(v: unknown): Json {
+  return isObject(v) ? v : {};
+}

@@ -178,10 +178,10 @@ describe('vertex-ai', () => {
     assert.match(bad.message, /invalid authentication credentials/);
   });
 
-  it('claude models are routed to the anthropic publisher, which is not served yet: 400 naming the model', async () => {
-    const res = await gw.call('/chat/completions', {
+  it('claude models are routed to the anthropic publisher, which has no embeddings: 400 naming the model', async () => {
+    const res = await gw.call('/embeddings', {
       headers: { 'x-gateway-config': config({ cloud2_service_account_json: account() }) },
-      body: { model: 'claude-sonnet-4@20250514', messages: [{ role: 'user', content: 'x' }] },
+      body: { model: 'claude-sonnet-4@20250514', input: 'x' },
     });
     const e = await assertEnvelope(res, 400);
     assert.equal(e.param, 'model');

@@ -3,7 +3,9 @@
 //   /v1beta/models/{model}:{generateContent|streamGenerateContent|embedContent|batchEmbedContents}
 //       Gemini API, `x-goog-api-key` (or ?key=)
 //   /v1/projects/{project}/locations/{location}/publishers/{publisher}/models/{model}:{method}
-//       Vertex AI, `Authorization: Bearer <token this mock issued>`; methods as above plus `predict`
+//       Vertex AI, `Authorization: Bearer <token this mock issued>`; methods as above plus `predict`;
+//       publisher `anthropic`: `rawPredict` / `streamRawPredict` with Anthropic's Messages body
+//       (anthropic_version "vertex-2023-10-16", no model), answered in Anthropic's shapes and named SSE events
 //   /token   Google's OAuth 2 token endpoint for service accounts (JWT bearer grant)
 // It checks what Google checks (keys, tokens, the JWT's RS256 signature and claims, the
 // project and location, unknown JSON fields, roles, alternating turns, function response
@@ -14,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { createHash, createVerify, randomBytes, type KeyObject } from 'node:crypto';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { toEvents } from './mock-anthropic.js';
 
 export interface Recorded {
   method: string;
@@ -64,7 +67,11 @@ export interface MockGemini {
   tokenLifetimeS: number;
   /** Wait before answering a token request (to overlap concurrent exchanges). */
   tokenDelayMs: number;
-  /** Replies for a method (generateContent, streamGenerateContent, batchEmbedContents, embedContent, predict, token), after the checks pass. */
+  /**
+   * Replies for a method (generateContent, streamGenerateContent, batchEmbedContents, embedContent, predict,
+   * rawPredict, streamRawPredict, token), after the checks pass. streamRawPredict's `sse` events are sent
+   * as Anthropic names them: `event: <type>\ndata: <json>\n\n`.
+   */
   enqueue(method: string, ...replies: Reply[]): void;
   reset(): void;
   close(): Promise<void>;
@@ -80,6 +87,10 @@ export interface MockGeminiOptions {
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 const DEFAULT_DIMS = 8;
+const CLAUDE_FIELDS = new Set([
+  'anthropic_version', 'messages', 'max_tokens', 'system', 'stop_sequences', 'stream', 'temperature', 'top_p', 'top_k',
+  'tools', 'tool_choice', 'thinking', 'metadata', 'output_config',
+]);
 
 const REQUEST_FIELDS = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig', 'safetySettings', 'cachedContent', 'labels']);
 const GENERATION_FIELDS = new Set([
@@ -147,6 +158,7 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
       if (opts.location !== undefined && location !== opts.location) {
         return json(res, 400, status(400, `Request location '${location}' does not match the endpoint's location '${opts.location}'.`, 'INVALID_ARGUMENT'));
       }
+      if (publisher === 'anthropic') return claude(rec, res, model, vertex[5]!);
       if (publisher !== 'google') return json(res, 404, status(404, `Publisher Model \`${resource}\` not found.`, 'NOT_FOUND'));
     } else {
       return json(res, 404, status(404, `Method not found: ${url.pathname}`, 'NOT_FOUND'));
@@ -176,6 +188,20 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
       return reply(res, scripted ?? embedGemini(rec.json, model, method));
     }
     return json(res, 404, status(404, `Method ${method} not found for model ${model}.`, 'NOT_FOUND'));
+  }
+
+  /** Claude on Vertex: Vertex passes the body to Anthropic's Messages API, which checks and answers it. */
+  function claude(rec: Recorded, res: http.ServerResponse, model: string, method: string): Promise<void> | void {
+    if (method !== 'rawPredict' && method !== 'streamRawPredict') {
+      return json(res, 404, status(404, `Method ${method} not found for model ${model}.`, 'NOT_FOUND'));
+    }
+    const problem = checkClaude(rec.json);
+    if (problem !== null) return json(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: problem } });
+    const scripted = queues.get(method)?.shift();
+    if (scripted?.sse !== undefined) return sendNamedEvents(res, scripted.sse);
+    if (scripted !== undefined) return reply(res, scripted);
+    const message = claudeMessage(rec.json, model);
+    return rec.json.stream === true ? sendNamedEvents(res, toEvents(message)) : json(res, 200, message);
   }
 
   function checkKey(key: string | string[] | undefined): { status: number; body: unknown } | null {
@@ -425,8 +451,53 @@ function checkSchema(s: any, at: string): string | null {
   return null;
 }
 
+/** The Messages API's checks a translation can fail, on Vertex's body (https://docs.anthropic.com/en/api/claude-on-vertex-ai). */
+function checkClaude(b: any): string | null {
+  if (b === undefined || typeof b !== 'object' || Array.isArray(b)) return 'There was an issue with the formatting or content of your request body';
+  if (b.anthropic_version === undefined) return 'anthropic_version: Field required';
+  if (b.anthropic_version !== 'vertex-2023-10-16') return `anthropic_version: invalid version '${String(b.anthropic_version)}'`;
+  // Vertex's schema has no model field: the URL names the model.
+  const extra = Object.keys(b).find((k) => !CLAUDE_FIELDS.has(k));
+  if (extra !== undefined) return `${extra}: Extra inputs are not permitted`;
+  if (!Number.isInteger(b.max_tokens) || b.max_tokens < 1) return 'max_tokens: Field required';
+  if (!Array.isArray(b.messages) || b.messages.length === 0) return 'messages: Field required';
+  if (b.temperature !== undefined && (typeof b.temperature !== 'number' || b.temperature < 0 || b.temperature > 1)) {
+    return 'temperature: Input should be less than or equal to 1';
+  }
+  let toolUses: string[] = [];
+  for (const [i, m] of (b.messages as any[]).entries()) {
+    if (m?.role !== 'user' && m?.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    const blocks: any[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+    const results = blocks.filter((x) => x.type === 'tool_result').map((x) => x.tool_use_id);
+    const missing = toolUses.filter((id) => !results.includes(id));
+    if (missing.length > 0) return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${missing.join(', ')}`;
+    toolUses = m.role === 'assistant' ? blocks.filter((x) => x.type === 'tool_use').map((x) => x.id) : [];
+  }
+  for (const [i, t] of ((b.tools ?? []) as any[]).entries()) {
+    if (t.type === undefined && (typeof t.name !== 'string' || typeof t.input_schema !== 'object')) return `tools.${i}.input_schema: Field required`;
+  }
+  return null;
+}
+
 // ---------------------------------------------------------------------------------------
 // Default answers
+
+/** Claude's echo of the last user text, as a whole Messages answer. */
+function claudeMessage(body: any, model: string): Record<string, unknown> {
+  const last = (body.messages as any[]).findLast((m) => m.role === 'user');
+  const blocks: any[] = typeof last?.content === 'string' ? [{ type: 'text', text: last.content }] : last?.content ?? [];
+  const text = `[mock] echo: ${blocks.filter((x) => x.type === 'text').map((x) => x.text).join(' ')}`;
+  return {
+    id: `msg_vrtx_${randomBytes(12).toString('hex')}`,
+    type: 'message',
+    role: 'assistant',
+    model,
+    content: [{ type: 'text', text }],
+    stop_reason: 'end_turn',
+    stop_sequence: null,
+    usage: { input_tokens: words(JSON.stringify(body.messages)), output_tokens: words(text) },
+  };
+}
 
 function lastUserText(body: any): string {
   const users = (body.contents as any[]).filter((c) => c.role === 'user');
@@ -536,6 +607,15 @@ function json(res: http.ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(code, { 'content-type': 'application/json; charset=UTF-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+async function sendNamedEvents(res: http.ServerResponse, events: unknown[]): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8' });
+  for (const ev of events) {
+    if (res.destroyed) return;
+    res.write(`event: ${String((ev as { type?: unknown }).type)}\ndata: ${JSON.stringify(ev)}\n\n`);
+  }
+  res.end();
 }
 
 async function reply(res: http.ServerResponse, r: Reply): Promise<void> {

@@ -8,9 +8,10 @@
  *   (region "global": https://aiplatform.googleapis.com/v1/…), header `Authorization: Bearer <access token>`.
  *   Google's models: `generateContent`, `streamGenerateContent?alt=sse` with the Gemini API's own bodies
  *   (the translation is ../google's), `predict` for text embeddings (embeddings.ts).
- *   Other publishers are routed by model prefix (publishers.ts); Anthropic's
- *   `claude-*` models are not served yet: 400 naming the model.
- *   Errors are google.rpc.Status JSON, as on the Gemini API.
+ *   Other publishers are routed by model prefix (publishers.ts): Anthropic's `claude-*` models
+ *   take `rawPredict` / `streamRawPredict` with an Anthropic Messages body (anthropic.ts, the
+ *   translation is ../anthropic's); they have no embeddings: 400 naming the model.
+ *   Errors are google.rpc.Status JSON, as on the Gemini API (Claude's own are Anthropic's).
  *
  * Config: `cloud2_service_account_json` (exchanged for an access token, auth.ts),
  * else a bearer access token as `api_key` or the client's Authorization;
@@ -20,7 +21,7 @@
  */
 import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
 import { bearerToken, modelOf, passthroughRefused, trimSlash } from '../google/adapter.js';
-import type { CallInput, ProviderAdapter, ProviderCall } from '../types.js';
+import { ENDPOINT_PATHS, type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
 import { serviceAccount, TokenCache, type ServiceAccount } from './auth.js';
 import { publisherOf } from './publishers.js';
 
@@ -56,7 +57,7 @@ export const vertexAdapter: ProviderAdapter = {
     const publisher = publisherOf(model.value);
     const build = endpoint === 'chat' ? publisher.chat : publisher.embeddings;
     if (build === null) {
-      return fail(invalid(`model '${model.value}': ${publisher.name} models are not supported on ${NAME} yet`, 'model', 'unsupported_model'));
+      return fail(invalid(`model '${model.value}': ${publisher.name} models on ${NAME} do not serve ${ENDPOINT_PATHS[endpoint]}`, 'model', 'unsupported_model'));
     }
     const call = build(body, model.value, NAME);
     if (!call.ok) return call;

@@ -9,6 +9,7 @@
 import type { GatewayError, Result } from '../../shared/errors.js';
 import { geminiChat } from '../google/chat.js';
 import type { Translator } from '../types.js';
+import { claudeChat } from './anthropic.js';
 import { predictEmbeddings } from './embeddings.js';
 
 export interface PublisherCall {
@@ -18,7 +19,7 @@ export interface PublisherCall {
   translator: Translator;
 }
 
-/** Builds a call from the client's body; null: this publisher's models are not served for that endpoint yet. */
+/** Builds a call from the client's body; null: this publisher has no models for that endpoint. */
 type Build = ((body: Record<string, unknown>, model: string, provider: string) => Result<PublisherCall, GatewayError>) | null;
 
 export interface Publisher {
@@ -32,8 +33,8 @@ const GOOGLE: Publisher = { name: 'google', chat: geminiChat, embeddings: predic
 
 /** Model-id prefixes of other publishers; any other model is Google's. */
 const BY_PREFIX: readonly (readonly [string, Publisher])[] = [
-  // rawPredict / streamRawPredict with Anthropic's Messages body: waits for the Anthropic translator.
-  ['claude-', { name: 'anthropic', chat: null, embeddings: null }],
+  // rawPredict / streamRawPredict with Anthropic's Messages body (anthropic.ts); Anthropic has no embedding models.
+  ['claude-', { name: 'anthropic', chat: claudeChat, embeddings: null }],
 ];
 
 export function publisherOf(model: string): Publisher {

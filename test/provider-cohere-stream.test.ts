@@ -1,38 +1,16 @@
 // Black-box tests of the Cohere adapter's streamed chat: Cohere's `event:`/`data:` SSE in,
 // OpenAI's chat.completion.chunk SSE out, read both raw and through the OpenAI SDK.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
-import { startMockCohere, type MockCohere } from './support/mock-cohere.js';
+import { useCohere } from './support/cohere-fixture.js';
 import { assertEnvelope, readEvents } from './support/http.js';
 
-const KEY = 'co-test-0123456789';
-
 describe('cohere: streamed chat', () => {
-  let gw: TestGateway;
-  let mock: MockCohere;
-  let client: OpenAI;
-  let routed: Record<string, string>;
-
-  before(async () => {
-    [gw, mock] = await Promise.all([startTestGateway(), startMockCohere({ apiKey: KEY })]);
-    routed = { 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': mock.url, authorization: `Bearer ${KEY}` };
-    client = new OpenAI({
-      apiKey: KEY,
-      baseURL: gw.v1,
-      maxRetries: 0,
-      defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': mock.url },
-    });
-  });
-  afterEach(() => mock.reset());
-  after(async () => {
-    await gw.stop();
-    await mock.close();
-  });
+  const co = useCohere();
 
   const ask = (body: Record<string, unknown>) =>
-    gw.call('/chat/completions', { headers: routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'one two three' }], stream: true, ...body } });
+    co.gw.call('/chat/completions', { headers: co.routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'one two three' }], stream: true, ...body } });
 
   /** The chunks of a raw SSE answer, checking that it ends in [DONE]. */
   async function chunks(res: Response): Promise<any[]> {
@@ -45,8 +23,8 @@ describe('cohere: streamed chat', () => {
 
   it('text: chunks with Cohere\'s id, the finish reason, and usage last when asked for', async () => {
     const out = await chunks(await ask({ stream_options: { include_usage: true } }));
-    assert.equal(mock.requests[0]!.json.stream, true);
-    assert.equal(mock.requests[0]!.json.stream_options, undefined);
+    assert.equal(co.mock.requests[0]!.json.stream, true);
+    assert.equal(co.mock.requests[0]!.json.stream_options, undefined);
     const id = out[0].id;
     assert.match(id, /^[0-9a-f-]{36}$/);
     for (const c of out) {
@@ -71,7 +49,7 @@ describe('cohere: streamed chat', () => {
   });
 
   it('through the OpenAI SDK', async () => {
-    const stream = await client.chat.completions.create({
+    const stream = await co.client.chat.completions.create({
       model: 'command-r',
       messages: [{ role: 'user', content: 'hello stream' }],
       stream: true,
@@ -92,7 +70,7 @@ describe('cohere: streamed chat', () => {
 
   it('tool calls: the plan as content, id and name first, arguments in pieces (SDK accumulation)', async () => {
     const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
-    const stream = client.chat.completions.stream({ model: 'command-r', messages: [{ role: 'user', content: 'find cats' }], tools });
+    const stream = co.client.chat.completions.stream({ model: 'command-r', messages: [{ role: 'user', content: 'find cats' }], tools });
     const final = await stream.finalChatCompletion();
     const msg = final.choices[0]!.message;
     assert.equal(final.choices[0]!.finish_reason, 'tool_calls');
@@ -110,7 +88,7 @@ describe('cohere: streamed chat', () => {
       delta: { message: { tool_calls: { id, type: 'function', function: { name: 'lookup', arguments: '' } } } },
     });
     const args = (index: number, a: string) => ({ type: 'tool-call-delta', index, delta: { message: { tool_calls: { function: { arguments: a } } } } });
-    mock.enqueue('/v2/chat', {
+    co.mock.enqueue('/v2/chat', {
       events: [
         { type: 'message-start', id: 'g2', delta: { message: { role: 'assistant' } } },
         start(0, 'c0'), args(0, '{"q":'), args(0, '"a"}'), { type: 'tool-call-end', index: 0 },
@@ -132,8 +110,8 @@ describe('cohere: streamed chat', () => {
   });
 
   it('legacy functions stream as function_call deltas', async () => {
-    const res = await gw.call('/chat/completions', {
-      headers: routed,
+    const res = await co.gw.call('/chat/completions', {
+      headers: co.routed,
       body: { model: 'command-r', messages: [{ role: 'user', content: 'find dogs' }], stream: true, functions: [{ name: 'lookup' }] },
     });
     const out = await chunks(res);
@@ -154,7 +132,7 @@ describe('cohere: streamed chat', () => {
       { type: 'message-end', delta: { finish_reason: 'COMPLETE', usage: { tokens: { input_tokens: 1, output_tokens: 4 } } } },
     ];
     for (const splitBytes of [1, 3, 7]) {
-      mock.enqueue('/v2/chat', { events, splitBytes, eol: '\r\n' });
+      co.mock.enqueue('/v2/chat', { events, splitBytes, eol: '\r\n' });
       const out = await chunks(await ask({}));
       assert.equal(out.map((c) => c.choices[0]?.delta.content ?? '').join(''), pieces.join(''), `split every ${splitBytes} bytes`);
       assert.equal(out.at(-1).choices[0].finish_reason, 'stop');
@@ -167,7 +145,7 @@ describe('cohere: streamed chat', () => {
       ...['a', 'b', 'c', 'd'].map((t) => ({ type: 'content-delta', index: 0, delta: { message: { content: { text: t } } } })),
       { type: 'message-end', delta: { finish_reason: 'COMPLETE' } },
     ];
-    mock.enqueue('/v2/chat', { events, chunkDelayMs: 60 });
+    co.mock.enqueue('/v2/chat', { events, chunkDelayMs: 60 });
     const t0 = performance.now();
     const res = await ask({});
     const got = await readEvents(res);
@@ -178,7 +156,7 @@ describe('cohere: streamed chat', () => {
   });
 
   it('thinking deltas come as reasoning_content, MAX_TOKENS as length', async () => {
-    mock.enqueue('/v2/chat', {
+    co.mock.enqueue('/v2/chat', {
       events: [
         { type: 'message-start', id: 'g5' },
         { type: 'content-start', index: 0, delta: { message: { content: { type: 'thinking', thinking: '' } } } },
@@ -198,7 +176,7 @@ describe('cohere: streamed chat', () => {
   });
 
   it('logprobs ride on their content chunks', async () => {
-    mock.enqueue('/v2/chat', {
+    co.mock.enqueue('/v2/chat', {
       events: [
         { type: 'message-start', id: 'g6' },
         { type: 'content-delta', index: 0, delta: { message: { content: { text: 'Hi' } } }, logprobs: { text: 'Hi', token_ids: [5], logprobs: [-0.1] } },
@@ -217,15 +195,15 @@ describe('cohere: streamed chat', () => {
         { type: 'message-end', delta: { finish_reason: 'ERROR', error: 'internal model failure' } },
       ],
     };
-    mock.enqueue('/v2/chat', failing);
+    co.mock.enqueue('/v2/chat', failing);
     const out = await chunks(await ask({ stream_options: { include_usage: true } }));
     assert.equal(out.at(-2).choices[0].delta.content, 'partial');
     assert.deepEqual(out.at(-1), {
       error: { message: 'cohere: the generation failed: internal model failure', type: 'upstream_error', code: 'provider_generation_error', param: null },
     });
 
-    mock.enqueue('/v2/chat', failing);
-    const stream = await client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'q' }], stream: true });
+    co.mock.enqueue('/v2/chat', failing);
+    const stream = await co.client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'q' }], stream: true });
     await assert.rejects(
       (async () => {
         for await (const _ of stream);
@@ -235,7 +213,7 @@ describe('cohere: streamed chat', () => {
   });
 
   it('a stream that stops before message-end ends with an error event, then [DONE]', async () => {
-    mock.enqueue('/v2/chat', {
+    co.mock.enqueue('/v2/chat', {
       events: [
         { type: 'message-start', id: 'g8' },
         { type: 'content-delta', index: 0, delta: { message: { content: { text: 'half' } } } },
@@ -247,8 +225,8 @@ describe('cohere: streamed chat', () => {
   });
 
   it("Cohere's error on a streamed request is the JSON envelope, status kept", async () => {
-    const res = await gw.call('/chat/completions', {
-      headers: { ...routed, authorization: 'Bearer co-wrong' },
+    const res = await co.gw.call('/chat/completions', {
+      headers: { ...co.routed, authorization: 'Bearer co-wrong' },
       body: { model: 'command-r', messages: [{ role: 'user', content: 'q' }], stream: true },
     });
     assert.equal((await assertEnvelope(res, 401)).message, 'invalid api token');

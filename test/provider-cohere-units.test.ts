@@ -6,9 +6,10 @@ import type { ConfigNode } from '../src/config/types.js';
 import { cohere } from '../src/providers/cohere/adapter.js';
 import { finishReason, fromCohereChat, toCohereChat, toLogprobs, toUsage } from '../src/providers/cohere/chat.js';
 import { chatStream } from '../src/providers/cohere/chat-stream.js';
-import { float32Base64, fromCohereEmbed, toCohereEmbed } from '../src/providers/cohere/embeddings.js';
+import { fromCohereEmbed, toCohereEmbed } from '../src/providers/cohere/embeddings.js';
 import { cohereError } from '../src/providers/cohere/errors.js';
-import { SseReader } from '../src/providers/cohere/sse.js';
+import { float32Base64 } from '../src/providers/shared/embeddings.js';
+import { SseReader } from '../src/providers/shared/sse.js';
 import type { CallInput, ProviderCall } from '../src/providers/types.js';
 
 describe('cohere: SseReader', () => {

@@ -1,45 +1,24 @@
 // Black-box tests of the Cohere adapter's chat side: the official OpenAI SDK against a real
 // gateway in front of a mock Cohere that checks requests as Cohere does. Each test reads
 // what Cohere received (the translated request) and what the client got back.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
-import { startMockCohere, type MockCohere } from './support/mock-cohere.js';
+import { ADMIN_KEY } from './support/gateway.js';
+import { KEY, useCohere } from './support/cohere-fixture.js';
 import { assertEnvelope } from './support/http.js';
 
-const KEY = 'co-test-0123456789';
-
 describe('cohere: chat completions', () => {
-  let gw: TestGateway;
-  let mock: MockCohere;
-  let client: OpenAI;
-  let routed: Record<string, string>;
-
-  before(async () => {
-    [gw, mock] = await Promise.all([startTestGateway(), startMockCohere({ apiKey: KEY })]);
-    routed = { 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': mock.url, authorization: `Bearer ${KEY}` };
-    client = new OpenAI({
-      apiKey: KEY,
-      baseURL: gw.v1,
-      maxRetries: 0,
-      defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': mock.url },
-    });
-  });
-  afterEach(() => mock.reset());
-  after(async () => {
-    await gw.stop();
-    await mock.close();
-  });
+  const co = useCohere();
 
   /** The one request Cohere received. */
   const upstream = () => {
-    assert.equal(mock.requests.length, 1, `Cohere got ${mock.requests.length} requests`);
-    return mock.requests[0]!;
+    assert.equal(co.mock.requests.length, 1, `Cohere got ${co.mock.requests.length} requests`);
+    return co.mock.requests[0]!;
   };
 
   it('maps messages of every role and the sampling parameters; answers in OpenAI shape', async () => {
-    const { data: res, response } = await client.chat.completions
+    const { data: res, response } = await co.client.chat.completions
       .create({
         model: 'command-a-03-2025',
         messages: [
@@ -117,21 +96,21 @@ describe('cohere: chat completions', () => {
   });
 
   it('top_p outside Cohere\'s 0.01–0.99 is brought inside it', async () => {
-    await client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'hi' }], top_p: 1 });
+    await co.client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'hi' }], top_p: 1 });
     assert.equal(upstream().json.p, 0.99);
   });
 
   it('response_format: json_object, and json_schema with its schema', async () => {
     const schema = { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] };
-    await client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'json please' }], response_format: { type: 'json_object' } });
-    await client.chat.completions.create({
+    await co.client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'json please' }], response_format: { type: 'json_object' } });
+    await co.client.chat.completions.create({
       model: 'command-r',
       messages: [{ role: 'user', content: 'json please' }],
       response_format: { type: 'json_schema', json_schema: { name: 'person', schema, strict: true } },
     });
-    await client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'text' }], response_format: { type: 'text' } });
+    await co.client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'text' }], response_format: { type: 'text' } });
     assert.deepEqual(
-      mock.requests.map((r) => r.json.response_format),
+      co.mock.requests.map((r) => r.json.response_format),
       [{ type: 'json_object' }, { type: 'json_object', json_schema: schema }, { type: 'text' }],
     );
   });
@@ -149,7 +128,7 @@ describe('cohere: chat completions', () => {
 
   it('tools: definitions and calls go over, tool results come back, and the conversation continues', async () => {
     const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'weather in Paris' }];
-    const first = await client.chat.completions.create({ model: 'command-a-03-2025', messages, tools: [weather, clock], tool_choice: 'auto' });
+    const first = await co.client.chat.completions.create({ model: 'command-a-03-2025', messages, tools: [weather, clock], tool_choice: 'auto' });
     const sent = upstream().json;
     assert.deepEqual(sent.tools, [
       { type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: weather.function.parameters } },
@@ -167,9 +146,9 @@ describe('cohere: chat completions', () => {
     assert.match(call.id, /^get_weather_/);
     assert.deepEqual(call.type === 'function' ? [call.function.name, JSON.parse(call.function.arguments)] : [], ['get_weather', { q: 'weather in Paris' }]);
 
-    mock.reset();
+    co.mock.reset();
     messages.push(choice.message, { role: 'tool', tool_call_id: call.id, content: '18°C and sunny' });
-    const second = await client.chat.completions.create({ model: 'command-a-03-2025', messages, tools: [weather, clock] });
+    const second = await co.client.chat.completions.create({ model: 'command-a-03-2025', messages, tools: [weather, clock] });
     assert.deepEqual(upstream().json.messages.slice(1), [
       { role: 'assistant', tool_calls: [{ id: call.id, type: 'function', function: call.type === 'function' ? call.function : {} }], tool_plan: 'I will call get_weather.' },
       { role: 'tool', tool_call_id: call.id, content: '18°C and sunny' },
@@ -180,13 +159,13 @@ describe('cohere: chat completions', () => {
 
   it('tool_choice: none, required, a named function, allowed_tools; an unknown name is refused', async () => {
     const ask = (tool_choice: OpenAI.ChatCompletionToolChoiceOption) =>
-      client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'hi' }], tools: [weather, clock], tool_choice });
+      co.client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'hi' }], tools: [weather, clock], tool_choice });
     await ask('none');
     await ask('required');
     await ask({ type: 'function', function: { name: 'get_time' } });
     await ask({ type: 'allowed_tools', allowed_tools: { mode: 'auto', tools: [{ type: 'function', function: { name: 'get_weather' } }] } });
     assert.deepEqual(
-      mock.requests.map((r) => [r.json.tool_choice, r.json.tools.map((t: any) => t.function.name)]),
+      co.mock.requests.map((r) => [r.json.tool_choice, r.json.tools.map((t: any) => t.function.name)]),
       [
         ['NONE', ['get_weather', 'get_time']],
         ['REQUIRED', ['get_weather', 'get_time']],
@@ -195,18 +174,18 @@ describe('cohere: chat completions', () => {
         [undefined, ['get_weather']],
       ],
     );
-    mock.reset();
-    const res = await gw.call('/chat/completions', {
-      headers: routed,
+    co.mock.reset();
+    const res = await co.gw.call('/chat/completions', {
+      headers: co.routed,
       body: { model: 'command-r', messages: [{ role: 'user', content: 'hi' }], tools: [weather], tool_choice: { type: 'function', function: { name: 'nope' } } },
     });
     const e = await assertEnvelope(res, 400);
     assert.equal(e.param, 'tool_choice.function.name');
-    assert.equal(mock.requests.length, 0);
+    assert.equal(co.mock.requests.length, 0);
   });
 
   it('parallel tool calls in one answer keep their order and ids', async () => {
-    mock.enqueue('/v2/chat', {
+    co.mock.enqueue('/v2/chat', {
       body: {
         id: 'gen-1',
         finish_reason: 'TOOL_CALL',
@@ -220,7 +199,7 @@ describe('cohere: chat completions', () => {
         usage: { billed_units: { input_tokens: 3, output_tokens: 4 } },
       },
     });
-    const res = await client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'both cities' }], tools: [weather] });
+    const res = await co.client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'both cities' }], tools: [weather] });
     const msg = res.choices[0]!.message;
     assert.equal(msg.content, null);
     assert.deepEqual(
@@ -236,8 +215,8 @@ describe('cohere: chat completions', () => {
   });
 
   it('legacy functions: definitions, function_call, the function role, and a function_call answer', async () => {
-    const res = await gw.call('/chat/completions', {
-      headers: routed,
+    const res = await co.gw.call('/chat/completions', {
+      headers: co.routed,
       body: {
         model: 'command-r',
         messages: [
@@ -263,9 +242,9 @@ describe('cohere: chat completions', () => {
     assert.deepEqual(body.choices[0]!.message.function_call, { name: 'get_weather', arguments: '{"q":"and now Paris"}' });
     assert.equal(body.choices[0]!.message.tool_calls, undefined);
 
-    mock.reset();
-    const orphan = await gw.call('/chat/completions', {
-      headers: routed,
+    co.mock.reset();
+    const orphan = await co.gw.call('/chat/completions', {
+      headers: co.routed,
       body: { model: 'command-r', messages: [{ role: 'function', name: 'f', content: 'x' }] },
     });
     assert.equal((await assertEnvelope(orphan, 400)).param, 'messages[0]');
@@ -280,15 +259,15 @@ describe('cohere: chat completions', () => {
       [[{ role: 'user', content: 'a' }, { role: 'assistant', tool_calls: [{ id: 'c', type: 'custom', custom: { name: 'x', input: '' } }] }], 'messages[1].tool_calls[0].type'],
     ];
     for (const [messages, param] of cases) {
-      const res = await gw.call('/chat/completions', { headers: routed, body: { model: 'command-r', messages } });
+      const res = await co.gw.call('/chat/completions', { headers: co.routed, body: { model: 'command-r', messages } });
       assert.equal((await assertEnvelope(res, 400)).param, param);
     }
-    const res = await gw.call('/chat/completions', {
-      headers: routed,
+    const res = await co.gw.call('/chat/completions', {
+      headers: co.routed,
       body: { model: 'command-r', messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'custom', custom: { name: 'x' } }] },
     });
     assert.equal((await assertEnvelope(res, 400)).param, 'tools[0].type');
-    assert.equal(mock.requests.length, 0);
+    assert.equal(co.mock.requests.length, 0);
   });
 
   it('parameters whose effect Cohere cannot give are refused, naming them', async () => {
@@ -302,16 +281,16 @@ describe('cohere: chat completions', () => {
       [{ web_search_options: {} }, 'web_search_options'],
     ];
     for (const [params, param] of cases) {
-      const res = await gw.call('/chat/completions', { headers: routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'a' }], ...params } });
+      const res = await co.gw.call('/chat/completions', { headers: co.routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'a' }], ...params } });
       const e = await assertEnvelope(res, 400);
       assert.equal(e.param, param);
       assert.match(e.message, /cohere/);
     }
-    assert.equal(mock.requests.length, 0);
+    assert.equal(co.mock.requests.length, 0);
   });
 
   it('logprobs: asked for, and the chunks\' log probabilities returned per text piece', async () => {
-    mock.enqueue('/v2/chat', {
+    co.mock.enqueue('/v2/chat', {
       body: {
         id: 'g',
         finish_reason: 'COMPLETE',
@@ -322,7 +301,7 @@ describe('cohere: chat completions', () => {
         ],
       },
     });
-    const res = await client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'hi' }], logprobs: true, top_logprobs: 0 });
+    const res = await co.client.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'hi' }], logprobs: true, top_logprobs: 0 });
     assert.equal(upstream().json.logprobs, true);
     assert.equal(upstream().json.top_logprobs, undefined);
     assert.deepEqual(res.choices[0]!.logprobs, {
@@ -337,7 +316,7 @@ describe('cohere: chat completions', () => {
   });
 
   it('reasoning: reasoning_effort and thinking go over; thinking text comes back as reasoning_content', async () => {
-    mock.enqueue('/v2/chat', {
+    co.mock.enqueue('/v2/chat', {
       body: {
         id: 'g',
         finish_reason: 'COMPLETE',
@@ -345,20 +324,20 @@ describe('cohere: chat completions', () => {
         usage: { tokens: { input_tokens: 5, output_tokens: 9 }, cached_tokens: 4 },
       },
     });
-    const res = await client.chat.completions.create({ model: 'command-a-reasoning-08-2025', messages: [{ role: 'user', content: 'q' }], reasoning_effort: 'high' });
+    const res = await co.client.chat.completions.create({ model: 'command-a-reasoning-08-2025', messages: [{ role: 'user', content: 'q' }], reasoning_effort: 'high' });
     assert.deepEqual(upstream().json.thinking, { type: 'enabled' });
     const msg = res.choices[0]!.message as OpenAI.ChatCompletionMessage & { reasoning_content?: string };
     assert.equal(msg.content, '42');
     assert.equal(msg.reasoning_content, 'Let me think.');
     assert.deepEqual(res.usage, { prompt_tokens: 5, completion_tokens: 9, total_tokens: 14, prompt_tokens_details: { cached_tokens: 4 } });
 
-    mock.reset();
-    await client.chat.completions.create({ model: 'command-a-reasoning-08-2025', messages: [{ role: 'user', content: 'q' }], reasoning_effort: 'none' });
+    co.mock.reset();
+    await co.client.chat.completions.create({ model: 'command-a-reasoning-08-2025', messages: [{ role: 'user', content: 'q' }], reasoning_effort: 'none' });
     assert.deepEqual(upstream().json.thinking, { type: 'disabled' });
 
-    mock.reset();
-    const res2 = await gw.call('/chat/completions', {
-      headers: { ...routed, 'x-gateway-strict-compat-compliance': 'false' },
+    co.mock.reset();
+    const res2 = await co.gw.call('/chat/completions', {
+      headers: { ...co.routed, 'x-gateway-strict-compat-compliance': 'false' },
       body: { model: 'command-a-reasoning-08-2025', messages: [{ role: 'user', content: 'q' }], thinking: { type: 'enabled', budget_tokens: 2048 } },
     });
     assert.equal(res2.status, 200);
@@ -367,8 +346,8 @@ describe('cohere: chat completions', () => {
 
   it("finish reasons: MAX_TOKENS and TIMEOUT are 'length', STOP_SEQUENCE 'stop', ERROR a 502", async () => {
     const answer = (finish_reason: string) => ({ body: { id: 'g', finish_reason, message: { role: 'assistant', content: [{ type: 'text', text: 'cut' }] } } });
-    mock.enqueue('/v2/chat', answer('MAX_TOKENS'), answer('TIMEOUT'), answer('STOP_SEQUENCE'), answer('ERROR'));
-    const ask = () => gw.call('/chat/completions', { headers: routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'q' }] } });
+    co.mock.enqueue('/v2/chat', answer('MAX_TOKENS'), answer('TIMEOUT'), answer('STOP_SEQUENCE'), answer('ERROR'));
+    const ask = () => co.gw.call('/chat/completions', { headers: co.routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'q' }] } });
     for (const expected of ['length', 'length', 'stop']) {
       const res = await ask();
       assert.equal(((await res.json()) as OpenAI.ChatCompletion).choices[0]!.finish_reason, expected);
@@ -379,8 +358,8 @@ describe('cohere: chat completions', () => {
 
   describe('errors', () => {
     it("Cohere's errors keep their status and message in the contract's envelope", async () => {
-      const wrongKey = await gw.call('/chat/completions', {
-        headers: { ...routed, authorization: 'Bearer co-wrong' },
+      const wrongKey = await co.gw.call('/chat/completions', {
+        headers: { ...co.routed, authorization: 'Bearer co-wrong' },
         body: { model: 'command-r', messages: [{ role: 'user', content: 'q' }] },
       });
       const e = await assertEnvelope(wrongKey, 401);
@@ -388,20 +367,20 @@ describe('cohere: chat completions', () => {
       assert.equal(e.type, 'authentication_error');
 
       // Cohere checks the range OpenAI's clients may exceed (its temperature stops at 1).
-      const hot = await gw.call('/chat/completions', { headers: routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'q' }], temperature: 1.5 } });
+      const hot = await co.gw.call('/chat/completions', { headers: co.routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'q' }], temperature: 1.5 } });
       assert.equal((await assertEnvelope(hot, 400)).message, 'invalid request: temperature must be between 0 and 1');
 
-      const noModel = await gw.call('/chat/completions', { headers: routed, body: { messages: [{ role: 'user', content: 'q' }] } });
+      const noModel = await co.gw.call('/chat/completions', { headers: co.routed, body: { messages: [{ role: 'user', content: 'q' }] } });
       assert.equal((await assertEnvelope(noModel, 400)).message, 'invalid request: model must be specified');
 
-      mock.enqueue(
+      co.mock.enqueue(
         '/v2/chat',
         { status: 429, body: { id: 'x', message: "You are using a Trial key, which is limited to 10 API calls / minute." } },
         { status: 498, body: { message: 'blocked output: please adjust your prompt and try again' } },
         { status: 503, raw: { text: '<html>upstream unavailable</html>', contentType: 'text/html' } },
         { status: 500, raw: { text: '', contentType: 'text/plain' } },
       );
-      const ask = () => gw.call('/chat/completions', { headers: routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'q' }] } });
+      const ask = () => co.gw.call('/chat/completions', { headers: co.routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'q' }] } });
       assert.match((await assertEnvelope(await ask(), 429)).message, /Trial key/);
       assert.match((await assertEnvelope(await ask(), 498)).message, /blocked output/);
       assert.equal((await assertEnvelope(await ask(), 503)).message, '<html>upstream unavailable</html>');
@@ -409,17 +388,17 @@ describe('cohere: chat completions', () => {
     });
 
     it('a 200 that is not JSON is a 502', async () => {
-      mock.enqueue('/v2/chat', { raw: { text: 'not json', contentType: 'application/json' } });
-      const res = await gw.call('/chat/completions', { headers: routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'q' }] } });
+      co.mock.enqueue('/v2/chat', { raw: { text: 'not json', contentType: 'application/json' } });
+      const res = await co.gw.call('/chat/completions', { headers: co.routed, body: { model: 'command-r', messages: [{ role: 'user', content: 'q' }] } });
       assert.match((await assertEnvelope(res, 502)).message, /not valid JSON/);
     });
 
     it('the OpenAI SDK sees an APIError with the status', async () => {
       const bad = new OpenAI({
         apiKey: 'co-wrong',
-        baseURL: gw.v1,
+        baseURL: co.gw.v1,
         maxRetries: 0,
-        defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': mock.url },
+        defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': co.mock.url },
       });
       await assert.rejects(
         bad.chat.completions.create({ model: 'command-r', messages: [{ role: 'user', content: 'q' }] }),
@@ -432,31 +411,31 @@ describe('cohere: chat completions', () => {
     const chatBody = { model: 'command-r', messages: [{ role: 'user', content: 'q' }] };
 
     it('api_key and custom_host from a config', async () => {
-      const config = JSON.stringify({ provider: 'cohere', api_key: KEY, custom_host: mock.url });
-      const res = await gw.call('/chat/completions', { headers: { 'x-gateway-config': config }, body: chatBody });
+      const config = JSON.stringify({ provider: 'cohere', api_key: KEY, custom_host: co.mock.url });
+      const res = await co.gw.call('/chat/completions', { headers: { 'x-gateway-config': config }, body: chatBody });
       assert.equal(res.status, 200);
       assert.equal(upstream().headers.authorization, `Bearer ${KEY}`);
     });
 
     it('a missing or malformed credential is a 400 naming it, and nothing is sent', async () => {
-      const none = await gw.call('/chat/completions', { headers: { 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': mock.url }, body: chatBody });
+      const none = await co.gw.call('/chat/completions', { headers: { 'x-gateway-provider': 'cohere', 'x-gateway-custom-host': co.mock.url }, body: chatBody });
       assert.equal((await assertEnvelope(none, 400)).param, 'api_key');
-      const spaced = await gw.call('/chat/completions', {
-        headers: { 'x-gateway-config': JSON.stringify({ provider: 'cohere', api_key: 'co key', custom_host: mock.url }) },
+      const spaced = await co.gw.call('/chat/completions', {
+        headers: { 'x-gateway-config': JSON.stringify({ provider: 'cohere', api_key: 'co key', custom_host: co.mock.url }) },
         body: chatBody,
       });
       assert.equal((await assertEnvelope(spaced, 400)).param, 'api_key');
-      const basic = await gw.call('/chat/completions', { headers: { ...routed, authorization: 'Basic Y286a2V5' }, body: chatBody });
+      const basic = await co.gw.call('/chat/completions', { headers: { ...co.routed, authorization: 'Basic Y286a2V5' }, body: chatBody });
       assert.equal((await assertEnvelope(basic, 400)).param, 'Authorization');
-      assert.equal(mock.requests.length, 0);
+      assert.equal(co.mock.requests.length, 0);
     });
 
     it('/completions is refused: Cohere\'s Generate API is deprecated', async () => {
       await assert.rejects(
-        client.completions.create({ model: 'command', prompt: 'say hi' }),
+        co.client.completions.create({ model: 'command', prompt: 'say hi' }),
         (e: unknown) => e instanceof OpenAI.BadRequestError && /deprecated/.test(e.message) && /chat\/completions/.test(e.message),
       );
-      assert.equal(mock.requests.length, 0);
+      assert.equal(co.mock.requests.length, 0);
     });
   });
 });

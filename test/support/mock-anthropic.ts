@@ -4,19 +4,11 @@
 // statuses, and it checks what the real API checks (credential, version header,
 // required fields, unknown fields, roles, tool_use/tool_result pairing, image
 // sources, thinking budget) so a translation mistake fails here as it would there.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-  json?: any;
-}
+import { countWords, startMockServer, type RecordedRequest } from './mock-server.js';
 
 export interface MockBlock {
   type: string;
@@ -69,30 +61,15 @@ const TOP_LEVEL = new Set([
   'tools', 'tool_choice', 'thinking', 'metadata', 'service_tier', 'output_config', 'container', 'mcp_servers',
   'context_management', 'inference_geo',
 ]);
+
+/** The one path scripted answers are for. */
+const MESSAGES = '/v1/messages';
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
 export async function startMockAnthropic(opts: MockAnthropicOptions = {}): Promise<MockAnthropic> {
   const name = opts.name ?? 'claude-mock';
-  const requests: RecordedRequest[] = [];
-  const queue: AnthropicScript[] = [];
-
-  const server = http.createServer((req, res) => {
-    void handle(req, res).catch(() => res.destroy());
-  });
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = Buffer.concat(chunks);
-    const rec: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body };
-    try {
-      rec.json = body.length > 0 ? JSON.parse(body.toString('utf8')) : undefined;
-    } catch {
-      // left undefined: /v1/messages answers 400
-    }
-    requests.push(rec);
-
-    const denied = checkHeaders(req.headers, opts.apiKey);
+  const server = await startMockServer<AnthropicScript>(async (rec, _req, res): Promise<void> => {
+    const denied = checkHeaders(rec.headers, opts.apiKey);
     if (denied) return sendError(res, denied.status, denied.type, denied.message);
     const pathname = new URL(rec.path, 'http://mock').pathname;
     if (rec.method === 'GET' && pathname === '/v1/messages/batches') {
@@ -101,7 +78,7 @@ export async function startMockAnthropic(opts: MockAnthropicOptions = {}): Promi
     if (rec.method === 'POST' && pathname === '/v1/messages/count_tokens') {
       return sendJson(res, 200, { input_tokens: countWords(JSON.stringify(rec.json?.messages ?? '')) });
     }
-    if (rec.method !== 'POST' || pathname !== '/v1/messages') return sendError(res, 404, 'not_found_error', 'Not found');
+    if (rec.method !== 'POST' || pathname !== MESSAGES) return sendError(res, 404, 'not_found_error', 'Not found');
 
     if (rec.json === undefined || typeof rec.json !== 'object' || Array.isArray(rec.json)) {
       return sendError(res, 400, 'invalid_request_error', 'There was an issue with the formatting or content of your request body');
@@ -109,7 +86,7 @@ export async function startMockAnthropic(opts: MockAnthropicOptions = {}): Promi
     const problem = validate(rec.json);
     if (problem) return sendError(res, 400, 'invalid_request_error', problem);
 
-    const script = queue.shift();
+    const script = server.next(MESSAGES);
     if (script?.raw !== undefined) {
       res.writeHead(script.status ?? 200, { 'content-type': 'text/plain', ...anthropicHeaders() });
       return void res.end(script.raw);
@@ -119,24 +96,14 @@ export async function startMockAnthropic(opts: MockAnthropicOptions = {}): Promi
     const message = buildMessage(rec.json, script?.message, name);
     if (rec.json.stream === true) return sendEvents(res, toEvents(message), opts);
     sendJson(res, script?.status ?? 200, message);
-  }
+  }, { json: 'non-empty' });
 
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    enqueue: (...s) => void queue.push(...s),
-    reset() {
-      requests.length = 0;
-      queue.length = 0;
-    },
-    async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
-    },
+    url: server.url,
+    requests: server.requests,
+    enqueue: (...s) => server.enqueue(MESSAGES, ...s),
+    reset: server.reset,
+    close: server.close,
   };
 }
 
@@ -343,8 +310,4 @@ function sendError(res: http.ServerResponse, status: number, type: string, messa
 
 function messageId(): string {
   return `msg_01${randomBytes(11).toString('hex')}`;
-}
-
-function countWords(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
 }

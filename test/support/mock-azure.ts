@@ -8,19 +8,9 @@
 // It checks what Azure checks (api-version, deployment, api-key or a bearer token for the right
 // audience, the Model Inference API's parameter rules) and answers with Azure's own shapes:
 // OpenAI's bodies plus content-filter fields, and Azure's errors.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-
-export interface RecordedRequest {
-  method: string;
-  /** Path including the query string. */
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-  json?: any;
-}
+import { countWords, float32Base64, startMockServer, type RecordedRequest } from './mock-server.js';
 
 export interface ScriptedResponse {
   status?: number;
@@ -80,34 +70,12 @@ interface IssuedToken {
 }
 
 export async function startMockAzure(opts: MockAzureOptions): Promise<MockAzure> {
-  const requests: RecordedRequest[] = [];
-  const queues = new Map<string, ScriptedResponse[]>();
   const tokens = new Map<string, IssuedToken>();
 
-  const server = http.createServer((req, res) => {
-    void handle(req, res);
-  });
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    try {
-      for await (const c of req) chunks.push(c as Buffer);
-    } catch {
-      return;
-    }
-    const rec: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks) };
-    if (/\bjson\b/i.test(req.headers['content-type'] ?? '')) {
-      try {
-        rec.json = JSON.parse(rec.body.toString('utf8'));
-      } catch {
-        // left undefined: answered as unparsable below
-      }
-    }
-    requests.push(rec);
+  const server = await startMockServer<ScriptedResponse>((rec, _req, res) => {
     const url = new URL(rec.path, 'http://mock');
-    const reply = queues.get(url.pathname)?.shift() ?? route(rec, url);
-    send(res, reply);
-  }
+    send(res, server.next(url.pathname) ?? route(rec, url));
+  });
 
   function route(rec: RecordedRequest, url: URL): Reply {
     const p = url.pathname;
@@ -255,27 +223,15 @@ export async function startMockAzure(opts: MockAzureOptions): Promise<MockAzure>
     return null;
   }
 
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as AddressInfo).port;
   const isToken = (r: RecordedRequest): boolean => /\/oauth2\/v2\.0\/token$/.test(new URL(r.path, 'http://mock').pathname);
   return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    tokenRequests: () => requests.filter(isToken),
-    apiRequests: () => requests.filter((r) => !isToken(r)),
-    enqueue(path, ...responses) {
-      queues.set(path, [...(queues.get(path) ?? []), ...responses]);
-    },
-    reset() {
-      requests.length = 0;
-      queues.clear();
-    },
-    async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
-    },
+    url: server.url,
+    requests: server.requests,
+    tokenRequests: () => server.requests.filter(isToken),
+    apiRequests: () => server.requests.filter((r) => !isToken(r)),
+    enqueue: server.enqueue,
+    reset: server.reset,
+    close: server.close,
   };
 }
 
@@ -359,7 +315,7 @@ function chat(body: any, s: Served): Reply {
   const lastUser = [...body.messages].reverse().find((m: any) => m?.role === 'user');
   const content = `[${s.label}] echo: ${textOf(lastUser?.content)}`;
   const pieces = content.split(/(?=\s)/);
-  const promptTokens = body.messages.reduce((n: number, m: any) => n + words(textOf(m?.content)), 0);
+  const promptTokens = body.messages.reduce((n: number, m: any) => n + countWords(textOf(m?.content)), 0);
   const usage = {
     prompt_tokens: promptTokens,
     completion_tokens: pieces.length,
@@ -410,7 +366,7 @@ function completion(body: any, s: Served): Reply {
   const prompt = Array.isArray(body.prompt) ? body.prompt.join(' ') : String(body.prompt);
   const text = `[${s.label}] echo: ${prompt}`;
   const base = { id: `cmpl-${randomBytes(15).toString('base64url')}`, object: 'text_completion', created: Math.floor(Date.now() / 1000), model: s.model };
-  const usage = { prompt_tokens: words(prompt), completion_tokens: words(text), total_tokens: words(prompt) + words(text) };
+  const usage = { prompt_tokens: countWords(prompt), completion_tokens: countWords(text), total_tokens: countWords(prompt) + countWords(text) };
   if (body.stream !== true) {
     return { body: { ...base, choices: [{ text, index: 0, logprobs: null, finish_reason: 'stop' }], usage } };
   }
@@ -431,7 +387,7 @@ function image(body: any): Reply {
 function embeddings(body: any, s: Served): Reply {
   if (body.input === undefined) return missing('input');
   const items: unknown[] = Array.isArray(body.input) && !body.input.every((x: unknown) => typeof x === 'number') ? body.input : [body.input];
-  const tokens = items.reduce<number>((n, it) => n + words(String(it)), 0);
+  const tokens = items.reduce<number>((n, it) => n + countWords(String(it)), 0);
   return {
     body: {
       object: 'list',
@@ -455,20 +411,10 @@ function textOf(content: unknown): string {
   return '';
 }
 
-function words(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
-}
-
 /** A deterministic unit vector of 8 float32 values. */
 function vector(key: string): number[] {
   const h = createHash('sha256').update(key).digest();
   const raw = Array.from({ length: 8 }, (_, i) => (h.readUInt32LE(i * 4) / 0xffffffff) * 2 - 1);
   const norm = Math.hypot(...raw) || 1;
   return raw.map((v) => Math.fround(v / norm));
-}
-
-function float32Base64(vec: number[]): string {
-  const buf = Buffer.alloc(vec.length * 4);
-  vec.forEach((v, i) => buf.writeFloatLE(v, i * 4));
-  return buf.toString('base64');
 }

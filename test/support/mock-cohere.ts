@@ -4,20 +4,9 @@
 // without tools, out-of-range sampling, a missing input_type…), so every request the
 // gateway translates is checked before it is answered. Source of the shapes: Cohere's
 // API reference (docs.cohere.com/reference/chat, /chat-stream, /embed).
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { createHash, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
-
-export interface CohereRequest {
-  method: string;
-  /** Path including the query string. */
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-  json?: any;
-}
+import { countWords, pause, startMockServer, type RecordedRequest } from './mock-server.js';
 
 export interface CohereScripted {
   /** Default 200. */
@@ -39,7 +28,7 @@ export interface CohereScripted {
 export interface MockCohere {
   /** http://127.0.0.1:<port>: Cohere's base, before its /v1 or /v2. */
   readonly url: string;
-  readonly requests: CohereRequest[];
+  readonly requests: RecordedRequest[];
   /** Answers for a path without its query, used in order once the request passed the checks. */
   enqueue(path: string, ...responses: CohereScripted[]): void;
   reset(): void;
@@ -49,55 +38,12 @@ export interface MockCohere {
 export const DEFAULT_EMBED_DIMS = 8;
 
 export async function startMockCohere(opts: { apiKey: string }): Promise<MockCohere> {
-  const requests: CohereRequest[] = [];
-  const queues = new Map<string, CohereScripted[]>();
-
-  const server = http.createServer((req, res) => {
-    void handle(req, res);
-  });
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const ac = new AbortController();
-    res.on('close', () => ac.abort());
-    const chunks: Buffer[] = [];
-    try {
-      for await (const c of req) chunks.push(c as Buffer);
-    } catch {
-      return;
-    }
-    const rec: CohereRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks) };
-    if (/\bjson\b/i.test(req.headers['content-type'] ?? '')) {
-      try {
-        rec.json = JSON.parse(rec.body.toString('utf8'));
-      } catch {
-        // left undefined: answered as Cohere answers unparsable JSON
-      }
-    }
-    requests.push(rec);
+  const server = await startMockServer<CohereScripted>(async (rec, _req, res, signal) => {
     const pathname = new URL(rec.path, 'http://mock').pathname;
-    const reply = check(rec, pathname, opts.apiKey) ?? queues.get(pathname)?.shift() ?? defaultReply(rec, pathname);
-    await send(res, reply, ac.signal);
-  }
-
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as AddressInfo).port;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    enqueue(path, ...responses) {
-      queues.set(path, [...(queues.get(path) ?? []), ...responses]);
-    },
-    reset() {
-      requests.length = 0;
-      queues.clear();
-    },
-    async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
-    },
-  };
+    const reply = check(rec, pathname, opts.apiKey) ?? server.next(pathname) ?? defaultReply(rec, pathname);
+    await send(res, reply, signal);
+  });
+  return { url: server.url, requests: server.requests, enqueue: server.enqueue, reset: server.reset, close: server.close };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -106,7 +52,7 @@ export async function startMockCohere(opts: { apiKey: string }): Promise<MockCoh
 const fail = (status: number, message: string): CohereScripted => ({ status, body: { id: randomUUID(), message } });
 const invalidRequest = (message: string): CohereScripted => fail(400, `invalid request: ${message}`);
 
-function check(rec: CohereRequest, pathname: string, apiKey: string): CohereScripted | undefined {
+function check(rec: RecordedRequest, pathname: string, apiKey: string): CohereScripted | undefined {
   const auth = rec.headers.authorization;
   if (auth === undefined) return fail(401, 'no api key supplied');
   const token = /^Bearer (.+)$/i.exec(auth)?.[1];
@@ -196,7 +142,7 @@ function checkEmbed(body: any): CohereScripted | undefined {
 // ---------------------------------------------------------------------------------------
 // Default answers: echo chat, deterministic embeddings, and an echo of anything else
 
-function defaultReply(rec: CohereRequest, pathname: string): CohereScripted {
+function defaultReply(rec: RecordedRequest, pathname: string): CohereScripted {
   if (rec.method === 'POST' && pathname === '/v2/chat') return chat(rec.json);
   if (rec.method === 'POST' && pathname === '/v2/embed') return embed(rec.json);
   return { body: { method: rec.method, path: rec.path, headers: rec.headers, body: rec.body.toString('utf8') } };
@@ -209,7 +155,6 @@ function textOf(content: unknown): string {
 }
 
 const words = (s: string): string[] => s.split(/(?=\s)/).filter((w) => w.length > 0);
-const count = (s: string): number => s.split(/\s+/).filter(Boolean).length;
 
 /**
  * Echoes the last user message; with tools offered (and not refused) after a user turn,
@@ -218,14 +163,14 @@ const count = (s: string): number => s.split(/\s+/).filter(Boolean).length;
 function chat(body: any): CohereScripted {
   const messages: any[] = body.messages;
   const last = messages.at(-1);
-  const promptTokens = messages.reduce((n, m) => n + count(textOf(m.content)), 0);
+  const promptTokens = messages.reduce((n, m) => n + countWords(textOf(m.content)), 0);
   const id = randomUUID();
   const tool = body.tool_choice !== 'NONE' && last.role === 'user' ? body.tools?.[0] : undefined;
   if (tool !== undefined) {
     const name: string = tool.function.name;
     const plan = `I will call ${name}.`;
     const call = { id: `${name}_${id.slice(0, 8)}`, type: 'function', function: { name, arguments: JSON.stringify({ q: textOf(last.content) }) } };
-    const usage = usageOf(promptTokens, count(plan) + 5);
+    const usage = usageOf(promptTokens, countWords(plan) + 5);
     if (body.stream !== true) {
       return { body: { id, finish_reason: 'TOOL_CALL', message: { role: 'assistant', tool_plan: plan, tool_calls: [call] }, usage } };
     }
@@ -271,7 +216,7 @@ function embed(body: any): CohereScripted {
       id: randomUUID(),
       texts,
       embeddings: { float: texts.map((t) => mockVector(t, dims)) },
-      meta: { api_version: { version: '2' }, billed_units: { input_tokens: texts.reduce((n, t) => n + count(t), 0) } },
+      meta: { api_version: { version: '2' }, billed_units: { input_tokens: texts.reduce((n, t) => n + countWords(t), 0) } },
       response_type: 'embeddings_by_type',
     },
   };
@@ -303,13 +248,7 @@ async function send(res: http.ServerResponse, r: CohereScripted, signal: AbortSi
     else for (const f of frames) pieces.push(Buffer.from(f, 'utf8'));
     for (const [i, p] of pieces.entries()) {
       if (res.destroyed) return;
-      if (i > 0 && r.chunkDelayMs !== undefined) {
-        try {
-          await sleep(r.chunkDelayMs, undefined, { signal });
-        } catch {
-          return;
-        }
-      }
+      if (i > 0 && r.chunkDelayMs !== undefined && !(await pause(r.chunkDelayMs, signal))) return;
       res.write(p);
     }
     res.end();

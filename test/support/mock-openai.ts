@@ -1,23 +1,10 @@
 // A mock OpenAI upstream on loopback for the gateway's HTTP tests. It speaks OpenAI's
 // wire format (bodies, SSE framing, error shape, response headers) closely enough that
 // the official `openai` SDK parses it, so the gateway is tested against realistic bytes.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
-
-export interface RecordedRequest {
-  method: string;
-  /** Path including the query string. */
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-  /** Parsed body, present when the content-type is JSON and the body parses. */
-  json?: any;
-  /** Date.now() when the request arrived. */
-  at: number;
-}
+import { countWords, float32Base64, pause, startMockServer, type RecordedRequest } from './mock-server.js';
 
 export interface ScriptedResponse {
   /** Default 200. */
@@ -62,8 +49,6 @@ const DEFAULT_EMBEDDING_DIMS = 8;
 
 export async function startMockOpenAI(opts: { apiKey?: string; name?: string } = {}): Promise<MockOpenAI> {
   const name = opts.name ?? 'mock';
-  const requests: RecordedRequest[] = [];
-  const queues = new Map<string, ScriptedResponse[]>();
   let aborted = 0;
   const abortWaiters = new Set<{ n: number; resolve: () => void }>();
 
@@ -77,62 +62,27 @@ export async function startMockOpenAI(opts: { apiKey?: string; name?: string } =
     }
   };
 
-  const server = http.createServer((req, res) => {
-    void handle(req, res);
-  });
-
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const at = Date.now();
-    // Aborts pending delays and drain waits once the peer goes away (or close() runs).
-    const ac = new AbortController();
-    res.on('close', () => ac.abort());
-
-    const chunks: Buffer[] = [];
-    try {
-      for await (const c of req) chunks.push(c as Buffer);
-    } catch {
-      return; // client went away mid-body: nothing to record or answer
-    }
-    const body = Buffer.concat(chunks);
-    const rec: RecordedRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body, at };
-    if (/\bjson\b/i.test(req.headers['content-type'] ?? '')) {
-      try {
-        rec.json = JSON.parse(body.toString('utf8'));
-      } catch {
-        // left undefined: model paths answer 400, the echo endpoint doesn't care
-      }
-    }
-    requests.push(rec);
-
+  const server = await startMockServer<ScriptedResponse>(async (rec, req, res, signal) => {
     try {
       const pathname = new URL(rec.path, 'http://mock').pathname;
-      const reply = queues.get(pathname)?.shift() ?? defaultReply(rec, pathname, name, opts.apiKey);
-      await send(req, res, reply, at, ac.signal, onStreamAborted);
+      const reply = server.next(pathname) ?? defaultReply(rec, pathname, name, opts.apiKey);
+      await send(req, res, reply, rec.at, signal, onStreamAborted);
     } catch (err) {
       if (!res.headersSent) {
-        writeJson(res, 500, openaiHeaders(at), errorBody(`mock failure: ${String(err)}`, 'server_error'));
+        writeJson(res, 500, openaiHeaders(rec.at), errorBody(`mock failure: ${String(err)}`, 'server_error'));
       } else {
         res.destroy();
       }
     }
-  }
-
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as AddressInfo).port;
+  });
 
   return {
-    url: `http://127.0.0.1:${port}/v1`,
-    port,
-    requests,
-    enqueue(path, ...responses) {
-      const q = queues.get(path) ?? [];
-      q.push(...responses);
-      queues.set(path, q);
-    },
+    url: `${server.url}/v1`,
+    port: server.port,
+    requests: server.requests,
+    enqueue: server.enqueue,
     reset() {
-      requests.length = 0;
-      queues.clear();
+      server.reset();
       aborted = 0;
     },
     get abortedStreams() {
@@ -155,12 +105,7 @@ export async function startMockOpenAI(opts: { apiKey?: string; name?: string } =
         abortWaiters.add(waiter);
       });
     },
-    async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Kill keep-alive and in-flight (delayed/streaming) connections so close() never hangs.
-      server.closeAllConnections();
-      await closed;
-    },
+    close: server.close,
   };
 }
 
@@ -212,16 +157,6 @@ async function send(
   }
   res.writeHead(status, mergeHeaders(headers, r.headers));
   res.end(payload);
-}
-
-/** Resolves false if the peer went away during the pause. */
-async function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  try {
-    await sleep(ms, undefined, { signal });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Writes with back-pressure; resolves false once the peer is gone. */
@@ -478,10 +413,6 @@ function splitWords(text: string): string[] {
   return text.split(/(?=\s)/).filter((s) => s.length > 0);
 }
 
-function countWords(text: string): number {
-  return text.split(/\s+/).filter(Boolean).length;
-}
-
 /** The legacy prompt may be a string, strings, a token array or token arrays. */
 function normalizePrompts(prompt: unknown): string[] {
   if (!Array.isArray(prompt)) return [String(prompt)];
@@ -499,13 +430,6 @@ function embed(key: string, dims: number): number[] {
   const norm = Math.hypot(...raw) || 1;
   // Rounded to float32 so the float and base64 encodings carry identical values.
   return raw.map((v) => Math.fround(v / norm));
-}
-
-/** OpenAI's base64 encoding: the vector as little-endian float32 bytes. */
-function float32Base64(vec: number[]): string {
-  const buf = Buffer.alloc(vec.length * 4);
-  vec.forEach((v, i) => buf.writeFloatLE(v, i * 4));
-  return buf.toString('base64');
 }
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

@@ -10,6 +10,7 @@
  * does not know.
  */
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
+import type { OpenAIFunctionCallParam, OpenAIMessageParam } from '../shared/openai-request.js';
 import type {
   AnthropicCacheControl,
   AnthropicMessageParam,
@@ -77,18 +78,7 @@ interface OpenAIPart {
 
 type OpenAIContent = string | OpenAIPart[] | null | undefined;
 
-interface OpenAIFunctionCall {
-  name?: unknown;
-  arguments?: unknown;
-}
-
-interface OpenAIMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
-  content?: OpenAIContent;
-  name?: string;
-  tool_call_id?: string;
-  tool_calls?: { id?: unknown; type?: unknown; function?: OpenAIFunctionCall }[];
-  function_call?: OpenAIFunctionCall;
+interface OpenAIMessage extends OpenAIMessageParam<OpenAIPart> {
   /** Anthropic thinking blocks returned by this gateway (message.thinking_blocks), sent back as they came. */
   thinking_blocks?: unknown;
 }
@@ -303,7 +293,7 @@ function assistantBlocks(m: OpenAIMessage, i: number, functionCallIds: Map<strin
   return blocks;
 }
 
-function toolUse(id: string, fn: OpenAIFunctionCall | undefined, at: string): AnthropicToolUseBlock {
+function toolUse(id: string, fn: OpenAIFunctionCallParam | undefined, at: string): AnthropicToolUseBlock {
   if (typeof fn?.name !== 'string' || fn.name === '') throw invalid(`${at}.name: must be a non-empty string`, `${at}.name`);
   return { type: 'tool_use', id, name: fn.name, input: parseArguments(fn.arguments, `${at}.arguments`) };
 }

@@ -10,16 +10,9 @@
  * Thinking only ever appears when the request enabled it, which the router
  * allows only with strict_compat_compliance false.
  */
-import type { FinishReason, OpenAIUsage } from '../shared/openai-shape.js';
-import { nowSeconds } from '../shared/openai-shape.js';
+import { nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../shared/openai-shape.js';
 import type { ReplyOptions } from './request.js';
 import type { AnthropicMessage, AnthropicRedactedThinkingBlock, AnthropicThinkingBlock, AnthropicUsage } from './wire.js';
-
-export interface OpenAIToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
 
 export interface OpenAIAssistantMessage {
   role: 'assistant';
@@ -110,10 +103,7 @@ export function fromAnthropicMessage(msg: AnthropicMessage, opts: ReplyOptions):
     }
   }
   const message: OpenAIAssistantMessage = { role: 'assistant', content: text, refusal: null };
-  if (calls.length > 0) {
-    if (opts.legacyFunctions) message.function_call = calls[0]!.function;
-    else message.tool_calls = calls;
-  }
+  putToolCalls(message, calls, opts.legacyFunctions);
   if (reasoning !== null) message.reasoning_content = reasoning;
   if (thinking.length > 0) message.thinking_blocks = thinking;
   return {

@@ -23,19 +23,16 @@
  * client must not mistake a cut answer for a whole one.
  */
 import { Transform, type TransformCallback } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { GatewayError } from '../../shared/errors.js';
-import { chatChunk, completionId, nowSeconds, sseEvent, SSE_DONE, usageChunk, type FinishReason } from '../shared/openai-shape.js';
+import { chatChunk, completionId, nowSeconds, sseEvent, SSE_DONE, toolCallDelta, usageChunk, type FinishReason } from '../shared/openai-shape.js';
+import { SseReader, type SseEvent } from '../shared/sse.js';
 import { streamError } from './errors.js';
 import type { ReplyOptions } from './request.js';
 import { finishReason, openAIUsage } from './response.js';
 import type { AnthropicResponseBlock, AnthropicStreamEvent, AnthropicUsage } from './wire.js';
 
 export class AnthropicStream extends Transform {
-  private readonly decoder = new StringDecoder('utf8');
-  /** Text after the last newline, and the data lines of the event being read. */
-  private partial = '';
-  private data: string[] = [];
+  private readonly reader = new SseReader();
   private done = false;
 
   private id = completionId();
@@ -52,31 +49,22 @@ export class AnthropicStream extends Transform {
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    if (!this.done) this.feed(this.decoder.write(chunk));
+    if (!this.done) this.dispatchAll(this.reader.push(chunk));
     cb();
   }
 
   override _flush(cb: TransformCallback): void {
-    // A last event without its blank line still counts.
-    if (!this.done) this.feed(this.decoder.end() + '\n\n');
+    // end() still counts a last event without its blank line.
+    if (!this.done) this.dispatchAll(this.reader.end());
     if (!this.done) this.fail(new GatewayError(502, 'anthropic stream ended before message_stop', { code: 'incomplete_stream' }));
     cb();
   }
 
-  /** SSE framing (WHATWG): lines end in \n or \r\n; `data:` lines accumulate; a blank line ends the event. */
-  private feed(text: string): void {
-    const lines = (this.partial + text).split('\n');
-    this.partial = lines.pop()!;
-    for (let line of lines) {
+  /** `event:` repeats the data's own `type`: only the data is read. Nothing after the end counts. */
+  private dispatchAll(events: SseEvent[]): void {
+    for (const e of events) {
       if (this.done) return;
-      if (line.endsWith('\r')) line = line.slice(0, -1);
-      if (line === '') {
-        if (this.data.length > 0) this.dispatch(this.data.join('\n'));
-        this.data = [];
-      } else if (line.startsWith('data:')) {
-        this.data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-      }
-      // `event:` repeats the data's own `type`; comments, id and retry lines carry nothing here.
+      this.dispatch(e.data);
     }
   }
 
@@ -161,10 +149,9 @@ export class AnthropicStream extends Transform {
     }
   }
 
-  /** A tool call delta; a legacy `functions` request gets its one call as function_call. */
-  private toolDelta(n: number, call: { id?: string; type?: 'function'; function: { name?: string; arguments: string } }): void {
-    if (!this.opts.legacyFunctions) this.send({ tool_calls: [{ index: n, ...call }] });
-    else if (n === 0) this.send({ function_call: call.function });
+  private toolDelta(n: number, call: Parameters<typeof toolCallDelta>[1]): void {
+    const delta = toolCallDelta(n, call, this.opts.legacyFunctions);
+    if (delta !== undefined) this.send(delta);
   }
 
   private send(delta: Record<string, unknown>, finish: FinishReason | null = null): void {

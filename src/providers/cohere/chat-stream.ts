@@ -19,9 +19,9 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../../shared/errors.js';
-import { chatChunk, completionId, nowSeconds, sseEvent, SSE_DONE, usageChunk } from '../shared/openai-shape.js';
+import { chatChunk, completionId, nowSeconds, sseEvent, SSE_DONE, toolCallDelta, usageChunk } from '../shared/openai-shape.js';
 import { finishReason, generationFailed, toLogprobs, toUsage, type ChatContext } from './chat.js';
-import { SseReader } from './sse.js';
+import { SseReader } from '../shared/sse.js';
 import type { CohereStreamEvent } from './wire.js';
 
 export function chatStream(ctx: ChatContext): Transform {
@@ -113,20 +113,16 @@ class StreamState {
         const call = ev.delta?.message?.tool_calls;
         const index = this.toolIndex.size;
         this.toolIndex.set(ev.index ?? index, index);
-        const name = call?.function?.name ?? '';
-        const args = call?.function?.arguments ?? '';
-        if (this.ctx.legacyFunctions) {
-          // OpenAI's legacy shape carries one call.
-          return index === 0 ? this.start() + this.chunk({ function_call: { name, arguments: args } }) : '';
-        }
-        return this.start() + this.chunk({ tool_calls: [{ index, id: call?.id ?? '', type: 'function', function: { name, arguments: args } }] });
+        const fn = { name: call?.function?.name ?? '', arguments: call?.function?.arguments ?? '' };
+        const delta = toolCallDelta(index, { id: call?.id ?? '', type: 'function', function: fn }, this.ctx.legacyFunctions);
+        return delta === undefined ? '' : this.start() + this.chunk(delta);
       }
       case 'tool-call-delta': {
         const args = ev.delta?.message?.tool_calls?.function?.arguments;
         if (typeof args !== 'string' || args === '') return '';
         const index = this.toolIndex.get(ev.index ?? -1) ?? this.toolIndex.size - 1;
-        if (this.ctx.legacyFunctions) return index === 0 ? this.chunk({ function_call: { arguments: args } }) : '';
-        return this.chunk({ tool_calls: [{ index, function: { arguments: args } }] });
+        const delta = toolCallDelta(index, { function: { arguments: args } }, this.ctx.legacyFunctions);
+        return delta === undefined ? '' : this.chunk(delta);
       }
       case 'message-end': {
         const d = ev.delta;

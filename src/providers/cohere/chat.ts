@@ -11,7 +11,8 @@
  * `priority`, `strict_tools` — passed on as the client sent it.
  */
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
-import { completionId, nowSeconds, type FinishReason, type OpenAIUsage } from '../shared/openai-shape.js';
+import type { OpenAIFunctionCallParam, OpenAIMessageParam } from '../shared/openai-request.js';
+import { completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../shared/openai-shape.js';
 import type {
   CohereAssistantMessage,
   CohereChatRequest,
@@ -40,20 +41,7 @@ interface OpenAIPart {
   image_url?: { url?: unknown; detail?: unknown };
 }
 
-interface OpenAIToolCall {
-  id?: unknown;
-  type?: unknown;
-  function?: { name?: unknown; arguments?: unknown };
-}
-
-interface OpenAIMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
-  content?: string | OpenAIPart[] | null;
-  name?: string;
-  tool_calls?: OpenAIToolCall[];
-  tool_call_id?: string;
-  function_call?: { name?: unknown; arguments?: unknown } | null;
-}
+type OpenAIMessage = OpenAIMessageParam<OpenAIPart>;
 
 interface OpenAIFunction {
   name: string;
@@ -296,7 +284,7 @@ function legacyCallId(index: number): string {
   return `function-call-${index}`;
 }
 
-function toolCall(id: unknown, fn: { name?: unknown; arguments?: unknown } | undefined, at: string): Result<CohereToolCall> {
+function toolCall(id: unknown, fn: OpenAIFunctionCallParam | undefined, at: string): Result<CohereToolCall> {
   if (typeof id !== 'string') return bad('must be a string', `${at}.id`);
   if (typeof fn?.name !== 'string') return bad('must be a string', `${at}.function.name`);
   if (typeof fn.arguments !== 'string') return bad('must be a JSON string', `${at}.function.arguments`);
@@ -454,12 +442,8 @@ export function fromCohereChat(res: CohereChatResponse, ctx: ChatContext): Resul
   if (calls.length > 0) {
     // The plan is what the model said before calling: OpenAI's content beside tool_calls.
     message.content = text !== '' ? text : res.message.tool_plan || null;
-    if (ctx.legacyFunctions) {
-      // OpenAI's legacy shape carries one call.
-      message.function_call = { name: calls[0]!.function.name, arguments: calls[0]!.function.arguments };
-    } else {
-      message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
-    }
+    const openAICalls = calls.map((c): OpenAIToolCall => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
+    putToolCalls(message, openAICalls, ctx.legacyFunctions);
   }
   // Reasoning text in the field DeepSeek, vLLM and others use; OpenAI's own API does not return it.
   if (thinking !== '') message.reasoning_content = thinking;

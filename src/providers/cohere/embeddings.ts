@@ -17,6 +17,7 @@
  */
 import { Transform } from 'node:stream';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
+import { openAIEmbeddingList } from '../shared/embeddings.js';
 import type { CohereEmbedRequest, CohereEmbedResponse } from './wire.js';
 
 export interface EmbedContext {
@@ -65,21 +66,7 @@ export function fromCohereEmbed(res: CohereEmbedResponse, ctx: EmbedContext): Re
     return { ok: false, error: new GatewayError(502, 'cohere: the embed answer has no float embeddings', { code: 'bad_provider_response' }) };
   }
   const tokens = res.meta?.tokens?.input_tokens ?? res.meta?.billed_units?.input_tokens ?? 0;
-  return ok(
-    JSON.stringify({
-      object: 'list',
-      data: floats.map((v, index) => ({ object: 'embedding', index, embedding: ctx.base64 ? float32Base64(v) : v })),
-      model: ctx.model,
-      usage: { prompt_tokens: tokens, total_tokens: tokens },
-    }),
-  );
-}
-
-/** OpenAI's base64 encoding: the vector as little-endian float32 bytes. */
-export function float32Base64(vec: number[]): string {
-  const buf = Buffer.allocUnsafe(vec.length * 4);
-  for (let i = 0; i < vec.length; i++) buf.writeFloatLE(vec[i]!, i * 4);
-  return buf.toString('base64');
+  return ok(openAIEmbeddingList(floats, ctx.model, tokens, ctx.base64));
 }
 
 /** The Translator's stream side, unreachable here: toCohereEmbed refuses `stream`, so the relay reads embed answers whole. */

@@ -45,3 +45,37 @@ export function chatChunk(
 export function usageChunk(id: string, model: string, created: number, usage: OpenAIUsage): Record<string, unknown> {
   return { id, object: 'chat.completion.chunk', created, model, choices: [], usage };
 }
+
+export interface OpenAIToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/**
+ * An answer's tool calls on its message. A request that used the legacy
+ * `functions` gets OpenAI's legacy shape, which carries one call.
+ */
+export function putToolCalls(
+  message: { tool_calls?: OpenAIToolCall[]; function_call?: OpenAIToolCall['function'] },
+  calls: OpenAIToolCall[],
+  legacyFunctions: boolean,
+): void {
+  if (calls.length === 0) return;
+  if (legacyFunctions) message.function_call = calls[0]!.function;
+  else message.tool_calls = calls;
+}
+
+/**
+ * The delta streaming part of the tool call numbered `index` (in order of
+ * appearance): tool_calls[index], or for a legacy `functions` request
+ * function_call, first call only (undefined: nothing to send).
+ */
+export function toolCallDelta(
+  index: number,
+  call: { id?: string; type?: 'function'; function: { name?: string; arguments: string } },
+  legacyFunctions: boolean,
+): Record<string, unknown> | undefined {
+  if (!legacyFunctions) return { tool_calls: [{ index, ...call }] };
+  return index === 0 ? { function_call: call.function } : undefined;
+}

@@ -3,12 +3,10 @@
 // SigV4 verified from scratch with the known secret (not with the library the gateway
 // signs with), errors as `x-amzn-ErrorType` + `{"message"}`, and ConverseStream bodies
 // in the binary eventstream framing with real CRCs.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { createHash, createHmac, randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { crc32 } from 'node:zlib';
+import { countWords, pause, startMockServer, type RecordedRequest } from './mock-server.js';
 
 export interface MockCredentials {
   accessKeyId: string;
@@ -16,13 +14,8 @@ export interface MockCredentials {
   sessionToken?: string;
 }
 
-export interface BedrockRequest {
-  method: string;
-  /** Path and query as received (the model segment still encoded). */
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-  json?: any;
+/** `path` is as received: the model segment still encoded. */
+export interface BedrockRequest extends RecordedRequest {
   /** Decoded model id or ARN, for /model/{modelId}/… paths. */
   modelId?: string;
   operation?: 'converse' | 'converse-stream' | 'invoke';
@@ -52,43 +45,32 @@ export interface MockBedrock {
 export const MOCK_REGION = 'us-west-2';
 
 export async function startMockBedrock(creds: MockCredentials, region = MOCK_REGION): Promise<MockBedrock> {
-  const requests: BedrockRequest[] = [];
-  const queues = new Map<string, Scripted[]>();
-
-  const server = http.createServer((req, res) => {
-    void handle(req, res).catch((e: unknown) => {
+  // Bodies with a JSON content type are parsed (left undefined if they do not parse: the operation answers its own error).
+  const server = await startMockServer<Scripted>(async (rec, _req, res, signal) => {
+    try {
+      await handle(rec, res, signal);
+    } catch (e: unknown) {
       if (!res.headersSent) sendError(res, 500, 'InternalServerException', `mock failure: ${String(e)}`);
       else res.destroy();
-    });
+    }
   });
 
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = Buffer.concat(chunks);
-    const rec: BedrockRequest = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body };
-    if (/json/.test(req.headers['content-type'] ?? '')) {
-      try {
-        rec.json = JSON.parse(body.toString('utf8'));
-      } catch {
-        // left undefined: the operation answers its own error
-      }
-    }
+  async function handle(rec: BedrockRequest, res: http.ServerResponse, signal: AbortSignal): Promise<void> {
+    // Set before any await, so the recorded request carries them from the start.
     const m = /^\/model\/([^/?]+)\/(converse|converse-stream|invoke)$/.exec(rec.path);
     if (m !== null) {
       rec.modelId = decodeURIComponent(m[1]!);
       rec.operation = m[2] as BedrockRequest['operation'];
     }
-    requests.push(rec);
 
     const denied = verifySigV4(rec, creds, region);
     if (denied !== null) return sendError(res, 403, denied.type, denied.message, 'com.amazon.coral.service');
 
-    const scripted = queues.get(rec.operation ?? 'other')?.shift();
-    if (scripted !== undefined) return sendScripted(res, scripted);
+    const scripted = server.next(rec.operation ?? 'other');
+    if (scripted !== undefined) return sendScripted(res, scripted, signal);
     if (rec.operation === undefined) {
       // Not a runtime operation: an echo, so proxy tests can see what arrived.
-      return sendJson(res, 200, { method: rec.method, path: rec.path, body: body.toString('utf8') });
+      return sendJson(res, 200, { method: rec.method, path: rec.path, body: rec.body.toString('utf8') });
     }
     if (rec.method !== 'POST') return sendError(res, 404, 'UnknownOperationException', 'Unknown operation');
     if (rec.json === undefined || typeof rec.json !== 'object' || rec.json === null) {
@@ -102,27 +84,16 @@ export async function startMockBedrock(creds: MockCredentials, region = MOCK_REG
     if (problem !== null) return sendError(res, 400, 'ValidationException', problem);
     const answer = echoAnswer(rec.json);
     if (rec.operation === 'converse') return sendJson(res, 200, answer.response);
-    return sendStream(res, { stream: answer.events });
+    return sendStream(res, { stream: answer.events }, signal);
   }
 
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    enqueue(operation, ...replies) {
-      queues.set(operation, [...(queues.get(operation) ?? []), ...replies]);
-    },
-    reset() {
-      requests.length = 0;
-      queues.clear();
-    },
-    async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
-    },
+    url: server.url,
+    requests: server.requests,
+    // Queues are keyed by operation ('other' for any other path) rather than by path.
+    enqueue: (operation, ...replies) => server.enqueue(operation, ...replies),
+    reset: server.reset,
+    close: server.close,
   };
 }
 
@@ -266,10 +237,10 @@ function sendError(res: http.ServerResponse, status: number, type: string, messa
   sendJson(res, status, { message }, { 'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/${namespace}/` });
 }
 
-async function sendStream(res: http.ServerResponse, s: { stream: StreamItem[]; chunkDelayMs?: number }): Promise<void> {
+async function sendStream(res: http.ServerResponse, s: { stream: StreamItem[]; chunkDelayMs?: number }, signal: AbortSignal): Promise<void> {
   res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': requestId() });
   for (const [i, item] of s.stream.entries()) {
-    if (i > 0 && s.chunkDelayMs) await sleep(s.chunkDelayMs);
+    if (i > 0 && s.chunkDelayMs && !(await pause(s.chunkDelayMs, signal))) return;
     if (res.destroyed) return;
     const bytes = 'raw' in item ? item.raw : 'exception' in item ? encodeException(item.exception, item.message) : encodeEvent(item.event, item.payload);
     // Split each frame in two writes: the gateway must reassemble frames across chunks.
@@ -280,10 +251,10 @@ async function sendStream(res: http.ServerResponse, s: { stream: StreamItem[]; c
   res.end();
 }
 
-function sendScripted(res: http.ServerResponse, s: Scripted): Promise<void> | void {
+function sendScripted(res: http.ServerResponse, s: Scripted, signal: AbortSignal): Promise<void> | void {
   if ('errorType' in s) return sendError(res, s.status, s.errorType, s.message);
   if ('json' in s) return sendJson(res, 200, s.json, s.headers);
-  return sendStream(res, s);
+  return sendStream(res, s, signal);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -353,7 +324,7 @@ function echoAnswer(body: any): { response: unknown; events: StreamItem[] } {
   const said = lastUser.content.filter((b: any) => typeof b.text === 'string').map((b: any) => b.text).join(' ');
   const text = body.outputConfig !== undefined ? JSON.stringify({ echo: said }) : `[bedrock] echo: ${said}`;
   const pieces = words(text);
-  const inputTokens = body.messages.reduce((n: number, m: any) => n + m.content.filter((b: any) => b.text).reduce((k: number, b: any) => k + b.text.split(/\s+/).filter(Boolean).length, 0), 0);
+  const inputTokens = body.messages.reduce((n: number, m: any) => n + m.content.filter((b: any) => b.text).reduce((k: number, b: any) => k + countWords(b.text), 0), 0);
   const usage = { inputTokens, outputTokens: pieces.length, totalTokens: inputTokens + pieces.length };
   return {
     response: {
@@ -394,7 +365,7 @@ function vector(text: string, dims: number): number[] {
   return out.map((v) => Math.fround(v / norm));
 }
 
-const tokenCount = (texts: string[]): number => texts.reduce((n, t) => n + t.split(/\s+/).filter(Boolean).length, 0);
+const tokenCount = (texts: string[]): number => texts.reduce((n, t) => n + countWords(t), 0);
 
 function invoke(res: http.ServerResponse, modelId: string, body: any): void {
   const name = modelId.slice(modelId.lastIndexOf('/') + 1);

@@ -11,22 +11,12 @@
 // project and location, unknown JSON fields, roles, alternating turns, function response
 // counts, Gemini 3's thought signatures) and answers in Google's own shapes: google.rpc.Status
 // errors, `data: {…}\r\n\r\n` SSE events, OAuth's {error, error_description}.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { createHash, createVerify, randomBytes, type KeyObject } from 'node:crypto';
-import { once } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { toEvents } from './mock-anthropic.js';
+import { countWords, pause, startMockServer, type RecordedRequest } from './mock-server.js';
 
-export interface Recorded {
-  method: string;
-  /** Path including the query string. */
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-  json?: any;
-  at: number;
-}
+export type Recorded = RecordedRequest;
 
 export interface TokenExchange {
   /** The assertion's claims and header, once decoded (absent if it did not decode). */
@@ -107,35 +97,32 @@ const SCHEMA_FIELDS = new Set([
 ]);
 
 export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<MockGemini> {
+  /** Model calls only: the shared server's list also holds the token requests. */
   const requests: Recorded[] = [];
   const exchanges: TokenExchange[] = [];
-  const queues = new Map<string, Reply[]>();
   const accounts = new Map<string, KeyObject>();
   const tokens = new Map<string, number>(); // token → expiry (ms)
   const staticTokens = new Set<string>();
-  let origin = '';
 
   const state = { tokenLifetimeS: 3599, tokenDelayMs: 0 };
 
-  const server = http.createServer((req, res) => {
-    void handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) json(res, 500, status(500, `mock failure: ${String(err)}`, 'INTERNAL'));
-      else res.destroy();
-    });
-  });
+  // Every non-empty body is parsed (the token endpoint's form, or a bad body, is left undefined and answered below).
+  const server = await startMockServer<Reply>(
+    async (rec, req, res, signal) => {
+      try {
+        await handle(rec, req, res, signal);
+      } catch (err: unknown) {
+        if (!res.headersSent) json(res, 500, status(500, `mock failure: ${String(err)}`, 'INTERNAL'));
+        else res.destroy();
+      }
+    },
+    { json: 'non-empty' },
+  );
+  const origin = server.url;
 
-  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const body = Buffer.concat(chunks);
-    const rec: Recorded = { method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body, at: Date.now() };
-    try {
-      rec.json = JSON.parse(body.toString('utf8'));
-    } catch {
-      // not JSON (the token endpoint's form, or a bad body: answered below)
-    }
+  async function handle(rec: Recorded, req: http.IncomingMessage, res: http.ServerResponse, signal: AbortSignal): Promise<void> {
     const url = new URL(rec.path, 'http://mock');
-    if (url.pathname === '/token') return token(rec, res);
+    if (url.pathname === '/token') return token(rec, res, signal);
     requests.push(rec);
 
     const gemini = /^\/v1beta\/models\/([^/:]+):(\w+)$/.exec(url.pathname);
@@ -158,7 +145,7 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
       if (opts.location !== undefined && location !== opts.location) {
         return json(res, 400, status(400, `Request location '${location}' does not match the endpoint's location '${opts.location}'.`, 'INVALID_ARGUMENT'));
       }
-      if (publisher === 'anthropic') return claude(rec, res, model, vertex[5]!);
+      if (publisher === 'anthropic') return claude(rec, res, model, vertex[5]!, signal);
       if (publisher !== 'google') return json(res, 404, status(404, `Publisher Model \`${resource}\` not found.`, 'NOT_FOUND'));
     } else {
       return json(res, 404, status(404, `Method not found: ${url.pathname}`, 'NOT_FOUND'));
@@ -173,33 +160,33 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
     if (method === 'generateContent' || method === 'streamGenerateContent') {
       const problem = checkGenerate(rec.json, model, isVertex);
       if (problem !== null) return json(res, 400, status(400, problem, 'INVALID_ARGUMENT'));
-      const scripted = queues.get(method)?.shift();
-      if (method === 'generateContent') return reply(res, scripted ?? { body: generate(rec.json, model) });
+      const scripted = server.next(method);
+      if (method === 'generateContent') return reply(res, scripted ?? { body: generate(rec.json, model) }, signal);
       const events = scripted ?? { sse: streamEvents(rec.json, model) };
       if (url.searchParams.get('alt') !== 'sse' && events.sse !== undefined) {
         // Without alt=sse Google streams one JSON array instead of server-sent events.
-        return reply(res, { ...events, sse: undefined, body: events.sse });
+        return reply(res, { ...events, sse: undefined, body: events.sse }, signal);
       }
-      return reply(res, events);
+      return reply(res, events, signal);
     }
-    if (isVertex && method === 'predict') return reply(res, queues.get('predict')?.shift() ?? predict(rec.json));
+    if (isVertex && method === 'predict') return reply(res, server.next('predict') ?? predict(rec.json), signal);
     if (!isVertex && (method === 'batchEmbedContents' || method === 'embedContent')) {
-      const scripted = queues.get(method)?.shift();
-      return reply(res, scripted ?? embedGemini(rec.json, model, method));
+      const scripted = server.next(method);
+      return reply(res, scripted ?? embedGemini(rec.json, model, method), signal);
     }
     return json(res, 404, status(404, `Method ${method} not found for model ${model}.`, 'NOT_FOUND'));
   }
 
   /** Claude on Vertex: Vertex passes the body to Anthropic's Messages API, which checks and answers it. */
-  function claude(rec: Recorded, res: http.ServerResponse, model: string, method: string): Promise<void> | void {
+  function claude(rec: Recorded, res: http.ServerResponse, model: string, method: string, signal: AbortSignal): Promise<void> | void {
     if (method !== 'rawPredict' && method !== 'streamRawPredict') {
       return json(res, 404, status(404, `Method ${method} not found for model ${model}.`, 'NOT_FOUND'));
     }
     const problem = checkClaude(rec.json);
     if (problem !== null) return json(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: problem } });
-    const scripted = queues.get(method)?.shift();
+    const scripted = server.next(method);
     if (scripted?.sse !== undefined) return sendNamedEvents(res, scripted.sse);
-    if (scripted !== undefined) return reply(res, scripted);
+    if (scripted !== undefined) return reply(res, scripted, signal);
     const message = claudeMessage(rec.json, model);
     return rec.json.stream === true ? sendNamedEvents(res, toEvents(message)) : json(res, 200, message);
   }
@@ -247,16 +234,16 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
   }
 
   /** Google's OAuth 2 token endpoint, JWT bearer grant only. */
-  async function token(rec: Recorded, res: http.ServerResponse): Promise<void> {
+  async function token(rec: Recorded, res: http.ServerResponse, signal: AbortSignal): Promise<void> {
     const ex: TokenExchange = {};
     exchanges.push(ex);
-    if (state.tokenDelayMs > 0) await sleep(state.tokenDelayMs);
+    if (state.tokenDelayMs > 0) await pause(state.tokenDelayMs, signal);
     const refuse = (error: string, description: string, code = 400): void => {
       ex.error = error;
       json(res, code, { error, error_description: description });
     };
-    const scripted = queues.get('token')?.shift();
-    if (scripted !== undefined) return reply(res, scripted);
+    const scripted = server.next('token');
+    if (scripted !== undefined) return reply(res, scripted, signal);
     if (rec.method !== 'POST' || !/^application\/x-www-form-urlencoded/.test(rec.headers['content-type'] ?? '')) {
       return refuse('invalid_request', 'Invalid request: expected a form-encoded POST.');
     }
@@ -292,10 +279,6 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
     json(res, 200, { access_token: issued, expires_in: state.tokenLifetimeS, token_type: 'Bearer' });
   }
 
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
   return {
     origin,
     geminiBase: `${origin}/v1beta`,
@@ -317,21 +300,16 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
     set tokenDelayMs(ms: number) {
       state.tokenDelayMs = ms;
     },
-    enqueue(method, ...replies) {
-      queues.set(method, [...(queues.get(method) ?? []), ...replies]);
-    },
+    // Queues are keyed by method name ('token' for the token endpoint) rather than by path.
+    enqueue: (method, ...replies) => server.enqueue(method, ...replies),
     reset() {
+      server.reset();
       requests.length = 0;
       exchanges.length = 0;
-      queues.clear();
       state.tokenLifetimeS = 3599;
       state.tokenDelayMs = 0;
     },
-    async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await closed;
-    },
+    close: server.close,
   };
 }
 
@@ -495,7 +473,7 @@ function claudeMessage(body: any, model: string): Record<string, unknown> {
     content: [{ type: 'text', text }],
     stop_reason: 'end_turn',
     stop_sequence: null,
-    usage: { input_tokens: words(JSON.stringify(body.messages)), output_tokens: words(text) },
+    usage: { input_tokens: countWords(JSON.stringify(body.messages)), output_tokens: countWords(text) },
   };
 }
 
@@ -505,14 +483,10 @@ function lastUserText(body: any): string {
   return parts.filter((p) => typeof p.text === 'string').map((p) => p.text).join(' ');
 }
 
-function words(s: string): number {
-  return s.split(/\s+/).filter(Boolean).length;
-}
-
 function promptTokens(body: any): number {
   let n = 0;
   for (const c of [...body.contents, ...(body.systemInstruction ? [body.systemInstruction] : [])]) {
-    for (const p of c.parts) if (typeof p.text === 'string') n += words(p.text);
+    for (const p of c.parts) if (typeof p.text === 'string') n += countWords(p.text);
   }
   return n;
 }
@@ -531,7 +505,7 @@ function generate(body: any, model: string): unknown {
     finishReason: 'STOP',
     index,
   }));
-  const completion = words(text) * n;
+  const completion = countWords(text) * n;
   return {
     candidates,
     usageMetadata: { promptTokenCount: prompt, candidatesTokenCount: completion, totalTokenCount: prompt + completion },
@@ -550,7 +524,7 @@ function streamEvents(body: any, model: string): unknown[] {
     return {
       candidates: [{ content: { role: 'model', parts: [{ text: piece }] }, ...(last ? { finishReason: 'STOP' } : {}), index: 0 }],
       usageMetadata: last
-        ? { promptTokenCount: prompt, candidatesTokenCount: words(text), totalTokenCount: prompt + words(text) }
+        ? { promptTokenCount: prompt, candidatesTokenCount: countWords(text), totalTokenCount: prompt + countWords(text) }
         : { promptTokenCount: prompt },
       modelVersion: model,
       responseId,
@@ -578,7 +552,7 @@ function predict(body: any): Reply {
   return {
     body: {
       predictions: (body.instances as any[]).map((inst) => ({
-        embeddings: { values: vector(inst.content, dims), statistics: { token_count: words(inst.content), truncated: false } },
+        embeddings: { values: vector(inst.content, dims), statistics: { token_count: countWords(inst.content), truncated: false } },
       })),
       metadata: { billableCharacterCount: (body.instances as any[]).reduce((n, inst) => n + String(inst.content).length, 0) },
     },
@@ -618,12 +592,12 @@ async function sendNamedEvents(res: http.ServerResponse, events: unknown[]): Pro
   res.end();
 }
 
-async function reply(res: http.ServerResponse, r: Reply): Promise<void> {
+async function reply(res: http.ServerResponse, r: Reply, signal: AbortSignal): Promise<void> {
   const code = r.status ?? 200;
   if (r.sse !== undefined) {
     res.writeHead(code, { 'content-type': 'text/event-stream', ...r.headers });
     for (const [i, ev] of r.sse.entries()) {
-      if (i > 0 && r.chunkDelayMs) await sleep(r.chunkDelayMs);
+      if (i > 0 && r.chunkDelayMs && !(await pause(r.chunkDelayMs, signal))) return;
       if (res.destroyed) return;
       res.write(`data: ${typeof ev === 'string' ? ev : JSON.stringify(ev)}\r\n\r\n`);
     }

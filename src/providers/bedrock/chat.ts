@@ -32,7 +32,8 @@
  *   usage {inputTokens (+cacheRead +cacheWrite), outputTokens, totalTokens, cacheReadInputTokens}.
  */
 import { err, invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import { completionId, nowSeconds, type FinishReason, type OpenAIUsage } from '../shared/openai-shape.js';
+import type { OpenAIMessageParam } from '../shared/openai-request.js';
+import { completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../shared/openai-shape.js';
 import { badAnswer } from './errors.js';
 import type {
   ContentBlock,
@@ -64,21 +65,8 @@ interface OpenAIContentPart {
   cache_control?: unknown;
 }
 
-/** Fields are unknown until checked: the body validator looks at tool calls no deeper than "object". */
-interface OpenAIToolCall {
-  id?: unknown;
-  type?: string;
-  function?: { name?: unknown; arguments?: unknown };
-}
-
-interface OpenAIMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | 'function';
-  content?: string | OpenAIContentPart[] | null;
-  name?: string;
-  tool_calls?: OpenAIToolCall[];
-  tool_call_id?: string;
-  function_call?: { name?: unknown; arguments?: unknown };
-}
+/** Tool calls' fields are unknown until checked: the body validator looks no deeper than "object". */
+type OpenAIMessage = OpenAIMessageParam<OpenAIContentPart>;
 
 interface OpenAIFunction {
   name: string;
@@ -556,19 +544,17 @@ export function fromConverse(raw: Buffer, ctx: ChatContext): Result<string, Gate
   }
   let text = '';
   let reasoning = '';
-  const calls: { id: string; name: string; arguments: string }[] = [];
+  const calls: OpenAIToolCall[] = [];
   for (const block of res.output?.message?.content ?? []) {
     if (typeof block.text === 'string') text += block.text;
-    else if (block.toolUse) calls.push({ id: block.toolUse.toolUseId, name: block.toolUse.name, arguments: JSON.stringify(block.toolUse.input ?? {}) });
-    else if (block.reasoningContent?.reasoningText) reasoning += block.reasoningContent.reasoningText.text;
+    else if (block.toolUse) {
+      const { toolUseId: id, name, input } = block.toolUse;
+      calls.push({ id, type: 'function', function: { name, arguments: JSON.stringify(input ?? {}) } });
+    } else if (block.reasoningContent?.reasoningText) reasoning += block.reasoningContent.reasoningText.text;
   }
   const message: Record<string, unknown> = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, refusal: null };
   if (reasoning !== '') message.reasoning_content = reasoning;
-  if (calls.length > 0 && ctx.legacyFunctions) {
-    message.function_call = { name: calls[0]!.name, arguments: calls[0]!.arguments };
-  } else if (calls.length > 0) {
-    message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
-  }
+  putToolCalls(message, calls, ctx.legacyFunctions);
   return ok(
     JSON.stringify({
       id: completionId(),

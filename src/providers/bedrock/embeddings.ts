@@ -21,6 +21,7 @@
  *   back: {object:'list', data:[{object:'embedding', index, embedding}], model, usage}
  */
 import { err, invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
+import { openAIEmbeddingList } from '../shared/embeddings.js';
 import type { ProviderHeaders } from '../types.js';
 import { badAnswer } from './errors.js';
 import type { CohereEmbedRequest, CohereEmbedResponse, TitanEmbedRequest, TitanEmbedResponse } from './types.js';
@@ -114,19 +115,5 @@ export function fromInvokeEmbedding(raw: Buffer, ctx: EmbedContext, headers?: Pr
     vectors = [res.embedding];
     tokens = res.inputTextTokenCount ?? 0;
   }
-  return ok(
-    JSON.stringify({
-      object: 'list',
-      data: vectors.map((v, index) => ({ object: 'embedding', index, embedding: ctx.base64 ? float32Base64(v) : v })),
-      model: ctx.model,
-      usage: { prompt_tokens: tokens, total_tokens: tokens },
-    }),
-  );
-}
-
-/** OpenAI's base64 encoding: the vector as little-endian float32 bytes. */
-function float32Base64(vec: number[]): string {
-  const buf = Buffer.alloc(vec.length * 4);
-  vec.forEach((v, i) => buf.writeFloatLE(v, i * 4));
-  return buf.toString('base64');
+  return ok(openAIEmbeddingList(vectors, ctx.model, tokens, ctx.base64));
 }

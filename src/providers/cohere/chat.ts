@@ -329,7 +329,6 @@ function toCohereTools(body: Record<string, unknown>): Result<{ tools: CohereToo
  */
 function toolChoice(body: Record<string, unknown>, tools: CohereTool[]): Result<{ choice?: 'REQUIRED' | 'NONE'; tools: CohereTool[] }> {
   const legacy = !isSet(body.tool_choice);
-  const param = legacy ? 'function_call' : 'tool_choice';
   const c = legacy ? body.function_call : body.tool_choice;
   if (c === undefined || c === null || c === 'auto') return ok({ tools });
   if (c === 'none') return ok({ choice: 'NONE', tools });

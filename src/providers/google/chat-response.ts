@@ -4,7 +4,7 @@
  * The pieces (finish reasons, usage, parts → message fields, logprobs) are
  * shared with the stream translation.
  */
-import { completionId, nowSeconds, type FinishReason, type OpenAIUsage } from '../shared/openai-shape.js';
+import { completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../shared/openai-shape.js';
 import { toolCallId } from './tool-ids.js';
 import type { GeminiCandidate, GeminiFinishReason, GeminiLogprobsResult, GeminiPart, GeminiUsageMetadata, GenerateContentResponse } from './wire.js';
 
@@ -14,12 +14,6 @@ export interface ChatContext {
   /** The model the client asked for: the answer's model when Gemini reports no modelVersion. */
   model: string;
   includeUsage: boolean;
-}
-
-export interface OpenAIToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
 }
 
 /**
@@ -123,7 +117,7 @@ export function toChatCompletion(res: GenerateContentResponse, ctx: ChatContext)
           const { content, reasoning, toolCalls } = readParts(c.content?.parts);
           const message: Record<string, unknown> = { role: 'assistant', content, refusal: null };
           if (reasoning !== null) message.reasoning_content = reasoning;
-          if (toolCalls.length > 0) message.tool_calls = toolCalls;
+          putToolCalls(message, toolCalls, false); // Gemini's answers use tool_calls, whatever the request named
           return {
             index: c.index ?? i,
             message,

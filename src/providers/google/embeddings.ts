@@ -15,6 +15,7 @@
  */
 import { Transform } from 'node:stream';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
+import { openAIEmbeddingList } from '../shared/embeddings.js';
 import type { Translator } from '../types.js';
 import { googleError } from './errors.js';
 
@@ -87,14 +88,7 @@ export function embeddingsTranslator(
         return { ok: false, error: new GatewayError(502, `${provider} sent an answer that is not JSON`, { code: 'bad_upstream_response' }) };
       }
       const { vectors, tokens } = read(json);
-      return ok(
-        JSON.stringify({
-          object: 'list',
-          data: vectors.map((v, index) => ({ object: 'embedding', index, embedding: base64 ? float32Base64(v) : v })),
-          model,
-          usage: { prompt_tokens: tokens, total_tokens: tokens },
-        }),
-      );
+      return ok(openAIEmbeddingList(vectors, model, tokens, base64));
     },
     // embeddingInput refuses `stream`, so an embedding answer is never streamed.
     stream: () =>
@@ -105,10 +99,4 @@ export function embeddingsTranslator(
       }),
     error: googleError,
   };
-}
-
-function float32Base64(values: number[]): string {
-  const buf = Buffer.alloc(values.length * 4);
-  values.forEach((v, i) => buf.writeFloatLE(v, i * 4));
-  return buf.toString('base64');
 }

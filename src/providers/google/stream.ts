@@ -11,19 +11,16 @@
  * for) and `data: [DONE]` close the stream. An error event becomes OpenAI's
  * in-stream `data: {"error":…}`.
  */
-import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../../shared/errors.js';
 import { chatChunk, completionId, nowSeconds, SSE_DONE, sseEvent, usageChunk, type FinishReason } from '../shared/openai-shape.js';
+import { SseReader, type SseEvent } from '../shared/sse.js';
 import { createdAt, finishReason, readParts, responseId, toLogprobs, toUsage, type ChatContext } from './chat-response.js';
 import { googleError } from './errors.js';
 import type { GeminiUsageMetadata, GenerateContentResponse } from './wire.js';
 
-const EVENT_END = /\r?\n\r?\n/;
-
 export class GeminiStream extends Transform {
-  private readonly decoder = new StringDecoder('utf8');
-  private buffered = '';
+  private readonly reader = new SseReader();
   private id: string | undefined;
   private model: string;
   private created = 0;
@@ -37,20 +34,13 @@ export class GeminiStream extends Transform {
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    this.buffered += this.decoder.write(chunk);
-    let m: RegExpExecArray | null;
-    while ((m = EVENT_END.exec(this.buffered)) !== null) {
-      const block = this.buffered.slice(0, m.index);
-      this.buffered = this.buffered.slice(m.index + m[0].length);
-      this.event(block);
-    }
+    for (const ev of this.reader.push(chunk)) this.event(ev);
     done();
   }
 
   override _flush(done: TransformCallback): void {
-    // A last event without its blank line still counts.
-    const rest = this.buffered + this.decoder.end();
-    if (rest.trim() !== '') this.event(rest);
+    // A last event without its blank line still counts (SseReader.end).
+    for (const ev of this.reader.end()) this.event(ev);
     if (this.ctx.includeUsage && this.usage !== undefined) {
       this.push(sseEvent(usageChunk(this.id ?? completionId(), this.model, this.created || nowSeconds(), toUsage(this.usage))));
     }
@@ -58,12 +48,7 @@ export class GeminiStream extends Transform {
     done();
   }
 
-  private event(block: string): void {
-    const data = block
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
-      .join('\n');
+  private event({ data }: SseEvent): void {
     if (data === '') return;
     let res: GenerateContentResponse & { error?: unknown };
     try {

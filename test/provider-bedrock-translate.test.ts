@@ -438,6 +438,29 @@ describe('ConverseStream → chunks', () => {
       [{}, 'function_call'],
     ]);
   });
+      [{}, 'function_call'],
+    ]);
+  });
+
+  it('legacy functions stream only the first call, as the whole answer does', async () => {
+    const events = await translate(
+      [
+        start,
+        encodeEvent('contentBlockStart', { contentBlockIndex: 0, start: { toolUse: { toolUseId: 't1', name: 'f' } } }),
+        encodeEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: '{"a":1}' } } }),
+        encodeEvent('contentBlockStart', { contentBlockIndex: 1, start: { toolUse: { toolUseId: 't2', name: 'g' } } }),
+        encodeEvent('contentBlockDelta', { contentBlockIndex: 1, delta: { toolUse: { input: '{"b":2}' } } }),
+        encodeEvent('messageStop', { stopReason: 'tool_use' }),
+      ],
+      { ...ctx, legacyFunctions: true, includeUsage: false },
+    );
+    const chunks = events.slice(0, -1).map((e) => JSON.parse(e).choices[0]);
+    assert.deepEqual(chunks.slice(1).map((c) => [c.delta, c.finish_reason]), [
+      [{ function_call: { name: 'f', arguments: '' } }, null],
+      [{ function_call: { arguments: '{"a":1}' } }, null],
+      [{}, 'function_call'],
+    ]);
+  });
 
   const ends: [string, Buffer[], RegExp][] = [
     ['a body cut inside a message', [start, stop.subarray(0, 20)], /ended inside a message/],

@@ -21,7 +21,7 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../../shared/errors.js';
-import { chatChunk, completionId, nowSeconds, SSE_DONE, sseEvent, usageChunk } from '../shared/openai-shape.js';
+import { chatChunk, completionId, nowSeconds, SSE_DONE, sseEvent, toolCallDelta, usageChunk } from '../shared/openai-shape.js';
 import { finishReason, toUsage, type ChatContext } from './chat.js';
 import { streamException } from './errors.js';
 import { EventStreamDecoder, EventStreamError, type EventStreamMessage } from './eventstream.js';
@@ -126,11 +126,9 @@ class ConverseStreamTranslator extends Transform {
     if (tool === undefined) return;
     const index = this.toolIndex.size;
     this.toolIndex.set(e.contentBlockIndex, index);
-    if (this.ctx.legacyFunctions) {
-      this.chunk({ function_call: { name: tool.name, arguments: '' } });
-    } else {
-      this.chunk({ tool_calls: [{ index, id: tool.toolUseId, type: 'function', function: { name: tool.name, arguments: '' } }] });
-    }
+    // Legacy `functions` answers carry one call, as the whole answer does: the first.
+    const delta = toolCallDelta(index, { id: tool.toolUseId, type: 'function', function: { name: tool.name, arguments: '' } }, this.ctx.legacyFunctions);
+    if (delta !== undefined) this.chunk(delta);
   }
 
   private blockDelta(e: ContentBlockDeltaEvent): void {
@@ -140,8 +138,8 @@ class ConverseStreamTranslator extends Transform {
     } else if (d.toolUse !== undefined) {
       const index = this.toolIndex.get(e.contentBlockIndex);
       if (index === undefined) return; // no contentBlockStart named this tool: nothing to attach it to
-      if (this.ctx.legacyFunctions) this.chunk({ function_call: { arguments: d.toolUse.input } });
-      else this.chunk({ tool_calls: [{ index, function: { arguments: d.toolUse.input } }] });
+      const delta = toolCallDelta(index, { function: { arguments: d.toolUse.input } }, this.ctx.legacyFunctions);
+      if (delta !== undefined) this.chunk(delta);
     } else if (typeof d.reasoningContent?.text === 'string') {
       // Signatures and redacted reasoning have no place in OpenAI's chunk.
       this.chunk({ reasoning_content: d.reasoningContent.text });

@@ -438,9 +438,6 @@ describe('ConverseStream → chunks', () => {
       [{}, 'function_call'],
     ]);
   });
-      [{}, 'function_call'],
-    ]);
-  });
 
   it('legacy functions stream only the first call, as the whole answer does', async () => {
     const events = await translate(

@@ -42,13 +42,14 @@ function refused(r: Result<unknown, GatewayError> | Promise<unknown>, param: str
 describe('azure-openai prepare()', () => {
   const node: ConfigNode = { provider: 'azure-openai', api_key: 'k', resource_name: 'contoso-eu', deployment_id: 'gpt4o', api_version: '2024-10-21' };
 
-  it('is registered under its name and the cloud3 alias', () => {
+  it('is registered under its name and the cloud3 alias (loaded on first use, then cached)', async () => {
     for (const name of ['azure-openai', 'cloud3']) {
-      const found = findAdapter(name);
+      const found = await findAdapter(name);
       assert.ok(found.ok && found.value === azureOpenAI);
     }
-    const ai = findAdapter('azure-ai');
+    const ai = await findAdapter('azure-ai');
     assert.ok(ai.ok && ai.value === azureAI);
+    assert.ok(!(findAdapter('azure-ai') instanceof Promise), 'a loaded adapter is found synchronously');
   });
 
   it('builds https://{resource}.openai.azure.com/openai/deployments/{id}/{op}?api-version=… for each endpoint', () => {

@@ -5,7 +5,7 @@
  * Ids are `provider/model`: the same model id exists at several providers, and a
  * cursor must name one entry. `total_count` is the filtered total (spec 1.15.0).
  */
-import { canonicalProvider, findAdapter } from '../providers/registry.js';
+import { canonicalProvider, isKnownProvider } from '../providers/registry.js';
 import { invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import { catalog as defaultCatalog, MODES, type CatalogModel, type Mode, type ModelCatalog } from './catalog.js';
 
@@ -86,7 +86,7 @@ function apply(query: Query, name: 'provider' | 'mode' | 'search' | 'limit' | 'a
     case 'provider': {
       // A provider the gateway serves but the catalog has no models of (ollama, vllm…) lists nothing; an unknown name is a mistake.
       const provider = canonicalProvider(value);
-      if (!source.hasProvider(provider) && !findAdapter(provider).ok) return invalid(`unknown provider '${value}'`, 'provider', 'unknown_provider');
+      if (!source.hasProvider(provider) && !isKnownProvider(provider)) return invalid(`unknown provider '${value}'`, 'provider', 'unknown_provider');
       query.provider = provider;
       return null;
     }

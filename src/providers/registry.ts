@@ -3,26 +3,27 @@
  * (or one row in openai/hosts.ts for the compatible family).
  */
 import { invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
-import { anthropicAdapter } from './anthropic/adapter.js';
-import { azureAI } from './azure/foundry-adapter.js';
-import { azureOpenAI } from './azure/openai-adapter.js';
-import { bedrockAdapter } from './bedrock/adapter.js';
-import { cohere } from './cohere/adapter.js';
-import { googleAdapter } from './google/adapter.js';
 import { openAICompatible } from './openai/adapter.js';
 import { OPENAI_COMPATIBLE } from './openai/hosts.js';
 import type { ProviderAdapter } from './types.js';
-import { vertexAdapter } from './vertex-ai/adapter.js';
+
+/**
+ * Providers with their own wire format, loaded on first use: a deployment
+ * pays the memory of a translator only for the providers it calls.
+ */
+const TRANSLATED: Readonly<Record<string, () => Promise<ProviderAdapter>>> = {
+  anthropic: () => import('./anthropic/adapter.js').then((m) => m.anthropicAdapter),
+  'azure-openai': () => import('./azure/openai-adapter.js').then((m) => m.azureOpenAI),
+  'azure-ai': () => import('./azure/foundry-adapter.js').then((m) => m.azureAI),
+  bedrock: () => import('./bedrock/adapter.js').then((m) => m.bedrockAdapter),
+  cohere: () => import('./cohere/adapter.js').then((m) => m.cohere),
+  google: () => import('./google/adapter.js').then((m) => m.googleAdapter),
+  'vertex-ai': () => import('./vertex-ai/adapter.js').then((m) => m.vertexAdapter),
+};
 
 const adapters = new Map<string, ProviderAdapter>();
 for (const [name, host] of Object.entries(OPENAI_COMPATIBLE)) adapters.set(name, openAICompatible(name, host));
-adapters.set(anthropicAdapter.name, anthropicAdapter);
-adapters.set(azureOpenAI.name, azureOpenAI);
-adapters.set(azureAI.name, azureAI);
-adapters.set(bedrockAdapter.name, bedrockAdapter);
-adapters.set(cohere.name, cohere);
-adapters.set(googleAdapter.name, googleAdapter);
-adapters.set(vertexAdapter.name, vertexAdapter);
+const loading = new Map<string, Promise<Result<ProviderAdapter, GatewayError>>>();
 
 /** The contract's neutral aliases of the three clouds. */
 const ALIASES: Readonly<Record<string, string>> = { cloud1: 'bedrock', cloud2: 'vertex-ai', cloud3: 'azure-openai' };
@@ -31,12 +32,27 @@ export function canonicalProvider(name: string): string {
   return ALIASES[name] ?? name;
 }
 
-export function findAdapter(name: string): Result<ProviderAdapter, GatewayError> {
+export function isKnownProvider(name: string): boolean {
+  const canonical = canonicalProvider(name);
+  return adapters.has(canonical) || Object.hasOwn(TRANSLATED, canonical);
+}
+
+/** Synchronous once the adapter is loaded (always, for the OpenAI-compatible family). */
+export function findAdapter(name: string): Result<ProviderAdapter, GatewayError> | Promise<Result<ProviderAdapter, GatewayError>> {
   if (name.startsWith('@')) {
     return { ok: false, error: invalid(`unknown provider slug '${name}': no integration defines it`, 'provider', 'unknown_provider') };
   }
-  const adapter = adapters.get(canonicalProvider(name));
-  return adapter === undefined
-    ? { ok: false, error: invalid(`unknown provider '${name}'`, 'provider', 'unknown_provider') }
-    : ok(adapter);
+  const canonical = canonicalProvider(name);
+  const adapter = adapters.get(canonical);
+  if (adapter !== undefined) return ok(adapter);
+  if (!Object.hasOwn(TRANSLATED, canonical)) return { ok: false, error: invalid(`unknown provider '${name}'`, 'provider', 'unknown_provider') };
+  let pending = loading.get(canonical);
+  if (pending === undefined) {
+    pending = TRANSLATED[canonical]!().then((loaded) => {
+      adapters.set(canonical, loaded);
+      return ok(loaded);
+    });
+    loading.set(canonical, pending);
+  }
+  return pending;
 }

@@ -204,7 +204,8 @@ export class Router {
     if (name === undefined) {
       return answer(invalid('no provider: send x-gateway-provider or a config naming one', 'x-gateway-provider', 'missing_provider'));
     }
-    const found = findAdapter(name);
+    let found = findAdapter(name);
+    if (found instanceof Promise) found = await found;
     if (!found.ok) return answer(found.error);
     // The client's credential and host belong to the provider the client named.
     const ownsClientCredentials = fromRequest || req.provider === undefined || canonicalProvider(req.provider) === canonicalProvider(name);

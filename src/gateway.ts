@@ -11,7 +11,7 @@ import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
 import { createGatewayServer } from './server/http.js';
 import { Metrics } from './server/metrics.js';
 import type { Settings } from './settings.js';
-import { SqliteStore } from './store/sqlite.js';
+import { openStore } from './store/open.js';
 import type { Store } from './store/types.js';
 import { closeUpstreams } from './upstream/client.js';
 
@@ -34,7 +34,7 @@ export interface GatewayOptions {
 export async function startGateway(settings: Settings, opts: GatewayOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? pino({ level: settings.logLevel });
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
-  const store = new SqliteStore(settings.dataDir);
+  const store = openStore(settings);
   await store.migrate();
   await store.defaultWorkspace();
   const generated = await ensureBootstrapKey(store, settings.adminApiKey, settings.apiKeyPrefix);

@@ -8,6 +8,8 @@ export interface Settings {
   port: number;
   host: string;
   dataDir: string;
+  /** Postgres connection string; unset: SQLite in dataDir. */
+  databaseUrl: string | undefined;
   adminApiKey: string | undefined;
   apiKeyPrefix: string;
   logLevel: string;
@@ -21,6 +23,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     port: int(env, 'PORT', 8787, 0, 65535),
     host: env.HOST || '127.0.0.1',
     dataDir: resolve(env.GATEWAY_DATA_DIR || './data'),
+    databaseUrl: env.DATABASE_URL || undefined,
     adminApiKey: env.GATEWAY_ADMIN_API_KEY || undefined,
     apiKeyPrefix: env.API_KEY_PREFIX ?? '',
     logLevel: env.LOG_LEVEL || 'info',

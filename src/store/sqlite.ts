@@ -7,23 +7,8 @@ import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { MIGRATIONS } from './migrations.js';
+import { now, toKey, type ApiKeyRow } from './rows.js';
 import type { ApiKeyRecord, Store, Workspace } from './types.js';
-
-interface ApiKeyRow {
-  id: string;
-  name: string;
-  type: string;
-  sub_type: string;
-  is_admin: number;
-  workspace_id: string;
-  user_id: string | null;
-  scopes: string;
-  key_hash: string;
-  status: string;
-  expires_at: number | null;
-  created_at: number;
-  last_reset_at: number | null;
-}
 
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
@@ -89,26 +74,4 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     this.db.close();
   }
-}
-
-function toKey(r: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: r.id,
-    name: r.name,
-    type: r.type as ApiKeyRecord['type'],
-    subType: r.sub_type as ApiKeyRecord['subType'],
-    isAdmin: r.is_admin === 1,
-    workspaceId: r.workspace_id,
-    userId: r.user_id,
-    scopes: JSON.parse(r.scopes) as string[],
-    hash: r.key_hash,
-    status: r.status as ApiKeyRecord['status'],
-    expiresAt: r.expires_at,
-    createdAt: r.created_at,
-    lastResetAt: r.last_reset_at,
-  };
-}
-
-function now(): number {
-  return Math.floor(Date.now() / 1000);
 }

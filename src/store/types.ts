@@ -1,6 +1,6 @@
 /**
  * The store: one interface over every persisted object, SQLite by default
- * (Postgres behind the same interface later). Methods are async so either
+ * or Postgres when DATABASE_URL is set. Methods are async so either
  * engine fits.
  */
 

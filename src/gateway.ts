@@ -34,7 +34,7 @@ export interface GatewayOptions {
 export async function startGateway(settings: Settings, opts: GatewayOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? pino({ level: settings.logLevel });
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
-  const store = openStore(settings);
+  const store = await openStore(settings);
   await store.migrate();
   await store.defaultWorkspace();
   const generated = await ensureBootstrapKey(store, settings.adminApiKey, settings.apiKeyPrefix);

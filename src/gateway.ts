@@ -47,6 +47,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   const metrics = new Metrics();
   const { server, drain } = createGatewayServer({
     auth: new KeyAuthenticator(store),
+    databaseUp: () => store.ping(),
     router: new Router({ circuits, now: opts.now ?? Date.now }),
     metrics,
     maxBodyBytes: settings.maxBodyBytes,

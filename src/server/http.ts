@@ -17,6 +17,8 @@ import { rawErrorResponse, sendError, sendJson } from './respond.js';
 
 export interface ServerDeps extends RelayDeps {
   auth: KeyAuthenticator;
+  /** Whether the store answers, for /health. */
+  databaseUp: () => Promise<boolean>;
   metrics: Metrics;
   onError: (err: unknown) => void;
 }
@@ -84,7 +86,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   const q = url.indexOf('?');
   const pathname = q === -1 ? url : url.slice(0, q);
 
-  if (req.method === 'GET' && pathname === '/health') return sendJson(res, 200, { status: 'ok' });
+  // 200 either way (contract): 'degraded' tells a load balancer's probe the database writer is unreachable.
+  if (req.method === 'GET' && pathname === '/health') return sendJson(res, 200, { status: (await deps.databaseUp()) ? 'ok' : 'degraded' });
   if (req.method === 'GET' && pathname === '/metrics') {
     const text = await deps.metrics.registry.metrics();
     res.writeHead(200, { 'content-type': deps.metrics.registry.contentType });

@@ -22,6 +22,8 @@ const MIGRATION_LOCK = 0x5377_6d67;
 const TYPES = new pg.TypeOverrides();
 TYPES.setTypeParser(pg.types.builtins.INT8, Number);
 
+const PING_TIMEOUT_MS = 1000;
+
 export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
 
@@ -94,6 +96,23 @@ export class PostgresStore implements Store {
   async countApiKeys(): Promise<number> {
     const { rows } = await this.pool.query<{ n: number }>('SELECT COUNT(*) AS n FROM api_keys');
     return rows[0]!.n;
+  }
+
+  /** A health check must answer fast: an unreachable server reads as down after PING_TIMEOUT_MS. */
+  async ping(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+    });
+    const answer = this.pool.query('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    try {
+      return await Promise.race([answer, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async close(): Promise<void> {

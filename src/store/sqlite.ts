@@ -71,6 +71,15 @@ export class SqliteStore implements Store {
     return this.db.prepare('SELECT COUNT(*) FROM api_keys').pluck().get() as number;
   }
 
+  async ping(): Promise<boolean> {
+    try {
+      this.db.prepare('SELECT 1').get();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   async close(): Promise<void> {
     this.db.close();
   }

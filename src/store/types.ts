@@ -43,5 +43,7 @@ export interface Store {
   findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
   getApiKey(id: string): Promise<ApiKeyRecord | null>;
   countApiKeys(): Promise<number>;
+  /** Whether the database answers now; false, not an error, when it does not (for /health). */
+  ping(): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
-import { MemoryCircuitStore, type CircuitStore } from './routing/circuit.js';
+import { MemoryCircuitStore } from './routing/circuit.js';
 import { Router } from './routing/router.js';
 import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
 import { createGatewayServer } from './server/http.js';
@@ -18,9 +18,6 @@ import { closeUpstreams } from './upstream/client.js';
 export interface Gateway {
   url: string;
   store: Store;
-  circuits: CircuitStore;
-  metrics: Metrics;
-  logger: Logger;
   /** Graceful: stop accepting, finish in-flight work within the grace period, release everything. */
   close(): Promise<void>;
 }
@@ -64,9 +61,6 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   return {
     url,
     store,
-    circuits,
-    metrics,
-    logger,
     async close() {
       await drain(settings.shutdownGraceMs);
       await closeUpstreams().catch(() => {});

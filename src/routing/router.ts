@@ -158,10 +158,12 @@ export class Router {
     const { circuits } = this.deps;
     const admission = leaf.cb === undefined ? 'closed' : await circuits.admit(leaf.circuitKey, this.deps.now());
     if (admission === 'open') return gatewayAnswer(circuitOpen(leaf.path), leaf.path);
+    // Edited once per target, not per retry.
+    const edited = req.body !== null && leaf.edits !== null ? applyParamEdits(req.body, leaf.edits) : req.body;
     let retries = 0;
     let result: RouteResult;
     for (;;) {
-      result = await this.attempt(leaf, req, retries);
+      result = await this.attempt(leaf, req, edited, retries);
       if (isSuccess(result.status) || req.signal.aborted) break;
       const retry = leaf.retry;
       if (retry === undefined || retries >= retry.attempts || !retriesOn(retry, result)) break;
@@ -186,7 +188,7 @@ export class Router {
     return result;
   }
 
-  private async attempt(leaf: PlanLeaf, req: RouteRequest, retries: number): Promise<RouteResult> {
+  private async attempt(leaf: PlanLeaf, req: RouteRequest, edited: Record<string, unknown> | null, retries: number): Promise<RouteResult> {
     const node = leaf.node;
     const start = performance.now();
     const answer = (error: GatewayError, provider?: string): RouteResult => ({
@@ -215,7 +217,6 @@ export class Router {
       clientAuthorization: node.api_key === undefined && ownsClientCredentials ? req.authorization : undefined,
       customHost: node.custom_host ?? (fromRequest ? req.customHost : undefined),
     };
-    const edited = req.body !== null && leaf.edits !== null ? applyParamEdits(req.body, leaf.edits) : req.body;
     let call = found.value.prepare({ target, endpoint: req.endpoint, path: req.path, body: edited, method: req.method, raw: req.raw });
     if (call instanceof Promise) call = await call;
     if (!call.ok) return answer(call.error, target.provider);
@@ -230,12 +231,8 @@ export class Router {
       body = call.value.body ?? (edited !== req.body ? JSON.stringify(edited) : req.raw);
       headers['content-type'] ??= 'application/json';
     }
-    for (const list of [leaf.forwardHeaders, req.forwardHeaders]) {
-      for (const h of list) {
-        const v = req.headers[h];
-        if (v !== undefined && !isPrivateHeader(h)) headers[h] = v;
-      }
-    }
+    forwardNamed(leaf.forwardHeaders, req.headers, headers);
+    forwardNamed(req.forwardHeaders, req.headers, headers);
 
     // The timeout covers the wait for the provider's answer (its headers); a stream that has begun is not cut.
     const timeoutMs = leaf.timeoutMs ?? req.timeoutMs;
@@ -283,6 +280,14 @@ function gatewayAnswer(error: GatewayError, path: string): RouteResult {
     response: null, error, status: error.status, provider: undefined, path, retries: 0,
     answerStartedAt: performance.now(), failedUpstreamMs: 0, waitedMs: 0,
   };
+}
+
+/** forward_headers: the named client headers go to the provider, never the gateway's own or hop-by-hop ones. */
+function forwardNamed(names: readonly string[], from: IncomingHttpHeaders, to: Record<string, string | string[]>): void {
+  for (const name of names) {
+    const v = from[name];
+    if (v !== undefined && !isPrivateHeader(name)) to[name] = v;
+  }
 }
 
 /** Generic proxy: the client's own headers go on, except the gateway's and hop-by-hop ones. */

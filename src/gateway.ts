@@ -5,6 +5,8 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
+import { ADMIN_ROUTES } from './admin/routes.js';
+import { AdminRouter, type AdminDeps } from './admin/router.js';
 import { MemoryCircuitStore } from './routing/circuit.js';
 import { Router } from './routing/router.js';
 import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
@@ -12,7 +14,8 @@ import { createGatewayServer } from './server/http.js';
 import { Metrics } from './server/metrics.js';
 import type { Settings } from './settings.js';
 import { openStore } from './store/open.js';
-import type { Store } from './store/types.js';
+import { Secrets } from './store/secrets.js';
+import type { Store } from './store/store.js';
 import { closeUpstreams } from './upstream/client.js';
 
 export interface Gateway {
@@ -24,7 +27,7 @@ export interface Gateway {
 
 export interface GatewayOptions {
   logger?: Logger;
-  /** Wall clock for circuit cooldowns (tests). */
+  /** Wall clock in ms for circuit cooldowns, key expiry and rotation transitions (tests move it). */
   now?: () => number;
 }
 
@@ -32,20 +35,33 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   const logger = opts.logger ?? pino({ level: settings.logLevel });
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore(settings);
-  await store.migrate();
-  await store.defaultWorkspace();
-  const generated = await ensureBootstrapKey(store, settings.adminApiKey, settings.apiKeyPrefix);
+  let secrets: Secrets;
+  let generated: string | null;
+  try {
+    await store.migrate();
+    secrets = Secrets.load(settings.encryptionKey, settings.dataDir);
+    await secrets.verifyAgainst(store.db);
+    await store.workspaces.default();
+    generated = await ensureBootstrapKey(store, settings.adminApiKey, settings.apiKeyPrefix);
+  } catch (e) {
+    await store.close().catch(() => {});
+    throw e;
+  }
   if (generated !== null) {
     // Printed once, never logged: the store keeps only its hash.
     process.stdout.write(`Generated organisation admin key (shown once, store it now): ${generated}\n`);
   }
 
+  const now = opts.now ?? Date.now;
+  const adminDeps: AdminDeps = { store, now, apiKeyPrefix: settings.apiKeyPrefix, secrets, maxBodyBytes: settings.maxBodyBytes };
   const circuits = new MemoryCircuitStore();
   const metrics = new Metrics();
   const { server, drain } = createGatewayServer({
-    auth: new KeyAuthenticator(store),
+    auth: new KeyAuthenticator(store, now),
+    admin: new AdminRouter(ADMIN_ROUTES),
+    adminDeps,
     databaseUp: () => store.ping(),
-    router: new Router({ circuits, now: opts.now ?? Date.now }),
+    router: new Router({ circuits, now }),
     metrics,
     maxBodyBytes: settings.maxBodyBytes,
     onError: (err) => logger.error({ err }, 'unhandled error in request'),

@@ -11,6 +11,8 @@ export interface Settings {
   /** Postgres connection string; unset: SQLite in dataDir. */
   databaseUrl: string | undefined;
   adminApiKey: string | undefined;
+  /** GATEWAY_ENCRYPTION_KEY; unset: a key generated into dataDir. */
+  encryptionKey: string | undefined;
   apiKeyPrefix: string;
   logLevel: string;
   maxBodyBytes: number;
@@ -25,6 +27,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     dataDir: resolve(env.GATEWAY_DATA_DIR || './data'),
     databaseUrl: env.DATABASE_URL || undefined,
     adminApiKey: env.GATEWAY_ADMIN_API_KEY || undefined,
+    encryptionKey: env.GATEWAY_ENCRYPTION_KEY || undefined,
     apiKeyPrefix: env.API_KEY_PREFIX ?? '',
     logLevel: env.LOG_LEVEL || 'info',
     maxBodyBytes: int(env, 'GATEWAY_MAX_BODY_BYTES', 100 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),

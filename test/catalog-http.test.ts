@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { catalog } from '../src/catalog/catalog.js';
 import type { ModelList } from '../src/catalog/list.js';
+import { keyRecord } from './support/keys.js';
 import { hashKey } from '../src/server/auth.js';
 import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
@@ -170,21 +171,9 @@ describe('GET /v1/models', () => {
 
   it('any valid key may list, with no scope at all', async () => {
     const secret = 'catalog-test-key-without-scopes';
-    await gw.store.insertApiKey({
-      id: 'catalog-no-scopes',
-      name: 'no scopes',
-      type: 'workspace',
-      subType: 'user',
-      isAdmin: false,
-      workspaceId: (await gw.store.defaultWorkspace()).id,
-      userId: 'u-1',
-      scopes: [],
-      hash: hashKey(secret),
-      status: 'active',
-      expiresAt: null,
-      createdAt: Math.floor(Date.now() / 1000),
-      lastResetAt: null,
-    });
+    await gw.store.apiKeys.insert(
+      keyRecord({ id: 'catalog-no-scopes', workspaceId: (await gw.store.workspaces.default()).id, scopes: [], hash: hashKey(secret) }),
+    );
     const res = await fetch(`${gw.v1}/models?limit=1`, { headers: { 'x-gateway-api-key': secret } });
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as ModelList).data.length, 1);

@@ -12,9 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { hashKey } from '../src/server/auth.js';
-import { PostgresStore } from '../src/store/postgres.js';
-import { SqliteStore } from '../src/store/sqlite.js';
-import type { ApiKeyRecord, Store } from '../src/store/types.js';
+import { PostgresDb } from '../src/store/postgres.js';
+import { SqliteDb } from '../src/store/sqlite.js';
+import { Store } from '../src/store/store.js';
+import { keyRecord as key } from './support/keys.js';
 import { ADMIN_KEY, startTestGateway } from './support/gateway.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -39,7 +40,7 @@ function sqliteEngine(): Engine {
     async fresh() {
       const dir = mkdtempSync(join(tmpdir(), 'switchyard-store-'));
       dirs.push(dir);
-      return { open: () => new SqliteStore(dir) };
+      return { open: () => new Store(new SqliteDb(dir)) };
     },
     async teardown() {
       for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -58,7 +59,7 @@ function postgresEngine(): Engine {
     async fresh() {
       const schema = await createSchema(admin);
       schemas.push(schema);
-      return { open: () => new PostgresStore(PG_URL, { schema }) };
+      return { open: () => new Store(new PostgresDb(schemaUrl(schema))) };
     },
     async teardown() {
       for (const s of schemas) await admin.query(`DROP SCHEMA ${s} CASCADE`);
@@ -67,29 +68,17 @@ function postgresEngine(): Engine {
   };
 }
 
+/** libpq's `options` parameter confines a connection to one schema. */
+function schemaUrl(schema: string): string {
+  const u = new URL(PG_URL);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString();
+}
+
 async function createSchema(admin: pg.Client): Promise<string> {
   const schema = `sy_test_${randomBytes(6).toString('hex')}`;
   await admin.query(`CREATE SCHEMA ${schema}`);
   return schema;
-}
-
-function key(overrides: Partial<ApiKeyRecord> & { workspaceId: string }): ApiKeyRecord {
-  const id = overrides.id ?? `key-${randomBytes(4).toString('hex')}`;
-  return {
-    id,
-    name: `Key ${id}`,
-    type: 'workspace',
-    subType: 'service',
-    isAdmin: false,
-    userId: null,
-    scopes: ['completions.write', 'configs.read'],
-    hash: hashKey(`secret-${id}`),
-    status: 'active',
-    expiresAt: null,
-    createdAt: 1_700_000_000,
-    lastResetAt: null,
-    ...overrides,
-  };
 }
 
 /** Opens a migrated store, runs fn, and always closes it. */
@@ -111,12 +100,12 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
     it('migrating twice, and from a second store on the same database, is a no-op', async () => {
       const b = await engine.fresh();
       await withStore(b, async (s) => {
-        const ws = await s.defaultWorkspace();
-        await s.insertApiKey(key({ workspaceId: ws.id }));
+        const ws = await s.workspaces.default();
+        await s.apiKeys.insert(key({ workspaceId: ws.id }));
         await s.migrate();
-        assert.equal(await s.countApiKeys(), 1);
+        assert.equal(await s.apiKeys.count(), 1);
       });
-      await withStore(b, async (s) => assert.equal(await s.countApiKeys(), 1));
+      await withStore(b, async (s) => assert.equal(await s.apiKeys.count(), 1));
     });
 
     it('two stores migrating a fresh database at once both succeed', async () => {
@@ -124,8 +113,8 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
       const [x, y] = [b.open(), b.open()];
       try {
         await Promise.all([x.migrate(), y.migrate()]);
-        assert.equal(await x.countApiKeys(), 0);
-        assert.equal(await y.countApiKeys(), 0);
+        assert.equal(await x.apiKeys.count(), 0);
+        assert.equal(await y.apiKeys.count(), 0);
       } finally {
         await Promise.all([x.close(), y.close()]);
       }
@@ -134,14 +123,14 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
     it('the default workspace is created once and stays the same', async () => {
       const b = await engine.fresh();
       const first = await withStore(b, async (s) => {
-        const ws = await s.defaultWorkspace();
+        const ws = await s.workspaces.default();
         assert.equal(ws.slug, 'default');
         assert.equal(ws.status, 'active');
         assert.equal(typeof ws.createdAt, 'number');
-        assert.deepEqual(await s.defaultWorkspace(), ws);
+        assert.deepEqual(await s.workspaces.default(), ws);
         return ws;
       });
-      await withStore(b, async (s) => assert.deepEqual(await s.defaultWorkspace(), first));
+      await withStore(b, async (s) => assert.deepEqual(await s.workspaces.default(), first));
     });
 
     it('two stores asking for the default workspace at once agree on one', async () => {
@@ -149,7 +138,7 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
       await withStore(b, async () => {});
       const [x, y] = [b.open(), b.open()];
       try {
-        const [wx, wy] = await Promise.all([x.defaultWorkspace(), y.defaultWorkspace()]);
+        const [wx, wy] = await Promise.all([x.workspaces.default(), y.workspaces.default()]);
         assert.equal(wx.id, wy.id);
       } finally {
         await Promise.all([x.close(), y.close()]);
@@ -159,7 +148,7 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
     it('a key round-trips by hash and by id, every field intact', async () => {
       const b = await engine.fresh();
       await withStore(b, async (s) => {
-        const ws = await s.defaultWorkspace();
+        const ws = await s.workspaces.default();
         const plain = key({ workspaceId: ws.id });
         const full = key({
           workspaceId: ws.id,
@@ -172,63 +161,64 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
           expiresAt: 4_102_444_800,
           lastResetAt: 1_700_000_500,
         });
-        await s.insertApiKey(plain);
-        await s.insertApiKey(full);
-        assert.deepEqual(await s.findApiKeyByHash(plain.hash), plain);
-        assert.deepEqual(await s.findApiKeyByHash(full.hash), full);
-        assert.deepEqual(await s.getApiKey(full.id), full);
-        assert.equal(await s.findApiKeyByHash(hashKey('nobody')), null);
-        assert.equal(await s.getApiKey('missing'), null);
+        await s.apiKeys.insert(plain);
+        await s.apiKeys.insert(full);
+        assert.deepEqual(await s.apiKeys.findByHash(plain.hash), plain);
+        assert.deepEqual(await s.apiKeys.findByHash(full.hash), full);
+        assert.deepEqual(await s.apiKeys.get(full.id), full);
+        assert.equal(await s.apiKeys.findByHash(hashKey('nobody')), null);
+        assert.equal(await s.apiKeys.get('missing'), null);
       });
     });
 
     it('countApiKeys counts every key', async () => {
       const b = await engine.fresh();
       await withStore(b, async (s) => {
-        assert.equal(await s.countApiKeys(), 0);
-        const ws = await s.defaultWorkspace();
-        for (let i = 0; i < 3; i++) await s.insertApiKey(key({ workspaceId: ws.id }));
-        assert.equal(await s.countApiKeys(), 3);
+        assert.equal(await s.apiKeys.count(), 0);
+        const ws = await s.workspaces.default();
+        for (let i = 0; i < 3; i++) await s.apiKeys.insert(key({ workspaceId: ws.id }));
+        assert.equal(await s.apiKeys.count(), 3);
       });
     });
 
-    it('updateApiKeyHash replaces the hash: the old one no longer finds the key', async () => {
+    it('update replaces the hash: the old one no longer finds the key', async () => {
       const b = await engine.fresh();
       await withStore(b, async (s) => {
-        const k = key({ workspaceId: (await s.defaultWorkspace()).id });
-        await s.insertApiKey(k);
+        const k = key({ workspaceId: (await s.workspaces.default()).id });
+        await s.apiKeys.insert(k);
         const next = hashKey('rotated');
-        await s.updateApiKeyHash(k.id, next);
-        assert.equal(await s.findApiKeyByHash(k.hash), null);
-        assert.deepEqual(await s.findApiKeyByHash(next), { ...k, hash: next });
-        assert.equal((await s.getApiKey(k.id))?.hash, next);
+        await s.apiKeys.update({ ...k, hash: next });
+        assert.equal(await s.apiKeys.findByHash(k.hash), null);
+        const found = await s.apiKeys.findByHash(next);
+        assert.deepEqual({ ...found, lastUpdatedAt: 0 }, { ...k, hash: next, lastUpdatedAt: 0 });
+        assert.equal((await s.apiKeys.get(k.id))?.hash, next);
       });
     });
 
     it('a second key with the same hash is refused', async () => {
       const b = await engine.fresh();
       await withStore(b, async (s) => {
-        const ws = await s.defaultWorkspace();
+        const ws = await s.workspaces.default();
         const k = key({ workspaceId: ws.id });
-        await s.insertApiKey(k);
-        await assert.rejects(s.insertApiKey(key({ workspaceId: ws.id, hash: k.hash })), /unique/i);
-        assert.equal(await s.countApiKeys(), 1);
+        await s.apiKeys.insert(k);
+        await assert.rejects(s.apiKeys.insert(key({ workspaceId: ws.id, hash: k.hash })), /unique/i);
+        assert.equal(await s.apiKeys.count(), 1);
       });
     });
 
     it('data survives close and reopen', async () => {
       const b = await engine.fresh();
       const { ws, k } = await withStore(b, async (s) => {
-        const ws = await s.defaultWorkspace();
+        const ws = await s.workspaces.default();
         const k = key({ workspaceId: ws.id, expiresAt: 1_800_000_000 });
-        await s.insertApiKey(k);
+        await s.apiKeys.insert(k);
         return { ws, k };
       });
       await withStore(b, async (s) => {
-        assert.deepEqual(await s.defaultWorkspace(), ws);
-        assert.deepEqual(await s.getApiKey(k.id), k);
-        assert.deepEqual(await s.findApiKeyByHash(k.hash), k);
-        assert.equal(await s.countApiKeys(), 1);
+        assert.deepEqual(await s.workspaces.default(), ws);
+        assert.deepEqual(await s.apiKeys.get(k.id), k);
+        assert.deepEqual(await s.apiKeys.findByHash(k.hash), k);
+        assert.equal(await s.apiKeys.count(), 1);
       });
     });
   });
@@ -238,14 +228,12 @@ describe('gateway on Postgres (DATABASE_URL)', { timeout: 30_000 }, () => {
   const admin = new pg.Client({ connectionString: PG_URL });
   let schema: string;
   let databaseUrl: string;
+  const encryption = randomBytes(32).toString('hex');
 
   before(async () => {
     await admin.connect();
     schema = await createSchema(admin);
-    // libpq's `options` parameter confines the gateway to this test's schema.
-    const u = new URL(PG_URL);
-    u.searchParams.set('options', `-c search_path=${schema}`);
-    databaseUrl = u.toString();
+    databaseUrl = schemaUrl(schema);
   });
   after(async () => {
     await admin.query(`DROP SCHEMA ${schema} CASCADE`);
@@ -253,7 +241,7 @@ describe('gateway on Postgres (DATABASE_URL)', { timeout: 30_000 }, () => {
   });
 
   it('stores the bootstrap key in Postgres, authenticates with it, and keeps it across a restart', async () => {
-    const first = await startTestGateway({ DATABASE_URL: databaseUrl });
+    const first = await startTestGateway({ DATABASE_URL: databaseUrl, GATEWAY_ENCRYPTION_KEY: encryption });
     try {
       const ok = await first.call('/models');
       await ok.arrayBuffer();
@@ -271,7 +259,7 @@ describe('gateway on Postgres (DATABASE_URL)', { timeout: 30_000 }, () => {
     assert.deepEqual(rows, [{ id: 'bootstrap-admin', key_hash: hashKey(ADMIN_KEY), is_admin: 1 }]);
 
     // A fresh data dir and no GATEWAY_ADMIN_API_KEY: only the database can know the key now.
-    const second = await startTestGateway({ DATABASE_URL: databaseUrl, GATEWAY_ADMIN_API_KEY: '' });
+    const second = await startTestGateway({ DATABASE_URL: databaseUrl, GATEWAY_ADMIN_API_KEY: '', GATEWAY_ENCRYPTION_KEY: encryption });
     try {
       const ok = await second.call('/models');
       await ok.arrayBuffer();
@@ -316,7 +304,7 @@ describe('gateway on Postgres (DATABASE_URL)', { timeout: 30_000 }, () => {
     const u = new URL(databaseUrl);
     u.hostname = '127.0.0.1';
     u.port = String(port);
-    const gw = await startTestGateway({ DATABASE_URL: u.toString() });
+    const gw = await startTestGateway({ DATABASE_URL: u.toString(), GATEWAY_ENCRYPTION_KEY: encryption });
     try {
       assert.deepEqual(await health(), { status: 'ok' });
       cut(server);

@@ -6,6 +6,7 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
+import type { AdminDeps, AdminRouter } from '../admin/router.js';
 import { listModels } from '../catalog/list.js';
 import type { Endpoint } from '../providers/types.js';
 import { GatewayError } from '../shared/errors.js';
@@ -17,6 +18,8 @@ import { rawErrorResponse, sendError, sendJson } from './respond.js';
 
 export interface ServerDeps extends RelayDeps {
   auth: KeyAuthenticator;
+  admin: AdminRouter;
+  adminDeps: AdminDeps;
   /** Whether the store answers, for /health. */
   databaseUp: () => Promise<boolean>;
   metrics: Metrics;
@@ -113,11 +116,15 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   }
 
   const sub = pathname.slice(3);
+  if (deps.admin.owns(sub)) {
+    res.setHeader('x-gateway-trace-id', traceId);
+    return deps.admin.handle(deps.adminDeps, key.value, req, res, sub, q === -1 ? '' : url.slice(q + 1));
+  }
   const endpoint = req.method === 'POST' ? MODEL_ENDPOINTS[sub] : undefined;
   if (endpoint === undefined && !PROXY_METHODS.has(req.method ?? '')) {
     return refuse(new GatewayError(405, `method ${req.method} is not allowed`, { code: 'method_not_allowed' }));
   }
   const denied = requireScope(key.value, 'completions.write');
   if (denied !== null) return refuse(denied);
-  return relay(deps, req, res, { endpoint: endpoint ?? 'proxy', path: url.slice(3), pathname, traceId, startedAt });
+  return relay(deps, req, res, { endpoint: endpoint ?? 'proxy', path: url.slice(3), pathname, traceId, startedAt, key: key.value });
 }

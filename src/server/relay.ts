@@ -15,6 +15,7 @@ import type { Endpoint, Translator } from '../providers/types.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { Cancel } from '../upstream/cancel.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
+import type { ApiKeyRecord } from '../store/api-keys.js';
 import { readBody } from './body.js';
 import type { Metrics } from './metrics.js';
 import { parseGatewayHeaders, single } from './request-headers.js';
@@ -35,6 +36,8 @@ export interface RelayTarget {
   pathname: string;
   traceId: string;
   startedAt: number;
+  /** The authenticated gateway key: its workspace scopes saved configs and stored credentials. */
+  key: ApiKeyRecord;
 }
 
 export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerResponse, t: RelayTarget): Promise<void> {

@@ -219,7 +219,7 @@ export function validateBody(endpoint: Endpoint, body: unknown): GatewayError | 
     return invalid('request body must be a JSON object');
   }
   const validate = validators[endpoint];
-  if (!validate(body)) return toGatewayError(body, validate.errors ?? []);
+  if (!validate(body)) return schemaError(body, validate.errors ?? []);
   return customChecks[endpoint](body as Body);
 }
 
@@ -234,7 +234,8 @@ function checkStreamOptions(body: Body): GatewayError | null {
   return null;
 }
 
-function toGatewayError(body: unknown, errors: ErrorObject[]): GatewayError {
+/** The 400 for an ajv failure, naming the field by its path in the body (`messages[0].role`). */
+export function schemaError(body: unknown, errors: ErrorObject[]): GatewayError {
   // With allErrors off the last error is the one that failed validation; the
   // ones before it are failed anyOf branches. `if` only repeats its `then`.
   let error: ErrorObject | undefined;
@@ -242,7 +243,12 @@ function toGatewayError(body: unknown, errors: ErrorObject[]): GatewayError {
     if (errors[i]?.keyword !== 'if') error = errors[i];
   }
   if (error === undefined) return invalid('request body is invalid');
-  const missing = error.keyword === 'required' ? (error.params as { missingProperty: string }).missingProperty : undefined;
+  const missing =
+    error.keyword === 'required'
+      ? (error.params as { missingProperty: string }).missingProperty
+      : error.keyword === 'additionalProperties'
+        ? (error.params as { additionalProperty: string }).additionalProperty
+        : undefined;
   const param = paramPath(body, error.instancePath, missing);
   return invalid(`${param || 'request body'}: ${describe(error)}`, param || null);
 }
@@ -274,6 +280,14 @@ function describe(error: ErrorObject): string {
   switch (error.keyword) {
     case 'required':
       return 'is required';
+    case 'additionalProperties':
+      return 'is not a known field';
+    case 'pattern':
+      return typeof parent.description === 'string' ? `must be ${parent.description}` : `must match ${String(error.schema)}`;
+    case 'maxLength':
+      return `must be at most ${parent.maxLength} characters long`;
+    case 'format':
+      return `must be a valid ${String(error.schema)}`;
     case 'type':
       return `must be ${alternatives((Array.isArray(error.schema) ? error.schema : [error.schema]).map(typeName))}`;
     case 'minimum':

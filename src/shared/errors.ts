@@ -8,6 +8,7 @@ export type ErrorType =
   | 'authentication_error'
   | 'permission_error'
   | 'not_found_error'
+  | 'conflict_error'
   | 'timeout_error'
   | 'rate_limit_error'
   | 'upstream_error'
@@ -43,6 +44,7 @@ function defaultType(status: number): ErrorType {
   if (status === 401) return 'authentication_error';
   if (status === 403) return 'permission_error';
   if (status === 404) return 'not_found_error';
+  if (status === 409) return 'conflict_error';
   if (status === 408) return 'timeout_error';
   if (status === 429) return 'rate_limit_error';
   if (status >= 502 && status <= 504) return 'upstream_error';
@@ -56,6 +58,7 @@ function defaultCode(status: number): string {
     case 401: return 'invalid_api_key';
     case 403: return 'permission_denied';
     case 404: return 'not_found';
+    case 409: return 'conflict';
     case 408: return 'request_timeout';
     case 413: return 'payload_too_large';
     case 429: return 'rate_limit_exceeded';

@@ -1,8 +1,11 @@
 /**
  * Schema migrations, applied in order and recorded in schema_migrations.
- * Append only: a shipped migration never changes. Plain SQL that both SQLite
- * and Postgres accept.
+ * Append only: a shipped migration never changes. Plain SQL both engines
+ * accept: TEXT ids, TEXT holding JSON, INTEGER 0/1 booleans, BIGINT Unix seconds.
  */
+import type { Db } from './db.js';
+import { nowSeconds } from './ids.js';
+
 export interface Migration {
   id: number;
   name: string;
@@ -41,4 +44,172 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 2,
+    name: 'control plane: settings, users, key rotation, configs, virtual keys, integrations',
+    sql: `
+      ALTER TABLE workspaces ADD COLUMN metadata TEXT;
+      ALTER TABLE workspaces ADD COLUMN settings TEXT;
+      ALTER TABLE workspaces ADD COLUMN defaults TEXT;
+      ALTER TABLE workspaces ADD COLUMN last_reset_at BIGINT;
+
+      CREATE TABLE meta (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+
+      CREATE TABLE org_settings (
+        id INTEGER PRIMARY KEY,
+        settings TEXT NOT NULL,
+        last_updated_at BIGINT NOT NULL
+      );
+
+      CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE,
+        first_name TEXT,
+        last_name TEXT,
+        role TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        last_updated_at BIGINT NOT NULL
+      );
+      CREATE TABLE workspace_members (
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        role TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (workspace_id, user_id)
+      );
+      CREATE TABLE invites (
+        id TEXT PRIMARY KEY,
+        email TEXT NOT NULL,
+        role TEXT NOT NULL,
+        workspaces TEXT NOT NULL,
+        status TEXT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        accepted_at BIGINT
+      );
+      CREATE TABLE scim_groups (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        created_at BIGINT NOT NULL
+      );
+      CREATE TABLE scim_group_workspaces (
+        group_id TEXT NOT NULL REFERENCES scim_groups(id) ON DELETE CASCADE,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        role TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (group_id, workspace_id)
+      );
+      CREATE TABLE scim_group_members (
+        group_id TEXT NOT NULL REFERENCES scim_groups(id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        PRIMARY KEY (group_id, user_id)
+      );
+
+      ALTER TABLE api_keys ADD COLUMN description TEXT;
+      ALTER TABLE api_keys ADD COLUMN key_hint TEXT;
+      ALTER TABLE api_keys ADD COLUMN previous_key_hash TEXT;
+      ALTER TABLE api_keys ADD COLUMN previous_key_expires_at BIGINT;
+      ALTER TABLE api_keys ADD COLUMN rotation_policy TEXT;
+      ALTER TABLE api_keys ADD COLUMN last_rotated_at BIGINT;
+      ALTER TABLE api_keys ADD COLUMN defaults TEXT;
+      ALTER TABLE api_keys ADD COLUMN metadata TEXT;
+      ALTER TABLE api_keys ADD COLUMN creation_mode TEXT NOT NULL DEFAULT 'api';
+      ALTER TABLE api_keys ADD COLUMN last_updated_at BIGINT;
+      CREATE INDEX api_keys_previous_hash ON api_keys (previous_key_hash);
+      CREATE INDEX api_keys_workspace ON api_keys (workspace_id, id);
+
+      CREATE TABLE configs (
+        id TEXT PRIMARY KEY,
+        slug TEXT NOT NULL UNIQUE,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        name TEXT NOT NULL,
+        is_default INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL DEFAULT 'active',
+        version_id TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        last_updated_at BIGINT NOT NULL
+      );
+      CREATE INDEX configs_workspace ON configs (workspace_id, id);
+      CREATE TABLE config_versions (
+        id TEXT PRIMARY KEY,
+        config_id TEXT NOT NULL REFERENCES configs(id) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        config TEXT NOT NULL,
+        description TEXT,
+        created_at BIGINT NOT NULL,
+        UNIQUE (config_id, version)
+      );
+
+      CREATE TABLE integrations (
+        id TEXT PRIMARY KEY,
+        slug TEXT NOT NULL UNIQUE,
+        name TEXT NOT NULL,
+        description TEXT,
+        provider TEXT NOT NULL,
+        workspace_id TEXT REFERENCES workspaces(id),
+        credentials TEXT,
+        configurations TEXT,
+        pricing_adjustments TEXT,
+        secret_mappings TEXT,
+        status TEXT NOT NULL DEFAULT 'active',
+        created_at BIGINT NOT NULL,
+        last_updated_at BIGINT NOT NULL,
+        last_reset_at BIGINT
+      );
+      CREATE TABLE integration_workspaces (
+        integration_id TEXT NOT NULL REFERENCES integrations(id) ON DELETE CASCADE,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        PRIMARY KEY (integration_id, workspace_id)
+      );
+      CREATE TABLE integration_models (
+        integration_id TEXT NOT NULL REFERENCES integrations(id) ON DELETE CASCADE,
+        slug TEXT NOT NULL,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        pricing_config TEXT,
+        configurations TEXT,
+        PRIMARY KEY (integration_id, slug)
+      );
+
+      CREATE TABLE virtual_keys (
+        id TEXT PRIMARY KEY,
+        slug TEXT NOT NULL,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        name TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        integration_id TEXT REFERENCES integrations(id) ON DELETE CASCADE,
+        credentials TEXT,
+        key_hint TEXT,
+        note TEXT,
+        status TEXT NOT NULL DEFAULT 'active',
+        created_at BIGINT NOT NULL,
+        last_updated_at BIGINT NOT NULL,
+        last_reset_at BIGINT,
+        UNIQUE (workspace_id, slug)
+      );
+    `,
+  },
 ];
+
+/**
+ * Applies what is missing, all in one transaction: SQLite's BEGIN IMMEDIATE
+ * and Postgres's advisory lock make a second process wait, then find
+ * everything applied.
+ */
+export async function migrate(db: Db): Promise<void> {
+  await db.transaction(async (tx) => {
+    if (tx.engine === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?)', [MIGRATION_LOCK]);
+    await tx.exec('CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
+    const applied = new Set((await tx.all<{ id: number }>('SELECT id FROM schema_migrations')).map((r) => r.id));
+    for (const m of MIGRATIONS) {
+      if (applied.has(m.id)) continue;
+      await tx.exec(m.sql);
+      await tx.run('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)', [m.id, m.name, nowSeconds()]);
+    }
+  });
+}
+
+/** Arbitrary constant naming the migration lock; every migrator of the same database takes it. */
+const MIGRATION_LOCK = 0x5377_6d67;

@@ -4,13 +4,16 @@
  * carries one database driver, not two.
  */
 import type { Settings } from '../settings.js';
-import type { Store } from './types.js';
+import { Store } from './store.js';
 
 export async function openStore(settings: Pick<Settings, 'dataDir' | 'databaseUrl'>): Promise<Store> {
   if (settings.databaseUrl !== undefined) {
-    const { PostgresStore } = await import('./postgres.js');
-    return new PostgresStore(settings.databaseUrl);
+    const { PostgresDb } = await import('./postgres.js');
+    const db = new PostgresDb(settings.databaseUrl);
+    const store = new Store(db);
+    db.connectChanges(store.changes);
+    return store;
   }
-  const { SqliteStore } = await import('./sqlite.js');
-  return new SqliteStore(settings.dataDir);
+  const { SqliteDb } = await import('./sqlite.js');
+  return new Store(new SqliteDb(settings.dataDir));
 }

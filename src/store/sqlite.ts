@@ -1,86 +1,119 @@
 /**
- * SQLite engine of the store: one file in GATEWAY_DATA_DIR, WAL mode so log
- * writes (later) do not block readers. better-sqlite3 is synchronous; calls
- * are short indexed lookups, and the hot path reads through caches anyway.
+ * SQLite engine: one file in GATEWAY_DATA_DIR, WAL mode so writes do not
+ * block readers. better-sqlite3 is synchronous; statements are short indexed
+ * lookups and the hot path reads through caches anyway.
  */
 import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { MIGRATIONS } from './migrations.js';
-import { now, toKey, type ApiKeyRow } from './rows.js';
-import type { ApiKeyRecord, Store, Workspace } from './types.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Db, SqlValue } from './db.js';
 
-export class SqliteStore implements Store {
+const BUSY_TIMEOUT_MS = 5000;
+const BEGIN_WAIT_MS = 30_000;
+
+export class SqliteDb implements Db {
+  readonly engine = 'sqlite' as const;
   private readonly db: Database.Database;
+  private readonly statements = new Map<string, Database.Statement>();
+  /** While a transaction is open, other callers wait for it: its awaits must not interleave their statements. */
+  private busy: Promise<void> | null = null;
 
   constructor(dataDir: string) {
     this.db = new Database(join(dataDir, 'switchyard.db'));
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
+    // Another process holding the write lock is waited for, not an error.
+    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }
 
-  async migrate(): Promise<void> {
-    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
-    const applied = new Set(this.db.prepare('SELECT id FROM schema_migrations').pluck().all() as number[]);
-    for (const m of MIGRATIONS) {
-      if (applied.has(m.id)) continue;
-      this.db.transaction(() => {
-        this.db.exec(m.sql);
-        this.db.prepare('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)').run(m.id, m.name, now());
-      })();
-    }
+  async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    while (this.busy !== null) await this.busy;
+    return this.direct.all<T>(sql, params);
   }
 
-  async defaultWorkspace(): Promise<Workspace> {
-    const row = this.db.prepare('SELECT id, slug, name, status, created_at FROM workspaces WHERE is_default = 1').get() as
-      | { id: string; slug: string; name: string; status: Workspace['status']; created_at: number }
-      | undefined;
-    if (row !== undefined) return { id: row.id, slug: row.slug, name: row.name, status: row.status, createdAt: row.created_at };
-    const ws: Workspace = { id: randomUUID(), slug: 'default', name: 'Default', status: 'active', createdAt: now() };
-    this.db
-      .prepare('INSERT INTO workspaces (id, slug, name, status, is_default, created_at, last_updated_at) VALUES (?, ?, ?, ?, 1, ?, ?)')
-      .run(ws.id, ws.slug, ws.name, ws.status, ws.createdAt, ws.createdAt);
-    return ws;
+  async get<T>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> {
+    while (this.busy !== null) await this.busy;
+    return this.direct.get<T>(sql, params);
   }
 
-  async insertApiKey(k: ApiKeyRecord): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO api_keys (id, name, type, sub_type, is_admin, workspace_id, user_id, scopes, key_hash, status, expires_at, created_at, last_reset_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(k.id, k.name, k.type, k.subType, k.isAdmin ? 1 : 0, k.workspaceId, k.userId, JSON.stringify(k.scopes), k.hash, k.status, k.expiresAt, k.createdAt, k.lastResetAt);
+  async run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    while (this.busy !== null) await this.busy;
+    return this.direct.run(sql, params);
   }
 
-  async updateApiKeyHash(id: string, hash: string): Promise<void> {
-    this.db.prepare('UPDATE api_keys SET key_hash = ? WHERE id = ?').run(hash, id);
-  }
-
-  async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
-    const row = this.db.prepare('SELECT * FROM api_keys WHERE key_hash = ?').get(hash) as ApiKeyRow | undefined;
-    return row === undefined ? null : toKey(row);
-  }
-
-  async getApiKey(id: string): Promise<ApiKeyRecord | null> {
-    const row = this.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(id) as ApiKeyRow | undefined;
-    return row === undefined ? null : toKey(row);
-  }
-
-  async countApiKeys(): Promise<number> {
-    return this.db.prepare('SELECT COUNT(*) FROM api_keys').pluck().get() as number;
-  }
-
-  async ping(): Promise<boolean> {
+  async transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+    while (this.busy !== null) await this.busy;
+    let release!: () => void;
+    this.busy = new Promise((r) => (release = r));
     try {
-      this.db.prepare('SELECT 1').get();
-      return true;
-    } catch {
-      return false;
+      await this.begin();
+    } catch (e) {
+      this.busy = null;
+      release();
+      throw e;
+    }
+    try {
+      const out = await fn(this.direct);
+      this.db.exec('COMMIT');
+      return out;
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw e;
+    } finally {
+      this.busy = null;
+      release();
     }
   }
 
-  async close(): Promise<void> {
+  /**
+   * IMMEDIATE takes the write lock up front, so two processes migrating wait in
+   * turn. The wait is asynchronous: SQLite's own busy wait would block this
+   * thread, and with it whoever holds the lock when that is this process.
+   */
+  private async begin(): Promise<void> {
+    const deadline = Date.now() + BEGIN_WAIT_MS;
+    this.db.pragma('busy_timeout = 0');
+    try {
+      for (;;) {
+        try {
+          this.db.exec('BEGIN IMMEDIATE');
+          return;
+        } catch (e) {
+          if ((e as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw e;
+          await sleep(5);
+        }
+      }
+    } finally {
+      this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
+  }
+
+  async exec(sql: string): Promise<void> {
+    while (this.busy !== null) await this.busy;
+    this.db.exec(sql);
+  }
+
+  close(): void {
     this.db.close();
+  }
+
+  /** Statements without the transaction gate: the transaction's own Db. */
+  private readonly direct: Db = {
+    engine: 'sqlite',
+    all: async <T>(sql: string, params: readonly SqlValue[] = []) => this.prepare(sql).all(...params) as T[],
+    get: async <T>(sql: string, params: readonly SqlValue[] = []) => this.prepare(sql).get(...params) as T | undefined,
+    run: async (sql: string, params: readonly SqlValue[] = []) => this.prepare(sql).run(...params).changes,
+    exec: async (sql: string) => void this.db.exec(sql),
+    transaction: (fn) => fn(this.direct),
+  };
+
+  private prepare(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (s === undefined) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
   }
 }

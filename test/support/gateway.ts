@@ -21,8 +21,14 @@ export interface TestGateway extends Gateway {
   stop(): Promise<void>;
 }
 
+/**
+ * A gateway on a fresh data dir, or on the one env's GATEWAY_DATA_DIR names
+ * (then the caller owns it and stop() leaves it: a restart test starts a
+ * second gateway on the same dir).
+ */
 export async function startTestGateway(env: Record<string, string> = {}, overrides: Partial<Settings> = {}): Promise<TestGateway> {
-  const dir = mkdtempSync(join(tmpdir(), 'switchyard-test-'));
+  const owned = env.GATEWAY_DATA_DIR === undefined;
+  const dir = env.GATEWAY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'switchyard-test-'));
   const settings: Settings = {
     ...readSettings({ GATEWAY_DATA_DIR: dir, GATEWAY_ADMIN_API_KEY: ADMIN_KEY, PORT: '0', ...env }),
     shutdownGraceMs: 5_000,
@@ -49,7 +55,7 @@ export async function startTestGateway(env: Record<string, string> = {}, overrid
     },
     async stop() {
       await gw.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (owned) rmSync(dir, { recursive: true, force: true });
     },
   });
 }

@@ -1,0 +1,105 @@
+/**
+ * Access control of the management routes: who is calling (key type, role,
+ * scopes) and what they may see. Workspace keys act only in their own
+ * workspace and never see another's objects (404, not 403: existence is not
+ * disclosed); organisation keys act in any workspace, in the default one
+ * when they name none.
+ */
+import { GatewayError, type Result } from '../shared/errors.js';
+import type { ApiKeyRecord } from '../store/api-keys.js';
+import type { Store } from '../store/store.js';
+import type { Workspace } from '../store/workspaces.js';
+
+import type { OrgRole, WorkspaceRole } from '../store/users.js';
+
+export type { OrgRole, WorkspaceRole };
+
+const ACTIONS = ['create', 'read', 'list', 'update', 'delete'] as const;
+const CRUD_FAMILIES = ['configs', 'virtual_keys', 'integrations', 'prompts', 'guardrails', 'policies', 'workspaces', 'api_keys', 'users', 'organisation_settings'];
+
+/** Every scope a key may hold (contract: `<resource>.<action>`; rotation scopes end in `.rotate`). */
+export const KNOWN_SCOPES: ReadonlySet<string> = new Set([
+  'completions.write',
+  'logs.list',
+  'logs.view',
+  'logs.export',
+  'analytics.view',
+  'prompts.render',
+  'api_keys.rotate',
+  ...CRUD_FAMILIES.flatMap((f) => ACTIONS.map((a) => `${f}.${a}`)),
+]);
+
+export interface Caller {
+  key: ApiKeyRecord;
+  /** Organisation keys act across workspaces; workspace keys only in key.workspaceId. */
+  level: 'organisation' | 'workspace';
+  /** Organisation role: admin keys and organisation service keys act as admins; user keys as their user. */
+  orgRole: OrgRole | null;
+  /** Role in key.workspaceId for workspace keys: service keys act as workspace admins; user keys as their membership. */
+  workspaceRole: WorkspaceRole | null;
+}
+
+export async function resolveCaller(store: Store, key: ApiKeyRecord): Promise<Caller> {
+  const level = key.type;
+  if (key.isAdmin) return { key, level, orgRole: 'owner', workspaceRole: null };
+  if (key.subType === 'service') {
+    return level === 'organisation' ? { key, level, orgRole: 'admin', workspaceRole: null } : { key, level, orgRole: null, workspaceRole: 'admin' };
+  }
+  const roles = key.userId === null ? null : await store.users.roles(key.userId, key.workspaceId);
+  return { key, level, orgRole: roles?.orgRole ?? null, workspaceRole: level === 'workspace' ? (roles?.workspaceRole ?? null) : null };
+}
+
+export function hasScope(caller: Caller, scope: string): boolean {
+  return caller.key.isAdmin || caller.key.scopes.includes(scope);
+}
+
+export function requireScope(caller: Caller, scope: string): GatewayError | null {
+  return hasScope(caller, scope) ? null : new GatewayError(403, `gateway key lacks the scope '${scope}'`, { code: 'missing_scope', param: scope });
+}
+
+/** Routes about the organisation itself (workspaces, organisation keys, settings) refuse workspace keys. */
+export function requireOrganisation(caller: Caller, what: string): GatewayError | null {
+  return caller.level === 'organisation' ? null : new GatewayError(403, `${what} needs an organisation key`, { code: 'organisation_key_required' });
+}
+
+/** Owners and admins: organisation admin keys, organisation service keys, users whose organisation role is owner or admin. */
+export function isOrgAdmin(caller: Caller): boolean {
+  return caller.orgRole === 'owner' || caller.orgRole === 'admin';
+}
+
+/** Whether an object of `workspaceId` exists for this caller at all. */
+export function canSee(caller: Caller, workspaceId: string | null): boolean {
+  return caller.level === 'organisation' || workspaceId === caller.key.workspaceId;
+}
+
+export function notFound(what: string, ref: string): GatewayError {
+  return new GatewayError(404, `${what} '${ref}' not found`, { code: 'not_found' });
+}
+
+/**
+ * The workspace a call acts in: the one named by `workspace_id` (id or slug),
+ * else the caller's own (organisation keys: the default workspace). A
+ * workspace key naming another workspace is refused; an archived workspace
+ * takes no new objects.
+ */
+export async function actingWorkspace(store: Store, caller: Caller, ref: string | undefined, param = 'workspace_id'): Promise<Result<Workspace>> {
+  if (ref === undefined) {
+    const ws = caller.level === 'workspace' ? await store.workspaces.get(caller.key.workspaceId) : await store.workspaces.default();
+    return ws === null ? { ok: false, error: notFound('workspace', caller.key.workspaceId) } : { ok: true, value: ws };
+  }
+  const ws = await store.workspaces.find(ref);
+  if (caller.level === 'workspace' && ws?.id !== caller.key.workspaceId) {
+    return { ok: false, error: new GatewayError(403, `this key cannot act in workspace '${ref}'`, { code: 'workspace_denied', param }) };
+  }
+  if (ws === null) return { ok: false, error: new GatewayError(404, `workspace '${ref}' not found`, { code: 'not_found', param }) };
+  return { ok: true, value: ws };
+}
+
+/** Like actingWorkspace, for writes: an archived workspace is read-only. */
+export async function writableWorkspace(store: Store, caller: Caller, ref: string | undefined, param = 'workspace_id'): Promise<Result<Workspace>> {
+  const ws = await actingWorkspace(store, caller, ref, param);
+  if (ws.ok && ws.value.status === 'archived') {
+    return { ok: false, error: new GatewayError(409, `workspace '${ws.value.slug}' is archived`, { code: 'workspace_archived', param }) };
+  }
+  return ws;
+}

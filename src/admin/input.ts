@@ -1,0 +1,75 @@
+/** Reading management requests: JSON bodies checked against a schema, list paging, list replies. */
+import { Ajv, type SchemaObject } from 'ajv';
+import { schemaError } from '../server/validation.js';
+import { invalid, type Result } from '../shared/errors.js';
+import type { Page, PageRequest } from '../store/page.js';
+import type { Reply } from './router.js';
+
+const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, verbose: true, allowUnionTypes: true });
+
+/**
+ * A checker for one route's body: the schema's errors become a 400 naming the
+ * field (`rotation_policy.key_transition_period_ms`). Unknown fields are
+ * refused where the schema says additionalProperties: false.
+ */
+export function bodyChecker<T>(schema: SchemaObject): (body: unknown) => Result<T> {
+  const validate = ajv.compile(schema);
+  return (body) => {
+    if (body === undefined) body = {};
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, error: invalid('request body must be a JSON object') };
+    return validate(body) ? { ok: true, value: body as T } : { ok: false, error: schemaError(body, validate.errors ?? []) };
+  };
+}
+
+/** `limit` 1..100 (default 20) and `after` (contract: lists where the spec is silent). */
+export function pageRequest(query: URLSearchParams): Result<PageRequest> {
+  const rawLimit = query.get('limit');
+  let limit = 20;
+  if (rawLimit !== null) {
+    limit = Number(rawLimit);
+    if (!/^\d+$/.test(rawLimit) || limit < 1 || limit > 100) return { ok: false, error: invalid('limit: must be an integer between 1 and 100', 'limit') };
+  }
+  const after = query.get('after') ?? undefined;
+  return { ok: true, value: { limit, after: after === '' ? undefined : after } };
+}
+
+/** `{object:"list", data, has_more, first_id, last_id}`. */
+export function listReply<T extends { id: string }, J>(page: Page<T>, view: (item: T) => J): Result<Reply> {
+  return {
+    ok: true,
+    value: {
+      status: 200,
+      body: {
+        object: 'list',
+        data: page.data.map(view),
+        has_more: page.hasMore,
+        first_id: page.data[0]?.id ?? null,
+        last_id: page.data.at(-1)?.id ?? null,
+      },
+    },
+  };
+}
+
+export function reply(status: number, body: unknown): Result<Reply> {
+  return { ok: true, value: { status, body } };
+}
+
+/** ISO 8601 for an API answer; stored times are Unix seconds. */
+export function iso(seconds: number | null): string | null {
+  return seconds === null ? null : new Date(seconds * 1000).toISOString();
+}
+
+/** Common schema pieces. */
+export const S = {
+  name: { type: 'string', minLength: 1, maxLength: 255 },
+  text: { type: ['string', 'null'], maxLength: 10_000 },
+  slug: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{1,62}$', description: 'a slug: 2-63 lower-case letters, digits, - or _, starting with a letter or digit' },
+  ref: { type: 'string', minLength: 1, maxLength: 255 },
+  /** Spec Limits: 16 pairs, key 64 characters, value 512. */
+  metadata: {
+    type: ['object', 'null'],
+    maxProperties: 16,
+    propertyNames: { maxLength: 64 },
+    additionalProperties: { type: 'string', maxLength: 512 },
+  },
+} satisfies Record<string, SchemaObject>;

@@ -1,0 +1,5 @@
+/** Every management route, one line per resource. */
+import type { Route } from './router.js';
+import { workspaceRoutes } from './workspaces.js';
+
+export const ADMIN_ROUTES: readonly Route[] = [...workspaceRoutes];

@@ -1,0 +1,171 @@
+/**
+ * /v1/workspaces: create, list (`status=active,archived`; archived only for
+ * owners and admins), read, update (archive and restore through `status`),
+ * delete (only an empty workspace; never the default one).
+ */
+import { GatewayError, type Result } from '../shared/errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../store/db.js';
+import { newSlug } from '../store/ids.js';
+import type { Workspace, WorkspaceStatus } from '../store/workspaces.js';
+import { canSee, isOrgAdmin, notFound, requireOrganisation, requireScope, type Caller } from './access.js';
+import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
+import type { AdminDeps, Reply, Route } from './router.js';
+
+interface CreateBody {
+  name: string;
+  description?: string | null;
+  slug?: string;
+  metadata?: Record<string, string> | null;
+  defaults?: Record<string, unknown> | null;
+}
+
+interface UpdateBody {
+  name?: string;
+  description?: string | null;
+  status?: WorkspaceStatus;
+  metadata?: Record<string, string> | null;
+  defaults?: Record<string, unknown> | null;
+}
+
+const fields = {
+  name: S.name,
+  description: S.text,
+  metadata: S.metadata,
+  defaults: { type: ['object', 'null'] },
+};
+
+const checkCreate = bodyChecker<CreateBody>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: { ...fields, slug: S.slug },
+});
+
+const checkUpdate = bodyChecker<UpdateBody>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...fields, status: { enum: ['active', 'archived'] } },
+});
+
+export function workspaceView(w: Workspace): Record<string, unknown> {
+  return {
+    object: 'workspace',
+    id: w.id,
+    slug: w.slug,
+    name: w.name,
+    description: w.description,
+    status: w.status,
+    is_default: w.isDefault,
+    metadata: w.metadata,
+    defaults: w.defaults,
+    settings: w.settings,
+    created_at: w.createdAt,
+    last_updated_at: w.lastUpdatedAt,
+    last_reset_at: w.lastResetAt,
+  };
+}
+
+/** A workspace the caller may see, by id or slug; 404 otherwise. */
+async function visible(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<Workspace>> {
+  const ws = await deps.store.workspaces.find(ref);
+  if (ws === null || !canSee(caller, ws.id)) return { ok: false, error: notFound('workspace', ref) };
+  return { ok: true, value: ws };
+}
+
+const STATUSES: readonly WorkspaceStatus[] = ['active', 'archived'];
+
+export const workspaceRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/workspaces',
+    async handler({ caller, body }, deps): Promise<Result<Reply>> {
+      const denied = requireOrganisation(caller, 'creating a workspace') ?? requireScope(caller, 'workspaces.create');
+      if (denied !== null) return { ok: false, error: denied };
+      const input = checkCreate(body);
+      if (!input.ok) return input;
+      const b = input.value;
+      try {
+        const ws = await deps.store.workspaces.create({
+          slug: b.slug ?? newSlug(b.name),
+          name: b.name,
+          description: b.description ?? null,
+          metadata: b.metadata ?? null,
+          settings: null,
+          defaults: b.defaults ?? null,
+        });
+        return reply(201, workspaceView(ws));
+      } catch (e) {
+        if (isUniqueViolation(e)) return { ok: false, error: new GatewayError(409, `workspace slug '${b.slug}' is taken`, { code: 'conflict', param: 'slug' }) };
+        throw e;
+      }
+    },
+  },
+  {
+    method: 'GET',
+    path: '/workspaces',
+    async handler({ caller, query }, deps) {
+      const denied = requireScope(caller, 'workspaces.list');
+      if (denied !== null) return { ok: false, error: denied };
+      const page = pageRequest(query);
+      if (!page.ok) return page;
+      const raw = query.get('status');
+      const statuses = raw === null ? (['active'] as WorkspaceStatus[]) : raw.split(',').map((s) => s.trim());
+      const unknown = statuses.find((s) => !STATUSES.includes(s as WorkspaceStatus));
+      if (unknown !== undefined) return { ok: false, error: new GatewayError(400, `status: '${unknown}' is not one of active, archived`, { param: 'status' }) };
+      if (statuses.includes('archived') && !isOrgAdmin(caller)) {
+        return { ok: false, error: new GatewayError(403, 'only organisation owners and admins may list archived workspaces', { code: 'permission_denied', param: 'status' }) };
+      }
+      const only = caller.level === 'workspace' ? [caller.key.workspaceId] : undefined;
+      return listReply(await deps.store.workspaces.list(statuses as WorkspaceStatus[], page.value, only), workspaceView);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/workspaces/:id',
+    async handler({ caller, params }, deps) {
+      const denied = requireScope(caller, 'workspaces.read');
+      if (denied !== null) return { ok: false, error: denied };
+      const ws = await visible(deps, caller, params.id!);
+      if (!ws.ok) return ws;
+      if (ws.value.status === 'archived' && !isOrgAdmin(caller)) return { ok: false, error: notFound('workspace', params.id!) };
+      return reply(200, workspaceView(ws.value));
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/workspaces/:id',
+    async handler({ caller, params, body }, deps) {
+      const denied = requireOrganisation(caller, 'changing a workspace') ?? requireScope(caller, 'workspaces.update');
+      if (denied !== null) return { ok: false, error: denied };
+      const input = checkUpdate(body);
+      if (!input.ok) return input;
+      const ws = await visible(deps, caller, params.id!);
+      if (!ws.ok) return ws;
+      if (input.value.status === 'archived' && ws.value.isDefault) {
+        return { ok: false, error: new GatewayError(409, 'the default workspace cannot be archived', { code: 'conflict', param: 'status' }) };
+      }
+      const updated = await deps.store.workspaces.update(ws.value.id, input.value);
+      return updated === null ? { ok: false, error: notFound('workspace', params.id!) } : reply(200, workspaceView(updated));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/workspaces/:id',
+    async handler({ caller, params }, deps) {
+      const denied = requireOrganisation(caller, 'deleting a workspace') ?? requireScope(caller, 'workspaces.delete');
+      if (denied !== null) return { ok: false, error: denied };
+      const ws = await visible(deps, caller, params.id!);
+      if (!ws.ok) return ws;
+      if (ws.value.isDefault) return { ok: false, error: new GatewayError(409, 'the default workspace cannot be deleted', { code: 'conflict' }) };
+      try {
+        await deps.store.workspaces.delete(ws.value.id);
+      } catch (e) {
+        if (isForeignKeyViolation(e)) {
+          return { ok: false, error: new GatewayError(409, `workspace '${ws.value.slug}' still holds keys, configs or credentials: delete them or archive the workspace`, { code: 'conflict' }) };
+        }
+        throw e;
+      }
+      return reply(200, { id: ws.value.id, object: 'workspace', deleted: true });
+    },
+  },
+];

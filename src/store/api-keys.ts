@@ -1,0 +1,178 @@
+/** Gateway API keys: never the secret, only its SHA-256 (and, during a rotation, the previous one's). */
+import type { Changes } from './changes.js';
+import type { Db } from './db.js';
+import { nowSeconds } from './ids.js';
+import { fromJson, listPage, toJson, type Page, type PageRequest } from './page.js';
+
+export type ApiKeyType = 'organisation' | 'workspace';
+export type ApiKeySubType = 'service' | 'user';
+export type ApiKeyStatus = 'active' | 'exhausted' | 'revoked';
+
+export interface RotationPolicy {
+  rotation_period: 'weekly' | 'monthly' | null;
+  /** Unix seconds of the next scheduled rotation; null: none scheduled. */
+  next_rotation_at: number | null;
+  key_transition_period_ms: number | null;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  description: string | null;
+  type: ApiKeyType;
+  subType: ApiKeySubType;
+  /** Organisation-admin keys hold every scope. */
+  isAdmin: boolean;
+  workspaceId: string;
+  userId: string | null;
+  scopes: string[];
+  hash: string;
+  /** A few characters of the secret's end, to tell keys apart in lists. */
+  keyHint: string | null;
+  /** The secret replaced by the last rotation, valid until previousExpiresAt (Unix seconds). */
+  previousHash: string | null;
+  previousExpiresAt: number | null;
+  rotationPolicy: RotationPolicy | null;
+  lastRotatedAt: number | null;
+  defaults: Record<string, unknown> | null;
+  metadata: Record<string, string> | null;
+  creationMode: 'api' | 'auto' | 'bootstrap';
+  status: ApiKeyStatus;
+  /** Unix seconds; null: never. */
+  expiresAt: number | null;
+  createdAt: number;
+  lastUpdatedAt: number | null;
+  lastResetAt: number | null;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  name: string;
+  description: string | null;
+  type: string;
+  sub_type: string;
+  is_admin: number;
+  workspace_id: string;
+  user_id: string | null;
+  scopes: string;
+  key_hash: string;
+  key_hint: string | null;
+  previous_key_hash: string | null;
+  previous_key_expires_at: number | null;
+  rotation_policy: string | null;
+  last_rotated_at: number | null;
+  defaults: string | null;
+  metadata: string | null;
+  creation_mode: string;
+  status: string;
+  expires_at: number | null;
+  created_at: number;
+  last_updated_at: number | null;
+  last_reset_at: number | null;
+}
+
+export function toKey(r: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    type: r.type as ApiKeyType,
+    subType: r.sub_type as ApiKeySubType,
+    isAdmin: r.is_admin === 1,
+    workspaceId: r.workspace_id,
+    userId: r.user_id,
+    scopes: JSON.parse(r.scopes) as string[],
+    hash: r.key_hash,
+    keyHint: r.key_hint,
+    previousHash: r.previous_key_hash,
+    previousExpiresAt: r.previous_key_expires_at,
+    rotationPolicy: fromJson(r.rotation_policy),
+    lastRotatedAt: r.last_rotated_at,
+    defaults: fromJson(r.defaults),
+    metadata: fromJson(r.metadata),
+    creationMode: r.creation_mode as ApiKeyRecord['creationMode'],
+    status: r.status as ApiKeyStatus,
+    expiresAt: r.expires_at,
+    createdAt: r.created_at,
+    lastUpdatedAt: r.last_updated_at,
+    lastResetAt: r.last_reset_at,
+  };
+}
+
+const COLUMNS =
+  'id, name, description, type, sub_type, is_admin, workspace_id, user_id, scopes, key_hash, key_hint, previous_key_hash, previous_key_expires_at, rotation_policy, last_rotated_at, defaults, metadata, creation_mode, status, expires_at, created_at, last_updated_at, last_reset_at';
+
+export interface ApiKeyFilter {
+  workspaceId?: string;
+  userId?: string;
+  type?: ApiKeyType;
+}
+
+export class ApiKeyRepo {
+  constructor(
+    private readonly db: Db,
+    private readonly changes: Changes,
+  ) {}
+
+  async insert(k: ApiKeyRecord, db: Db = this.db): Promise<void> {
+    await db.run(`INSERT INTO api_keys (${COLUMNS}) VALUES (${COLUMNS.split(',').map(() => '?').join(', ')})`, [
+      k.id, k.name, k.description, k.type, k.subType, k.isAdmin ? 1 : 0, k.workspaceId, k.userId, JSON.stringify(k.scopes), k.hash,
+      k.keyHint, k.previousHash, k.previousExpiresAt, toJson(k.rotationPolicy), k.lastRotatedAt, toJson(k.defaults), toJson(k.metadata),
+      k.creationMode, k.status, k.expiresAt, k.createdAt, k.lastUpdatedAt, k.lastResetAt,
+    ]);
+  }
+
+  /** The key whose current secret, or previous secret during a rotation's transition, has this hash. */
+  async findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    const r = await this.db.get<ApiKeyRow>('SELECT * FROM api_keys WHERE key_hash = ? OR previous_key_hash = ?', [hash, hash]);
+    return r === undefined ? null : toKey(r);
+  }
+
+  async get(id: string): Promise<ApiKeyRecord | null> {
+    const r = await this.db.get<ApiKeyRow>('SELECT * FROM api_keys WHERE id = ?', [id]);
+    return r === undefined ? null : toKey(r);
+  }
+
+  async count(): Promise<number> {
+    const r = await this.db.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM api_keys');
+    return Number(r!.n);
+  }
+
+  list(filter: ApiKeyFilter, page: PageRequest): Promise<Page<ApiKeyRecord>> {
+    const where: string[] = [];
+    const params: string[] = [];
+    if (filter.workspaceId !== undefined) {
+      where.push('workspace_id = ?');
+      params.push(filter.workspaceId);
+    }
+    if (filter.userId !== undefined) {
+      where.push('user_id = ?');
+      params.push(filter.userId);
+    }
+    if (filter.type !== undefined) {
+      where.push('type = ?');
+      params.push(filter.type);
+    }
+    return listPage(this.db, 'api_keys', where, params, page, toKey);
+  }
+
+  /** Replaces a stored key's mutable fields with those of `k` (same id). */
+  async update(k: ApiKeyRecord, db: Db = this.db): Promise<void> {
+    await db.run(
+      `UPDATE api_keys SET name = ?, description = ?, scopes = ?, key_hash = ?, key_hint = ?, previous_key_hash = ?, previous_key_expires_at = ?,
+         rotation_policy = ?, last_rotated_at = ?, defaults = ?, metadata = ?, status = ?, expires_at = ?, last_updated_at = ?, last_reset_at = ?
+       WHERE id = ?`,
+      [
+        k.name, k.description, JSON.stringify(k.scopes), k.hash, k.keyHint, k.previousHash, k.previousExpiresAt, toJson(k.rotationPolicy),
+        k.lastRotatedAt, toJson(k.defaults), toJson(k.metadata), k.status, k.expiresAt, nowSeconds(), k.lastResetAt, k.id,
+      ],
+    );
+    this.changes.publish({ kind: 'api_key', id: k.id });
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const n = await this.db.run('DELETE FROM api_keys WHERE id = ?', [id]);
+    if (n > 0) this.changes.publish({ kind: 'api_key', id });
+    return n > 0;
+  }
+}

@@ -1,0 +1,45 @@
+/**
+ * The one SQL seam both engines sit behind. Repositories write portable SQL
+ * once, with `?` placeholders (Postgres gets `$n`), INTEGER 0/1 for booleans,
+ * TEXT holding JSON, BIGINT Unix seconds, and `ON CONFLICT` / `RETURNING`
+ * (both engines have them). Engine-specific code stays in sqlite.ts and
+ * postgres.ts.
+ */
+export type SqlValue = string | number | null;
+
+export interface Db {
+  readonly engine: 'sqlite' | 'postgres';
+  all<T>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
+  get<T>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined>;
+  /** Runs a statement; resolves to the number of rows it changed. */
+  run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+  /** fn's statements commit together or not at all; use the Db it is given, not this one. */
+  transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+}
+
+/** Whether an error is a unique-constraint violation, in either engine's words. */
+export function isUniqueViolation(e: unknown): boolean {
+  const err = e as { code?: string; message?: string };
+  return err.code === '23505' || err.code === 'SQLITE_CONSTRAINT_UNIQUE' || err.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** Whether an error is a foreign-key violation (a row still referenced, or a reference to nothing). */
+export function isForeignKeyViolation(e: unknown): boolean {
+  const err = e as { code?: string };
+  return err.code === '23503' || err.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}
+
+const converted = new Map<string, string>();
+
+/** `?` → `$1, $2…` for Postgres, memoised (the statements are a fixed set). SQL here never holds a literal `?`. */
+export function toPgPlaceholders(sql: string): string {
+  let out = converted.get(sql);
+  if (out === undefined) {
+    let n = 0;
+    out = sql.replace(/\?/g, () => `$${++n}`);
+    converted.set(sql, out);
+  }
+  return out;
+}

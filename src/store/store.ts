@@ -1,0 +1,67 @@
+/**
+ * The store: every persisted object behind one object, SQLite by default or
+ * Postgres when DATABASE_URL is set. Repositories hold the SQL (written once,
+ * for both engines); the engine is only the Db underneath.
+ */
+import { ApiKeyRepo } from './api-keys.js';
+import { Changes } from './changes.js';
+import { ConfigRepo } from './configs.js';
+import type { Db } from './db.js';
+import { IntegrationRepo } from './integrations.js';
+import { migrate } from './migrations.js';
+import { SettingsRepo } from './settings.js';
+import { UserRepo } from './users.js';
+import { VirtualKeyRepo } from './virtual-keys.js';
+import { WorkspaceRepo } from './workspaces.js';
+
+const PING_TIMEOUT_MS = 1000;
+
+export interface Engine extends Db {
+  close(): void | Promise<void>;
+}
+
+export class Store {
+  readonly changes = new Changes();
+  readonly workspaces: WorkspaceRepo;
+  readonly apiKeys: ApiKeyRepo;
+  readonly settings: SettingsRepo;
+  readonly users: UserRepo;
+  readonly configs: ConfigRepo;
+  readonly virtualKeys: VirtualKeyRepo;
+  readonly integrations: IntegrationRepo;
+
+  constructor(readonly db: Engine) {
+    this.workspaces = new WorkspaceRepo(db, this.changes);
+    this.apiKeys = new ApiKeyRepo(db, this.changes);
+    this.settings = new SettingsRepo(db, this.changes);
+    this.users = new UserRepo(db, this.changes);
+    this.configs = new ConfigRepo(db, this.changes);
+    this.virtualKeys = new VirtualKeyRepo(db, this.changes);
+    this.integrations = new IntegrationRepo(db, this.changes);
+  }
+
+  migrate(): Promise<void> {
+    return migrate(this.db);
+  }
+
+  /** Whether the database answers now; false, not an error, when it does not (for /health), within a second. */
+  async ping(): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+    });
+    const answer = this.db.get('SELECT 1').then(
+      () => true,
+      () => false,
+    );
+    try {
+      return await Promise.race([answer, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+}

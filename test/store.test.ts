@@ -17,6 +17,7 @@ import { SqliteDb } from '../src/store/sqlite.js';
 import { Store } from '../src/store/store.js';
 import { keyRecord as key } from './support/keys.js';
 import { ADMIN_KEY, startTestGateway } from './support/gateway.js';
+import { spawnGateway } from './support/process.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -321,5 +322,50 @@ describe('gateway on Postgres (DATABASE_URL)', { timeout: 30_000 }, () => {
       await gw.stop();
       cut(server);
     }
+  });
+});
+
+describe('several gateway processes on one empty Postgres', { timeout: 60_000 }, () => {
+  const schemas: string[] = [];
+  const admin = new pg.Client({ connectionString: PG_URL });
+  before(() => admin.connect());
+  after(async () => {
+    for (const s of schemas) await admin.query(`DROP SCHEMA ${s} CASCADE`);
+    await admin.end();
+  });
+
+  async function freshUrl(): Promise<string> {
+    const schema = await createSchema(admin);
+    schemas.push(schema);
+    return schemaUrl(schema);
+  }
+
+  it('starting together without GATEWAY_ADMIN_API_KEY, exactly one generates and prints the admin key, and it works on both', async () => {
+    const env = { DATABASE_URL: await freshUrl(), GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('hex') };
+    const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'switchyard-race-')));
+    const procs = await Promise.all(dirs.map((dir) => spawnGateway({ ...env, GATEWAY_DATA_DIR: dir })));
+    try {
+      const printed = procs.map((p) => /Generated organisation admin key[^:]*: (\S+)/.exec(p.stdout())?.[1]).filter((k) => k !== undefined);
+      assert.equal(printed.length, 1, procs.map((p) => p.stdout()).join('\n---\n'));
+      for (const p of procs) {
+        const res = await fetch(`${p.url}/v1/models?limit=1`, { headers: { 'x-gateway-api-key': printed[0]! } });
+        await res.arrayBuffer();
+        assert.equal(res.status, 200);
+      }
+    } finally {
+      for (const p of procs) p.kill();
+      await Promise.all(procs.map((p) => p.exited));
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    }
+  });
+
+  it('a process with another GATEWAY_ENCRYPTION_KEY than the database was set up with refuses to start, saying why', async () => {
+    const url = await freshUrl();
+    const first = await startTestGateway({ DATABASE_URL: url, GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('hex') });
+    await first.stop();
+    await assert.rejects(
+      startTestGateway({ DATABASE_URL: url, GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('hex') }),
+      /GATEWAY_ENCRYPTION_KEY does not match/,
+    );
   });
 });

@@ -12,6 +12,7 @@ import { Router } from './routing/router.js';
 import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
 import { createGatewayServer } from './server/http.js';
 import { Metrics } from './server/metrics.js';
+import { SavedConfigs } from './server/saved-configs.js';
 import type { Settings } from './settings.js';
 import { openStore } from './store/open.js';
 import { Secrets } from './store/secrets.js';
@@ -64,6 +65,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     router: new Router({ circuits, now }),
     metrics,
     maxBodyBytes: settings.maxBodyBytes,
+    configs: new SavedConfigs(store, now),
     onError: (err) => logger.error({ err }, 'unhandled error in request'),
   });
   await new Promise<void>((resolve, reject) => {

@@ -4,11 +4,11 @@
  * plan, route, relay. Nothing here buffers an answer; back-pressure flows
  * through pipe() and a client that leaves aborts the provider call.
  */
-import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { parseConfigHeader } from '../config/schema.js';
 import type { Config } from '../config/types.js';
-import { HEADER_PLAN, planFor, type Plan } from '../routing/plan.js';
+import { planFor, type Plan } from '../routing/plan.js';
 import { isHopByHop } from '../routing/headers.js';
 import { mayRepeat, type RouteRequest, type RouteResult, type Router } from '../routing/router.js';
 import type { Endpoint, Translator } from '../providers/types.js';
@@ -20,12 +20,14 @@ import { readBody } from './body.js';
 import type { Metrics } from './metrics.js';
 import { parseGatewayHeaders, single } from './request-headers.js';
 import { sendError } from './respond.js';
+import { HEADERS_ONLY, type PlanLookup, type SavedConfigs } from './saved-configs.js';
 import { validateBody } from './validation.js';
 
 export interface RelayDeps {
   router: Router;
   metrics: Metrics;
   maxBodyBytes: number;
+  configs: SavedConfigs;
 }
 
 /** What the server knows of a request before relaying it. */
@@ -53,7 +55,8 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
 
   const gh = parseGatewayHeaders(req.headers);
   if (!gh.ok) return fail(gh.error);
-  const plan = resolvePlan(single(req.headers['x-gateway-config']));
+  let plan = resolvePlan(deps.configs, req.headers, t.key);
+  if (plan instanceof Promise) plan = await plan;
   if (!plan.ok) return fail(plan.error);
 
   let body: Record<string, unknown> | null = null;
@@ -199,13 +202,24 @@ function gatewayHeaders(out: OutgoingHttpHeaders, r: RouteResult, traceId: strin
   return out;
 }
 
-function resolvePlan(header: string | undefined): Result<Plan> {
-  if (header === undefined || header === '') return { ok: true, value: HEADER_PLAN };
-  if (header.trimStart().startsWith('{')) {
-    const parsed = parseConfigHeader(header);
-    return parsed.ok ? { ok: true, value: planFor(parsed.value as Config) } : parsed;
+/**
+ * The config of a request: x-gateway-config (inline JSON, or a saved config's
+ * id or slug), else the key's pinned config (`defaults.config_id`), else, when
+ * the request names no provider, its workspace's default config; else headers.
+ */
+function resolvePlan(saved: SavedConfigs, headers: IncomingHttpHeaders, key: ApiKeyRecord): PlanLookup {
+  const header = single(headers['x-gateway-config']);
+  if (header !== undefined && header !== '') {
+    if (header.trimStart().startsWith('{')) {
+      const parsed = parseConfigHeader(header);
+      return parsed.ok ? { ok: true, value: planFor(parsed.value as Config) } : parsed;
+    }
+    return saved.byRef(key.workspaceId, header);
   }
-  return { ok: false, error: invalid(`saved config '${header}' not found`, 'x-gateway-config', 'unknown_config') };
+  const pinned = key.defaults?.config_id;
+  if (typeof pinned === 'string' && pinned !== '') return saved.byRef(key.workspaceId, pinned);
+  if (headers['x-gateway-provider'] === undefined && headers['x-gateway-virtual-key'] === undefined) return saved.defaultOf(key.workspaceId);
+  return HEADERS_ONLY;
 }
 
 function parseJsonBody(buf: Buffer): Result<unknown> {

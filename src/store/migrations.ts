@@ -191,6 +191,15 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 40,
+    name: 'configs: description, one default per workspace',
+    sql: `
+      ALTER TABLE configs ADD COLUMN description TEXT;
+      CREATE UNIQUE INDEX configs_one_default ON configs (workspace_id) WHERE is_default = 1;
+      CREATE INDEX config_versions_config ON config_versions (config_id, id);
+    `,
+  },
 ];
 
 /**

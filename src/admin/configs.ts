@@ -1,0 +1,237 @@
+/**
+ * /v1/configs: saved configs, named and versioned, that `x-gateway-config`
+ * takes by id or slug. Bodies are validated exactly as inline configs are;
+ * a change of body is a new version. A workspace key sees only its own
+ * workspace's configs (another's is 404); organisation keys act in the
+ * default workspace unless they name one.
+ */
+import { parseConfig } from '../config/schema.js';
+import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import type { ConfigBody, ConfigStatus, ConfigVersion, SavedConfig, StoredConfig } from '../store/configs.js';
+import { isUniqueViolation } from '../store/db.js';
+import { newSlug } from '../store/ids.js';
+import { actingWorkspace, canSee, notFound, requireScope, writableWorkspace, type Caller } from './access.js';
+import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
+import type { AdminDeps, Reply, Route } from './router.js';
+
+interface CreateBody {
+  name: string;
+  config: ConfigBody;
+  workspace_id?: string;
+  slug?: string;
+  description?: string | null;
+  is_default?: boolean;
+}
+
+interface UpdateBody {
+  name?: string;
+  config?: ConfigBody;
+  description?: string | null;
+  status?: ConfigStatus;
+  is_default?: boolean;
+}
+
+const fields = {
+  name: S.name,
+  config: { type: 'object' },
+  description: S.text,
+  is_default: { type: 'boolean' },
+};
+
+const checkCreate = bodyChecker<CreateBody>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'config'],
+  properties: { ...fields, workspace_id: S.ref, slug: S.slug },
+});
+
+const checkUpdate = bodyChecker<UpdateBody>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...fields, status: { enum: ['active', 'archived'] } },
+});
+
+/** Ids are UUIDs; a slug of that shape could name another config by its id. */
+const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** Generated slugs get a random tail; a collision is retried this often before it is reported. */
+const SLUG_TRIES = 3;
+
+function configSummary(c: SavedConfig): Record<string, unknown> {
+  return {
+    object: 'config',
+    id: c.id,
+    slug: c.slug,
+    name: c.name,
+    description: c.description,
+    workspace_id: c.workspaceId,
+    is_default: c.isDefault,
+    status: c.status,
+    version_id: c.versionId,
+    version: c.version,
+    created_at: c.createdAt,
+    last_updated_at: c.lastUpdatedAt,
+  };
+}
+
+function configView(c: StoredConfig): Record<string, unknown> {
+  return { ...configSummary(c), config: c.config };
+}
+
+function versionView(v: ConfigVersion): Record<string, unknown> {
+  return { object: 'config.version', id: v.id, version_id: v.id, config_id: v.configId, version: v.version, config: v.config, created_at: v.createdAt };
+}
+
+/** The config body validated as an inline config is; errors name the body path (`config.targets[1].retry.attempts`). */
+function checkConfig(body: ConfigBody): GatewayError | null {
+  const parsed = parseConfig(body);
+  if (parsed.ok) return null;
+  const e = parsed.error;
+  return invalid(e.message, e.param === null ? 'config' : `config.${e.param}`, e.code);
+}
+
+/** A config the caller may see, by id or slug; 404 otherwise. */
+async function visible(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<StoredConfig>> {
+  const c = await deps.store.configs.find(ref);
+  if (c === null || !canSee(caller, c.workspaceId)) return { ok: false, error: notFound('config', ref) };
+  return { ok: true, value: c };
+}
+
+/** The partial unique index lets one config per workspace be the default; two writers racing for it meet here. */
+const defaultRace = (): GatewayError =>
+  new GatewayError(409, "another request changed this workspace's default config at the same time; retry", { code: 'conflict', param: 'is_default' });
+
+export const configRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/configs',
+    async handler({ caller, body }, deps): Promise<Result<Reply>> {
+      const denied = requireScope(caller, 'configs.create');
+      if (denied !== null) return { ok: false, error: denied };
+      const input = checkCreate(body);
+      if (!input.ok) return input;
+      const b = input.value;
+      if (b.slug !== undefined && UUID_SHAPE.test(b.slug)) return { ok: false, error: invalid('slug: must not have the shape of an id', 'slug') };
+      const bad = checkConfig(b.config);
+      if (bad !== null) return { ok: false, error: bad };
+      const ws = await writableWorkspace(deps.store, caller, b.workspace_id);
+      if (!ws.ok) return ws;
+      for (let attempt = 1; ; attempt++) {
+        const slug = b.slug ?? newSlug(`pc ${b.name}`);
+        try {
+          const c = await deps.store.configs.create({
+            workspaceId: ws.value.id,
+            slug,
+            name: b.name,
+            description: b.description ?? null,
+            isDefault: b.is_default === true,
+            config: b.config,
+          });
+          return reply(201, { object: 'config', id: c.id, slug: c.slug, version_id: c.versionId });
+        } catch (e) {
+          if (!isUniqueViolation(e)) throw e;
+          if (!(await deps.store.configs.slugTaken(slug))) return { ok: false, error: defaultRace() };
+          if (b.slug === undefined && attempt < SLUG_TRIES) continue;
+          return { ok: false, error: new GatewayError(409, `config slug '${slug}' is taken`, { code: 'conflict', param: 'slug' }) };
+        }
+      }
+    },
+  },
+  {
+    method: 'GET',
+    path: '/configs',
+    async handler({ caller, query }, deps) {
+      const denied = requireScope(caller, 'configs.list');
+      if (denied !== null) return { ok: false, error: denied };
+      const page = pageRequest(query);
+      if (!page.ok) return page;
+      const ref = query.get('workspace_id') ?? undefined;
+      let workspaceId: string | undefined;
+      if (ref !== undefined || caller.level === 'workspace') {
+        const ws = await actingWorkspace(deps.store, caller, ref);
+        if (!ws.ok) return ws;
+        workspaceId = ws.value.id;
+      }
+      return listReply(await deps.store.configs.list(workspaceId, page.value), configSummary);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/configs/:id',
+    async handler({ caller, params }, deps) {
+      const denied = requireScope(caller, 'configs.read');
+      if (denied !== null) return { ok: false, error: denied };
+      const c = await visible(deps, caller, params.id!);
+      return c.ok ? reply(200, configView(c.value)) : c;
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/configs/:id',
+    async handler({ caller, params, body }, deps) {
+      const denied = requireScope(caller, 'configs.update');
+      if (denied !== null) return { ok: false, error: denied };
+      const input = checkUpdate(body);
+      if (!input.ok) return input;
+      const b = input.value;
+      if (b.config !== undefined) {
+        const bad = checkConfig(b.config);
+        if (bad !== null) return { ok: false, error: bad };
+      }
+      const c = await visible(deps, caller, params.id!);
+      if (!c.ok) return c;
+      if (b.is_default === true && (b.status ?? c.value.status) === 'archived') {
+        return { ok: false, error: invalid('is_default: an archived config cannot be the default', 'is_default') };
+      }
+      try {
+        const updated = await deps.store.configs.update(c.value.id, {
+          name: b.name,
+          description: b.description,
+          status: b.status,
+          isDefault: b.is_default,
+          config: b.config,
+        });
+        return updated === null ? { ok: false, error: notFound('config', params.id!) } : reply(200, configView(updated));
+      } catch (e) {
+        if (isUniqueViolation(e)) return { ok: false, error: defaultRace() };
+        throw e;
+      }
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/configs/:id',
+    async handler({ caller, params }, deps) {
+      const denied = requireScope(caller, 'configs.delete');
+      if (denied !== null) return { ok: false, error: denied };
+      const c = await visible(deps, caller, params.id!);
+      if (!c.ok) return c;
+      if (!(await deps.store.configs.delete(c.value.id))) return { ok: false, error: notFound('config', params.id!) };
+      return reply(200, { object: 'config', id: c.value.id, deleted: true });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/configs/:id/versions',
+    async handler({ caller, params, query }, deps) {
+      const denied = requireScope(caller, 'configs.read');
+      if (denied !== null) return { ok: false, error: denied };
+      const page = pageRequest(query);
+      if (!page.ok) return page;
+      const c = await visible(deps, caller, params.id!);
+      if (!c.ok) return c;
+      return listReply(await deps.store.configs.versions(c.value.id, page.value), versionView);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/configs/:id/versions/:versionId',
+    async handler({ caller, params }, deps) {
+      const denied = requireScope(caller, 'configs.read');
+      if (denied !== null) return { ok: false, error: denied };
+      const c = await visible(deps, caller, params.id!);
+      if (!c.ok) return c;
+      const v = await deps.store.configs.version(c.value.id, params.versionId!);
+      return v === null ? { ok: false, error: notFound('config version', params.versionId!) } : reply(200, versionView(v));
+    },
+  },
+];

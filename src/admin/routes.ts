@@ -1,5 +1,6 @@
 /** Every management route, one line per resource. */
+import { apiKeyRoutes } from './api-keys.js';
 import type { Route } from './router.js';
 import { workspaceRoutes } from './workspaces.js';
 
-export const ADMIN_ROUTES: readonly Route[] = [...workspaceRoutes];
+export const ADMIN_ROUTES: readonly Route[] = [...workspaceRoutes, ...apiKeyRoutes];

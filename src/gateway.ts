@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
+import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
 import { AdminRouter, type AdminDeps } from './admin/router.js';
 import { MemoryCircuitStore } from './routing/circuit.js';
@@ -22,6 +23,8 @@ import { closeUpstreams } from './upstream/client.js';
 export interface Gateway {
   url: string;
   store: Store;
+  /** Runs the scheduled key rotation now (it runs at start and every minute anyway); resolves to the keys this process rotated. */
+  rotateDueKeys(): Promise<number>;
   /** Graceful: stop accepting, finish in-flight work within the grace period, release everything. */
   close(): Promise<void>;
 }
@@ -75,12 +78,18 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   const { port } = server.address() as AddressInfo;
   const url = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`;
   logger.info({ url }, 'switchyard listening');
+  const sweep = new KeyRotationSweep({ store, secrets, now, apiKeyPrefix: settings.apiKeyPrefix }, (err) =>
+    logger.error({ err }, 'scheduled key rotation failed'),
+  );
+  sweep.start();
 
   return {
     url,
     store,
+    rotateDueKeys: () => sweep.run(),
     async close() {
       await drain(settings.shutdownGraceMs);
+      await sweep.stop();
       await closeUpstreams().catch(() => {});
       await store.close();
     },

@@ -96,13 +96,20 @@ export class AdminRouter {
   }
 }
 
+/**
+ * Orders routes so that, among patterns of one length, a literal segment wins
+ * over a parameter at the first position where they differ. A total order
+ * (compared as strings of 0 = literal, 1 = parameter): a comparator that
+ * calls unrelated routes equal would leave sort's result to chance.
+ */
 function specificity(a: readonly string[], b: readonly string[]): number {
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const pa = a[i]!.startsWith(':');
-    const pb = b[i]!.startsWith(':');
-    if (pa !== pb) return pa ? 1 : -1;
-  }
-  return 0;
+  const x = shape(a);
+  const y = shape(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function shape(segments: readonly string[]): string {
+  return segments.map((s) => (s.startsWith(':') ? '1' : '0')).join('');
 }
 
 function match(segments: readonly string[], parts: readonly string[]): Record<string, string> | null {

@@ -14,7 +14,7 @@ import type { Store } from '../store/store.js';
 
 const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 10_000;
-const BOOTSTRAP_KEY_ID = 'bootstrap-admin';
+export const BOOTSTRAP_KEY_ID = 'bootstrap-admin';
 
 /** One-shot crypto.hash: less than half the cost of createHash().update().digest() per request. */
 export function hashKey(secret: string): string {

@@ -103,9 +103,33 @@ const COLUMNS =
   'id, name, description, type, sub_type, is_admin, workspace_id, user_id, scopes, key_hash, key_hint, previous_key_hash, previous_key_expires_at, rotation_policy, last_rotated_at, defaults, metadata, creation_mode, status, expires_at, created_at, last_updated_at, last_reset_at';
 
 export interface ApiKeyFilter {
+  /** Workspace keys of this workspace. */
   workspaceId?: string;
   userId?: string;
   type?: ApiKeyType;
+  subType?: ApiKeySubType;
+}
+
+/** What a key's management may change: never its secret, type, workspace or user. */
+export type ApiKeyPatch = Pick<ApiKeyRecord, 'name' | 'description' | 'scopes' | 'rotationPolicy' | 'defaults' | 'metadata' | 'expiresAt'>;
+
+/** A new secret for a key, claimed against the secret it replaces. */
+export interface Rotation {
+  id: string;
+  /** Hash of the current secret: the claim fails when another rotation replaced it first. */
+  fromHash: string;
+  hash: string;
+  keyHint: string;
+  /** Unix seconds: the replaced secret works until then. */
+  transitionEndsAt: number;
+  /** Unix seconds. */
+  at: number;
+  /**
+   * Scheduled rotations: the new secret sealed for the owner to claim once, the
+   * advanced policy, and the due time the claim requires to be unchanged (one
+   * process of several wins; a policy changed meanwhile wins over the sweep).
+   */
+  scheduled?: { sealedKey: string; due: number; next: RotationPolicy };
 }
 
 export class ApiKeyRepo {
@@ -115,11 +139,16 @@ export class ApiKeyRepo {
   ) {}
 
   async insert(k: ApiKeyRecord, db: Db = this.db): Promise<void> {
-    await db.run(`INSERT INTO api_keys (${COLUMNS}) VALUES (${COLUMNS.split(',').map(() => '?').join(', ')})`, [
+    await db.run(`INSERT INTO api_keys (${COLUMNS}, next_rotation_at) VALUES (${COLUMNS.split(',').map(() => '?').join(', ')}, ?)`, [
       k.id, k.name, k.description, k.type, k.subType, k.isAdmin ? 1 : 0, k.workspaceId, k.userId, JSON.stringify(k.scopes), k.hash,
       k.keyHint, k.previousHash, k.previousExpiresAt, toJson(k.rotationPolicy), k.lastRotatedAt, toJson(k.defaults), toJson(k.metadata),
-      k.creationMode, k.status, k.expiresAt, k.createdAt, k.lastUpdatedAt, k.lastResetAt,
+      k.creationMode, k.status, k.expiresAt, k.createdAt, k.lastUpdatedAt, k.lastResetAt, k.rotationPolicy?.next_rotation_at ?? null,
     ]);
+  }
+
+  /** Whether a user exists (a user key needs one). Read here, not through UserRepo, which the identity routes own. */
+  async userExists(userId: string): Promise<boolean> {
+    return (await this.db.get('SELECT 1 AS one FROM users WHERE id = ?', [userId])) !== undefined;
   }
 
   /** The key whose current secret, or previous secret during a rotation's transition, has this hash. */
@@ -142,7 +171,8 @@ export class ApiKeyRepo {
     const where: string[] = [];
     const params: string[] = [];
     if (filter.workspaceId !== undefined) {
-      where.push('workspace_id = ?');
+      // Organisation keys belong to no workspace (their column holds the default one, for the foreign key).
+      where.push("type = 'workspace' AND workspace_id = ?");
       params.push(filter.workspaceId);
     }
     if (filter.userId !== undefined) {
@@ -153,6 +183,10 @@ export class ApiKeyRepo {
       where.push('type = ?');
       params.push(filter.type);
     }
+    if (filter.subType !== undefined) {
+      where.push('sub_type = ?');
+      params.push(filter.subType);
+    }
     return listPage(this.db, 'api_keys', where, params, page, toKey);
   }
 
@@ -160,14 +194,86 @@ export class ApiKeyRepo {
   async update(k: ApiKeyRecord, db: Db = this.db): Promise<void> {
     await db.run(
       `UPDATE api_keys SET name = ?, description = ?, scopes = ?, key_hash = ?, key_hint = ?, previous_key_hash = ?, previous_key_expires_at = ?,
-         rotation_policy = ?, last_rotated_at = ?, defaults = ?, metadata = ?, status = ?, expires_at = ?, last_updated_at = ?, last_reset_at = ?
+         rotation_policy = ?, next_rotation_at = ?, last_rotated_at = ?, defaults = ?, metadata = ?, status = ?, expires_at = ?, last_updated_at = ?, last_reset_at = ?
        WHERE id = ?`,
       [
         k.name, k.description, JSON.stringify(k.scopes), k.hash, k.keyHint, k.previousHash, k.previousExpiresAt, toJson(k.rotationPolicy),
-        k.lastRotatedAt, toJson(k.defaults), toJson(k.metadata), k.status, k.expiresAt, nowSeconds(), k.lastResetAt, k.id,
+        k.rotationPolicy?.next_rotation_at ?? null, k.lastRotatedAt, toJson(k.defaults), toJson(k.metadata), k.status, k.expiresAt, nowSeconds(),
+        k.lastResetAt, k.id,
       ],
     );
     this.changes.publish({ kind: 'api_key', id: k.id });
+  }
+
+  /**
+   * Changes what management may change, leaving the secret columns alone: a
+   * rotation running meanwhile is neither undone nor revived. False when the key is gone.
+   */
+  async patch(id: string, p: ApiKeyPatch, at: number): Promise<boolean> {
+    const n = await this.db.run(
+      `UPDATE api_keys SET name = ?, description = ?, scopes = ?, rotation_policy = ?, next_rotation_at = ?, defaults = ?, metadata = ?, expires_at = ?,
+         last_updated_at = ?
+       WHERE id = ?`,
+      [
+        p.name, p.description, JSON.stringify(p.scopes), toJson(p.rotationPolicy), p.rotationPolicy?.next_rotation_at ?? null, toJson(p.defaults),
+        toJson(p.metadata), p.expiresAt, at, id,
+      ],
+    );
+    if (n > 0) this.changes.publish({ kind: 'api_key', id });
+    return n > 0;
+  }
+
+  /**
+   * Puts a new secret in place if the key still has the one `r` replaces (and,
+   * scheduled, is still due at the same time). False: someone else rotated or
+   * rescheduled it first. A manual rotation drops any sealed secret of an
+   * earlier scheduled one: that secret is already the previous one.
+   */
+  async rotate(r: Rotation): Promise<boolean> {
+    const common = [r.hash, r.keyHint, r.fromHash, r.transitionEndsAt, r.at, r.at];
+    const n =
+      r.scheduled === undefined
+        ? await this.db.run(
+            `UPDATE api_keys SET key_hash = ?, key_hint = ?, previous_key_hash = ?, previous_key_expires_at = ?, last_rotated_at = ?, last_updated_at = ?,
+               rotated_key = NULL
+             WHERE id = ? AND key_hash = ?`,
+            [...common, r.id, r.fromHash],
+          )
+        : await this.db.run(
+            `UPDATE api_keys SET key_hash = ?, key_hint = ?, previous_key_hash = ?, previous_key_expires_at = ?, last_rotated_at = ?, last_updated_at = ?,
+               rotated_key = ?, rotation_policy = ?, next_rotation_at = ?
+             WHERE id = ? AND key_hash = ? AND next_rotation_at = ?`,
+            [
+              ...common, r.scheduled.sealedKey, JSON.stringify(r.scheduled.next), r.scheduled.next.next_rotation_at, r.id, r.fromHash,
+              r.scheduled.due,
+            ],
+          );
+    if (n > 0) this.changes.publish({ kind: 'api_key', id: r.id });
+    return n > 0;
+  }
+
+  /**
+   * Active, unexpired keys whose scheduled rotation is due (Unix seconds `now`),
+   * soonest first. Keys still in a rotation's transition wait for it to end:
+   * a key has at most two live secrets.
+   */
+  async dueForRotation(now: number, limit: number): Promise<ApiKeyRecord[]> {
+    const rows = await this.db.all<ApiKeyRow>(
+      `SELECT * FROM api_keys
+       WHERE next_rotation_at <= ? AND status = 'active' AND (expires_at IS NULL OR expires_at > ?)
+         AND (previous_key_expires_at IS NULL OR previous_key_expires_at <= ?)
+       ORDER BY next_rotation_at LIMIT ?`,
+      [now, now, now, limit],
+    );
+    return rows.map(toKey);
+  }
+
+  /** The sealed secret of the key's last scheduled rotation, handed out once: the first taker clears it. */
+  async takeRotatedKey(id: string): Promise<string | null> {
+    const row = await this.db.get<{ rotated_key: string | null }>('SELECT rotated_key FROM api_keys WHERE id = ?', [id]);
+    if (row?.rotated_key == null) return null;
+    const n = await this.db.run('UPDATE api_keys SET rotated_key = NULL WHERE id = ? AND rotated_key = ?', [id, row.rotated_key]);
+    return n > 0 ? row.rotated_key : null;
   }
 
   async delete(id: string): Promise<boolean> {

@@ -192,6 +192,15 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    id: 10,
+    name: 'api keys: scheduled rotation (indexed due time, the rotated-in secret sealed for its owner)',
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN next_rotation_at BIGINT;
+      ALTER TABLE api_keys ADD COLUMN rotated_key TEXT;
+      CREATE INDEX api_keys_next_rotation ON api_keys (next_rotation_at);
+    `,
+  },
+  {
     id: 40,
     name: 'configs: description, one default per workspace',
     sql: `

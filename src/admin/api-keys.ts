@@ -1,0 +1,390 @@
+/**
+ * /v1/api-keys: create (`/:type/:subType`; the secret is answered this once
+ * and stored as its SHA-256), list, read (masked), update, delete, rotate, and
+ * the one-time claim of a secret a scheduled rotation made.
+ *
+ * Who may do what: the `api_keys.*` scopes; organisation keys only by
+ * organisation callers; workspace callers only in their own workspace (other
+ * workspaces' keys are 404). Nobody but an organisation-admin key grants
+ * scopes it does not hold, or takes the secret of a key holding scopes it
+ * does not hold (rotation hands it the new secret). A key may rotate itself
+ * and claim its own rotated secret without `api_keys.rotate`.
+ * Times: expires_at is Unix seconds in and out, like every gateway timestamp
+ * (spec); next_rotation_at and key_transition_expires_at are ISO 8601 (as Portkey's).
+ * The bootstrap admin key, the organisation's way back in, is never deleted,
+ * narrowed or rotated here (409): its secret follows GATEWAY_ADMIN_API_KEY.
+ */
+import { err, GatewayError, invalid, ok, type Result } from '../shared/errors.js';
+import { BOOTSTRAP_KEY_ID, generateKey, hashKey, keyHint } from '../server/auth.js';
+import type { ApiKeyFilter, ApiKeyRecord, ApiKeySubType, ApiKeyType } from '../store/api-keys.js';
+import { newId } from '../store/ids.js';
+import type { Workspace } from '../store/workspaces.js';
+import { actingWorkspace, canSee, hasScope, KNOWN_SCOPES, notFound, requireOrganisation, requireScope, writableWorkspace, type Caller } from './access.js';
+import { bodyChecker, iso, listReply, pageRequest, reply, S } from './input.js';
+import { enforcePeriod, policySchema, readPolicy, transitionSchema, userKeyExpiry, type PolicyInput } from './key-policy.js';
+import { DEFAULT_TRANSITION_MS, periodMs } from './rotation.js';
+import type { AdminDeps, Reply, Route } from './router.js';
+
+interface KeyDefaults {
+  config_id?: string;
+  metadata?: Record<string, string> | null;
+  allow_config_override?: boolean;
+}
+
+interface CreateBody {
+  name: string;
+  scopes: string[];
+  workspace_id?: string;
+  user_id?: string;
+  description?: string | null;
+  /** Unix seconds, like every timestamp the gateway answers; null or absent: never. */
+  expires_at?: number | null;
+  rotation_policy?: PolicyInput | null;
+  defaults?: KeyDefaults | null;
+  metadata?: Record<string, string> | null;
+}
+
+type UpdateBody = Partial<Pick<CreateBody, 'name' | 'scopes' | 'description' | 'expires_at' | 'rotation_policy' | 'defaults' | 'metadata'>>;
+
+const fields = {
+  name: S.name,
+  scopes: { type: 'array', minItems: 1, maxItems: 200, items: { type: 'string' } },
+  description: S.text,
+  expires_at: { type: ['integer', 'null'], minimum: 0 },
+  rotation_policy: policySchema,
+  defaults: {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    properties: { config_id: S.ref, metadata: S.metadata, allow_config_override: { type: 'boolean' } },
+  },
+  metadata: S.metadata,
+};
+
+const checkCreate = bodyChecker<CreateBody>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'scopes'],
+  properties: { ...fields, workspace_id: S.ref, user_id: S.ref },
+});
+
+// type, workspace and user are fixed at creation: naming them is "not a known field".
+const checkUpdate = bodyChecker<UpdateBody>({ type: 'object', additionalProperties: false, properties: fields });
+
+const checkRotate = bodyChecker<{ key_transition_period_ms?: number }>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { key_transition_period_ms: transitionSchema },
+});
+
+const TYPE_FILTERS: Readonly<Record<string, { type: ApiKeyType; subType: ApiKeySubType }>> = {
+  'organisation-service': { type: 'organisation', subType: 'service' },
+  'workspace-service': { type: 'workspace', subType: 'service' },
+  'workspace-user': { type: 'workspace', subType: 'user' },
+};
+
+/** A key as management shows it: never a secret, only its last characters. */
+export function apiKeyView(k: ApiKeyRecord, nowMs: number): Record<string, unknown> {
+  const p = k.rotationPolicy;
+  const inTransition = k.previousExpiresAt !== null && k.previousExpiresAt * 1000 > nowMs;
+  return {
+    object: 'api-key',
+    id: k.id,
+    key: `****${k.keyHint ?? ''}`,
+    name: k.name,
+    description: k.description,
+    type: `${k.type}-${k.subType}`,
+    workspace_id: k.type === 'organisation' ? null : k.workspaceId,
+    user_id: k.userId,
+    status: k.status,
+    // Organisation-admin keys hold every scope (contract).
+    scopes: k.isAdmin ? [...KNOWN_SCOPES] : k.scopes,
+    defaults: k.defaults,
+    metadata: k.metadata,
+    rotation_policy:
+      p === null ? null : { rotation_period: p.rotation_period, next_rotation_at: iso(p.next_rotation_at), key_transition_period_ms: p.key_transition_period_ms },
+    key_transition_expires_at: inTransition ? iso(k.previousExpiresAt) : null,
+    expires_at: k.expiresAt,
+    creation_mode: k.creationMode,
+    created_at: k.createdAt,
+    last_updated_at: k.lastUpdatedAt,
+    last_rotated_at: k.lastRotatedAt,
+    last_reset_at: k.lastResetAt,
+  };
+}
+
+/** A key the caller may see; 404 otherwise (workspace callers never see organisation keys or other workspaces'). */
+async function visibleKey(deps: AdminDeps, caller: Caller, id: string): Promise<Result<ApiKeyRecord>> {
+  const k = await deps.store.apiKeys.get(id);
+  if (k === null || !canSee(caller, k.type === 'organisation' ? null : k.workspaceId)) return err(notFound('api key', id));
+  return ok(k);
+}
+
+/** Known scopes the caller holds itself, deduplicated; the first that is not → 400 or 403 naming `scopes[i]`. */
+function grantable(caller: Caller, scopes: readonly string[]): Result<string[]> {
+  for (const [i, s] of scopes.entries()) {
+    if (!KNOWN_SCOPES.has(s)) return err(invalid(`scopes[${i}]: '${s}' is not a known scope`, `scopes[${i}]`));
+  }
+  for (const [i, s] of scopes.entries()) {
+    if (!hasScope(caller, s)) {
+      return err(new GatewayError(403, `scopes[${i}]: cannot grant '${s}', which this key does not hold`, { code: 'scope_escalation', param: `scopes[${i}]` }));
+    }
+  }
+  return ok([...new Set(scopes)]);
+}
+
+/**
+ * Whether the caller may take a new secret of key `k`: its own, or with
+ * api_keys.rotate another key whose scopes it all holds (else rotating would
+ * hand it more power than it has).
+ */
+function maySecretOf(caller: Caller, k: ApiKeyRecord): GatewayError | null {
+  if (caller.key.id === k.id) return null;
+  const denied = requireScope(caller, 'api_keys.rotate');
+  if (denied !== null) return denied;
+  const beyond = k.isAdmin ? (caller.key.isAdmin ? undefined : 'organisation admin') : k.scopes.find((s) => !hasScope(caller, s));
+  return beyond === undefined ? null : new GatewayError(403, `this key cannot take the secret of a key holding '${beyond}', which it does not hold`, { code: 'scope_escalation' });
+}
+
+function bootstrapFixed(what: string): GatewayError {
+  return new GatewayError(409, `the bootstrap admin key cannot be ${what}`, { code: 'conflict' });
+}
+
+function keyKind(type: string, subType: string): Result<{ type: ApiKeyType; subType: ApiKeySubType }> {
+  if (type !== 'organisation' && type !== 'workspace') return err(invalid(`type: '${type}' is not one of organisation, workspace`, 'type'));
+  if (subType !== 'service' && subType !== 'user') return err(invalid(`sub_type: '${subType}' is not one of service, user`, 'sub_type'));
+  if (type === 'organisation' && subType === 'user') {
+    return err(invalid('sub_type: organisation keys are service keys; a user key belongs to a workspace', 'sub_type'));
+  }
+  return ok({ type, subType });
+}
+
+/** expires_at from a request: absent → keep `current`; else null or a future time, capped for user keys by user_api_key_ttl. */
+function expiry(asked: number | null | undefined, current: number | null | undefined, user: boolean, ttl: number | null, now: number): Result<number | null> {
+  if (asked != null && asked <= now) return err(invalid('expires_at: must be in the future (Unix seconds)', 'expires_at'));
+  if (asked === undefined && current !== undefined) return ok(current);
+  return user ? userKeyExpiry(asked, ttl, now) : ok(asked ?? null);
+}
+
+async function create(caller: Caller, params: Readonly<Record<string, string>>, body: unknown, deps: AdminDeps): Promise<Result<Reply>> {
+  const kind = keyKind(params.type!, params.subType!);
+  if (!kind.ok) return kind;
+  const { type, subType } = kind.value;
+  const denied = (type === 'organisation' ? requireOrganisation(caller, 'creating an organisation key') : null) ?? requireScope(caller, 'api_keys.create');
+  if (denied !== null) return err(denied);
+  const input = checkCreate(body);
+  if (!input.ok) return input;
+  const b = input.value;
+  const scopes = grantable(caller, b.scopes);
+  if (!scopes.ok) return scopes;
+
+  let ws: Workspace;
+  if (type === 'organisation') {
+    if (b.workspace_id !== undefined) return err(invalid('workspace_id: organisation keys belong to no workspace', 'workspace_id'));
+    ws = await deps.store.workspaces.default();
+  } else {
+    const acting = await writableWorkspace(deps.store, caller, b.workspace_id);
+    if (!acting.ok) return acting;
+    ws = acting.value;
+  }
+  if (subType === 'service' && b.user_id !== undefined) return err(invalid('user_id: only user keys belong to a user', 'user_id'));
+  if (subType === 'user') {
+    if (b.user_id === undefined) return err(invalid('user_id: is required for a user key', 'user_id'));
+    if (!(await deps.store.apiKeys.userExists(b.user_id))) {
+      return err(new GatewayError(404, `user '${b.user_id}' not found`, { code: 'not_found', param: 'user_id' }));
+    }
+  }
+
+  const nowMs = deps.now();
+  const now = Math.floor(nowMs / 1000);
+  const settings = await deps.store.settings.effective(ws.id);
+  const user = subType === 'user';
+  const expiresAt = expiry(b.expires_at, undefined, user, settings.user_api_key_ttl, now);
+  if (!expiresAt.ok) return expiresAt;
+  const asked = user ? enforcePeriod(b.rotation_policy ?? null, settings.user_api_key_rotation_period) : ok(b.rotation_policy ?? null);
+  if (!asked.ok) return asked;
+  const policy = asked.value === null ? null : readPolicy(asked.value, nowMs);
+  if (policy !== null && !policy.ok) return policy;
+
+  const secret = generateKey(deps.apiKeyPrefix);
+  const id = newId();
+  await deps.store.apiKeys.insert({
+    id,
+    name: b.name,
+    description: b.description ?? null,
+    type,
+    subType,
+    isAdmin: false,
+    workspaceId: ws.id,
+    userId: b.user_id ?? null,
+    scopes: scopes.value,
+    hash: hashKey(secret),
+    keyHint: keyHint(secret),
+    previousHash: null,
+    previousExpiresAt: null,
+    rotationPolicy: policy?.value ?? null,
+    lastRotatedAt: null,
+    defaults: (b.defaults as Record<string, unknown> | null | undefined) ?? null,
+    metadata: b.metadata ?? null,
+    creationMode: 'api',
+    status: 'active',
+    expiresAt: expiresAt.value,
+    createdAt: now,
+    lastUpdatedAt: now,
+    lastResetAt: null,
+  });
+  return reply(201, { id, key: secret, object: 'api-key' });
+}
+
+async function update(caller: Caller, id: string, body: unknown, deps: AdminDeps): Promise<Result<Reply>> {
+  const denied = requireScope(caller, 'api_keys.update');
+  if (denied !== null) return err(denied);
+  const input = checkUpdate(body);
+  if (!input.ok) return input;
+  const found = await visibleKey(deps, caller, id);
+  if (!found.ok) return found;
+  const k = found.value;
+  const b = input.value;
+  if (k.id === BOOTSTRAP_KEY_ID && (b.scopes !== undefined || b.expires_at !== undefined || b.rotation_policy !== undefined)) {
+    return err(bootstrapFixed('narrowed, given an expiry or a rotation policy'));
+  }
+  const scopes = b.scopes === undefined ? ok(k.scopes) : grantable(caller, b.scopes);
+  if (!scopes.ok) return scopes;
+
+  const nowMs = deps.now();
+  const now = Math.floor(nowMs / 1000);
+  const settings = await deps.store.settings.effective(k.workspaceId);
+  const user = k.subType === 'user';
+  const expiresAt = expiry(b.expires_at, k.expiresAt, user, settings.user_api_key_ttl, now);
+  if (!expiresAt.ok) return expiresAt;
+  let policy = k.rotationPolicy;
+  if (b.rotation_policy === null) {
+    if (user && settings.user_api_key_rotation_period !== null) {
+      return err(invalid(`rotation_policy: the organisation enforces a ${settings.user_api_key_rotation_period} rotation period for user keys`, 'rotation_policy'));
+    }
+    policy = null;
+  } else if (b.rotation_policy !== undefined) {
+    const asked = user ? enforcePeriod(b.rotation_policy, settings.user_api_key_rotation_period) : ok(b.rotation_policy);
+    if (!asked.ok) return asked;
+    const read = readPolicy(asked.value!, nowMs);
+    if (!read.ok) return read;
+    policy = read.value;
+  }
+
+  const changed = await deps.store.apiKeys.patch(
+    k.id,
+    {
+      name: b.name ?? k.name,
+      description: b.description === undefined ? k.description : b.description,
+      scopes: scopes.value,
+      rotationPolicy: policy,
+      defaults: b.defaults === undefined ? k.defaults : (b.defaults as Record<string, unknown> | null),
+      metadata: b.metadata === undefined ? k.metadata : b.metadata,
+      expiresAt: expiresAt.value,
+    },
+    now,
+  );
+  const updated = changed ? await deps.store.apiKeys.get(k.id) : null;
+  return updated === null ? err(notFound('api key', id)) : reply(200, apiKeyView(updated, nowMs));
+}
+
+async function rotate(caller: Caller, id: string, body: unknown, deps: AdminDeps): Promise<Result<Reply>> {
+  const found = await visibleKey(deps, caller, id);
+  if (!found.ok) return found;
+  const k = found.value;
+  const denied = maySecretOf(caller, k);
+  if (denied !== null) return err(denied);
+  if (k.id === BOOTSTRAP_KEY_ID) return err(bootstrapFixed('rotated: its secret follows GATEWAY_ADMIN_API_KEY'));
+  const input = checkRotate(body);
+  if (!input.ok) return input;
+  const period = k.rotationPolicy?.rotation_period ?? null;
+  const transition = input.value.key_transition_period_ms ?? k.rotationPolicy?.key_transition_period_ms ?? DEFAULT_TRANSITION_MS;
+  if (period !== null && transition >= periodMs(period)) {
+    return err(invalid(`key_transition_period_ms: must be shorter than the key's ${period} rotation period`, 'key_transition_period_ms'));
+  }
+  const nowMs = deps.now();
+  const inTransition = (): GatewayError =>
+    new GatewayError(409, `api key '${id}' is still in a rotation's transition period (a key has at most two live secrets); rotate again after it ends`, {
+      code: 'rotation_in_progress',
+    });
+  if (k.previousExpiresAt !== null && k.previousExpiresAt * 1000 > nowMs) return err(inTransition());
+
+  const secret = generateKey(deps.apiKeyPrefix);
+  const transitionEndsAt = Math.floor((nowMs + transition) / 1000);
+  const rotated = await deps.store.apiKeys.rotate({
+    id: k.id,
+    fromHash: k.hash,
+    hash: hashKey(secret),
+    keyHint: keyHint(secret),
+    transitionEndsAt,
+    at: Math.floor(nowMs / 1000),
+  });
+  // Another rotation replaced the secret between our read and our claim.
+  if (!rotated) return err(inTransition());
+  return reply(200, { id: k.id, key: secret, key_transition_expires_at: iso(transitionEndsAt) });
+}
+
+async function rotatedKey(caller: Caller, id: string, deps: AdminDeps): Promise<Result<Reply>> {
+  const found = await visibleKey(deps, caller, id);
+  if (!found.ok) return found;
+  const k = found.value;
+  const denied = maySecretOf(caller, k);
+  if (denied !== null) return err(denied);
+  const sealed = await deps.store.apiKeys.takeRotatedKey(k.id);
+  if (sealed === null) return err(new GatewayError(404, `api key '${id}' has no rotated secret waiting to be claimed`, { code: 'not_found' }));
+  return reply(200, { id: k.id, key: deps.secrets.decrypt(sealed, k.id), key_transition_expires_at: iso(k.previousExpiresAt) });
+}
+
+export const apiKeyRoutes: Route[] = [
+  { method: 'POST', path: '/api-keys/:type/:subType', handler: ({ caller, params, body }, deps) => create(caller, params, body, deps) },
+  {
+    method: 'GET',
+    path: '/api-keys',
+    async handler({ caller, query }, deps) {
+      const denied = requireScope(caller, 'api_keys.list');
+      if (denied !== null) return err(denied);
+      const page = pageRequest(query);
+      if (!page.ok) return page;
+      const filter: ApiKeyFilter = {};
+      const type = query.get('type');
+      if (type !== null) {
+        const kind = TYPE_FILTERS[type];
+        if (kind === undefined) return err(invalid(`type: '${type}' is not one of ${Object.keys(TYPE_FILTERS).join(', ')}`, 'type'));
+        Object.assign(filter, kind);
+      }
+      const ref = query.get('workspace_id');
+      if (ref !== null || caller.level === 'workspace') {
+        const ws = await actingWorkspace(deps.store, caller, ref ?? undefined);
+        if (!ws.ok) return ws;
+        filter.workspaceId = ws.value.id;
+      }
+      const nowMs = deps.now();
+      return listReply(await deps.store.apiKeys.list(filter, page.value), (k) => apiKeyView(k, nowMs));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/api-keys/:id',
+    async handler({ caller, params }, deps) {
+      const denied = requireScope(caller, 'api_keys.read');
+      if (denied !== null) return err(denied);
+      const k = await visibleKey(deps, caller, params.id!);
+      return k.ok ? reply(200, apiKeyView(k.value, deps.now())) : k;
+    },
+  },
+  { method: 'PUT', path: '/api-keys/:id', handler: ({ caller, params, body }, deps) => update(caller, params.id!, body, deps) },
+  {
+    method: 'DELETE',
+    path: '/api-keys/:id',
+    async handler({ caller, params }, deps) {
+      const denied = requireScope(caller, 'api_keys.delete');
+      if (denied !== null) return err(denied);
+      const k = await visibleKey(deps, caller, params.id!);
+      if (!k.ok) return k;
+      if (k.value.id === BOOTSTRAP_KEY_ID) return err(bootstrapFixed('deleted'));
+      if (!(await deps.store.apiKeys.delete(k.value.id))) return err(notFound('api key', params.id!));
+      return reply(200, { id: k.value.id, object: 'api-key', deleted: true });
+    },
+  },
+  { method: 'POST', path: '/api-keys/:id/rotate', handler: ({ caller, params, body }, deps) => rotate(caller, params.id!, body, deps) },
+  { method: 'POST', path: '/api-keys/:id/rotated-key', handler: ({ caller, params }, deps) => rotatedKey(caller, params.id!, deps) },
+];

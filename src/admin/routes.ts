@@ -1,5 +1,19 @@
 /** Every management route, one line per resource. */
+import { inviteRoutes } from './invites.js';
+import { memberRoutes } from './members.js';
 import type { Route } from './router.js';
+import { scimProvisioningRoutes } from './scim-provisioning.js';
+import { scimMappingRoutes } from './scim.js';
+import { settingsRoutes } from './settings.js';
+import { userRoutes } from './users.js';
 import { workspaceRoutes } from './workspaces.js';
 
-export const ADMIN_ROUTES: readonly Route[] = [...workspaceRoutes];
+export const ADMIN_ROUTES: readonly Route[] = [
+  ...workspaceRoutes,
+  ...memberRoutes,
+  ...settingsRoutes,
+  ...userRoutes,
+  ...inviteRoutes,
+  ...scimMappingRoutes,
+  ...scimProvisioningRoutes,
+];

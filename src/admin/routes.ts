@@ -1,7 +1,23 @@
 /** Every management route, one line per resource. */
 import { apiKeyRoutes } from './api-keys.js';
 import { configRoutes } from './configs.js';
+import { inviteRoutes } from './invites.js';
+import { memberRoutes } from './members.js';
 import type { Route } from './router.js';
+import { scimProvisioningRoutes } from './scim-provisioning.js';
+import { scimMappingRoutes } from './scim.js';
+import { settingsRoutes } from './settings.js';
+import { userRoutes } from './users.js';
 import { workspaceRoutes } from './workspaces.js';
 
-export const ADMIN_ROUTES: readonly Route[] = [...workspaceRoutes, ...apiKeyRoutes, ...configRoutes];
+export const ADMIN_ROUTES: readonly Route[] = [
+  ...workspaceRoutes,
+  ...memberRoutes,
+  ...settingsRoutes,
+  ...userRoutes,
+  ...inviteRoutes,
+  ...scimMappingRoutes,
+  ...scimProvisioningRoutes,
+  ...apiKeyRoutes,
+  ...configRoutes,
+];

@@ -1,14 +1,17 @@
 /**
  * /v1/workspaces: create, list (`status=active,archived`; archived only for
- * owners and admins), read, update (archive and restore through `status`),
- * delete (only an empty workspace; never the default one).
+ * owners and admins), read, update (archive and restore through `status`;
+ * overrides of organisation settings through `settings`), delete (only an
+ * empty workspace; never the default one).
  */
 import { GatewayError, type Result } from '../shared/errors.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../store/db.js';
 import { newSlug } from '../store/ids.js';
+import type { WorkspaceOverrides } from '../store/settings.js';
 import type { Workspace, WorkspaceStatus } from '../store/workspaces.js';
 import { canSee, isOrgAdmin, notFound, requireOrganisation, requireScope, type Caller } from './access.js';
 import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
+import { mergeOverrides, OVERRIDES_SCHEMA, type OverridesPatch } from './overrides.js';
 import type { AdminDeps, Reply, Route } from './router.js';
 
 interface CreateBody {
@@ -25,6 +28,7 @@ interface UpdateBody {
   status?: WorkspaceStatus;
   metadata?: Record<string, string> | null;
   defaults?: Record<string, unknown> | null;
+  settings?: OverridesPatch | null;
 }
 
 const fields = {
@@ -44,7 +48,7 @@ const checkCreate = bodyChecker<CreateBody>({
 const checkUpdate = bodyChecker<UpdateBody>({
   type: 'object',
   additionalProperties: false,
-  properties: { ...fields, status: { enum: ['active', 'archived'] } },
+  properties: { ...fields, status: { enum: ['active', 'archived'] }, settings: OVERRIDES_SCHEMA },
 });
 
 export function workspaceView(w: Workspace): Record<string, unknown> {
@@ -66,10 +70,17 @@ export function workspaceView(w: Workspace): Record<string, unknown> {
 }
 
 /** A workspace the caller may see, by id or slug; 404 otherwise. */
-async function visible(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<Workspace>> {
+export async function visibleWorkspace(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<Workspace>> {
   const ws = await deps.store.workspaces.find(ref);
   if (ws === null || !canSee(caller, ws.id)) return { ok: false, error: notFound('workspace', ref) };
   return { ok: true, value: ws };
+}
+
+/** Like visibleWorkspace, for reads: an archived workspace exists only for owners and admins. */
+export async function readableWorkspace(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<Workspace>> {
+  const ws = await visibleWorkspace(deps, caller, ref);
+  if (ws.ok && ws.value.status === 'archived' && !isOrgAdmin(caller)) return { ok: false, error: notFound('workspace', ref) };
+  return ws;
 }
 
 const STATUSES: readonly WorkspaceStatus[] = ['active', 'archived'];
@@ -125,10 +136,8 @@ export const workspaceRoutes: Route[] = [
     async handler({ caller, params }, deps) {
       const denied = requireScope(caller, 'workspaces.read');
       if (denied !== null) return { ok: false, error: denied };
-      const ws = await visible(deps, caller, params.id!);
-      if (!ws.ok) return ws;
-      if (ws.value.status === 'archived' && !isOrgAdmin(caller)) return { ok: false, error: notFound('workspace', params.id!) };
-      return reply(200, workspaceView(ws.value));
+      const ws = await readableWorkspace(deps, caller, params.id!);
+      return ws.ok ? reply(200, workspaceView(ws.value)) : ws;
     },
   },
   {
@@ -139,12 +148,16 @@ export const workspaceRoutes: Route[] = [
       if (denied !== null) return { ok: false, error: denied };
       const input = checkUpdate(body);
       if (!input.ok) return input;
-      const ws = await visible(deps, caller, params.id!);
+      const ws = await visibleWorkspace(deps, caller, params.id!);
       if (!ws.ok) return ws;
       if (input.value.status === 'archived' && ws.value.isDefault) {
         return { ok: false, error: new GatewayError(409, 'the default workspace cannot be archived', { code: 'conflict', param: 'status' }) };
       }
-      const updated = await deps.store.workspaces.update(ws.value.id, input.value);
+      const { settings, ...fields } = input.value;
+      // `settings` patches the stored overrides rather than replacing them.
+      const overrides = settings === undefined ? undefined : mergeOverrides(ws.value.settings as WorkspaceOverrides | null, settings);
+      const patch = overrides === undefined ? fields : { ...fields, settings: overrides as Workspace['settings'] };
+      const updated = await deps.store.workspaces.update(ws.value.id, patch);
       return updated === null ? { ok: false, error: notFound('workspace', params.id!) } : reply(200, workspaceView(updated));
     },
   },
@@ -154,14 +167,14 @@ export const workspaceRoutes: Route[] = [
     async handler({ caller, params }, deps) {
       const denied = requireOrganisation(caller, 'deleting a workspace') ?? requireScope(caller, 'workspaces.delete');
       if (denied !== null) return { ok: false, error: denied };
-      const ws = await visible(deps, caller, params.id!);
+      const ws = await visibleWorkspace(deps, caller, params.id!);
       if (!ws.ok) return ws;
       if (ws.value.isDefault) return { ok: false, error: new GatewayError(409, 'the default workspace cannot be deleted', { code: 'conflict' }) };
       try {
         await deps.store.workspaces.delete(ws.value.id);
       } catch (e) {
         if (isForeignKeyViolation(e)) {
-          return { ok: false, error: new GatewayError(409, `workspace '${ws.value.slug}' still holds keys, configs or credentials: delete them or archive the workspace`, { code: 'conflict' }) };
+          return { ok: false, error: new GatewayError(409, `workspace '${ws.value.slug}' still holds keys, configs, credentials, members or SCIM mappings: delete them or archive the workspace`, { code: 'conflict' }) };
         }
         throw e;
       }

@@ -200,6 +200,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX api_keys_next_rotation ON api_keys (next_rotation_at);
     `,
   },
+    id: 20,
+    name: 'identity: membership source, SCIM mapping ids, user key lookup',
+    sql: `
+      ALTER TABLE workspace_members ADD COLUMN source TEXT NOT NULL DEFAULT 'direct';
+      ALTER TABLE scim_group_workspaces ADD COLUMN id TEXT;
+      UPDATE scim_group_workspaces SET id = group_id || ':' || workspace_id WHERE id IS NULL;
+      CREATE UNIQUE INDEX scim_group_workspaces_id ON scim_group_workspaces (id);
+      CREATE INDEX api_keys_user ON api_keys (user_id, workspace_id);
+      CREATE INDEX workspace_members_user ON workspace_members (user_id);
+    `,
+  },
   {
     id: 40,
     name: 'configs: description, one default per workspace',

@@ -1,0 +1,203 @@
+/**
+ * /v1/users: the organisation's users (Portkey's /admin/users). A user is
+ * created with an organisation role and, optionally, the workspaces they
+ * join; emails are unique regardless of case. Deleting a user deletes their
+ * keys (see UserRepo.delete). Organisation keys only, scopes `users.*`.
+ */
+import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import { isUniqueViolation, type Db } from '../store/db.js';
+import type { Seating } from '../store/members.js';
+import { ORG_ROLES, WORKSPACE_ROLES, type NewUser, type OrgRole, type User } from '../store/users.js';
+import { notFound, requireOrganisation, requireScope } from './access.js';
+import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
+import { resolveSeats, seat, seconds, type Seat } from './membership.js';
+import { requireIdentityAdmin, requireOwnerFor, roleSchema } from './roles.js';
+import type { AdminDeps, Reply, Route } from './router.js';
+import type { IssuedKey } from './user-keys.js';
+
+export const EMAIL_SCHEMA = { type: 'string', maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', description: 'an email address' };
+export const PERSON_NAME = { type: ['string', 'null'], maxLength: 255 };
+
+/** `workspaces: [{id, role}]`: the workspaces a user joins (id or slug) and the role in each. */
+export const SEATS_SCHEMA = {
+  type: 'array',
+  maxItems: 100,
+  items: { type: 'object', additionalProperties: false, required: ['id', 'role'], properties: { id: S.ref, role: roleSchema(WORKSPACE_ROLES) } },
+};
+
+interface CreateBody {
+  email: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  role?: string;
+  workspaces?: { id: string; role: string }[];
+}
+
+interface UpdateBody {
+  first_name?: string | null;
+  last_name?: string | null;
+  role?: string;
+}
+
+const checkCreate = bodyChecker<CreateBody>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['email'],
+  properties: { email: EMAIL_SCHEMA, first_name: PERSON_NAME, last_name: PERSON_NAME, role: roleSchema(ORG_ROLES), workspaces: SEATS_SCHEMA },
+});
+
+const checkUpdate = bodyChecker<UpdateBody>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { first_name: PERSON_NAME, last_name: PERSON_NAME, role: roleSchema(ORG_ROLES) },
+});
+
+export function userView(u: User, seats: readonly Seating[]): Record<string, unknown> {
+  return {
+    object: 'user',
+    id: u.id,
+    email: u.email,
+    first_name: u.firstName,
+    last_name: u.lastName,
+    role: u.role,
+    workspaces: seats.map((s) => ({ id: s.workspaceId, role: s.role })),
+    created_at: u.createdAt,
+    last_updated_at: u.lastUpdatedAt,
+  };
+}
+
+/** The answer of a call that created a user: the user, and the secrets of keys made for them, shown this once. */
+export function joinedView(user: User, seats: readonly Seat[], issued: readonly IssuedKey[]): Record<string, unknown> {
+  return { ...userView(user, seats.map((s) => ({ workspaceId: s.workspace.id, role: s.role }))), api_keys: issued };
+}
+
+/**
+ * Creates a user and seats them, all or nothing; 409 naming `email` when it
+ * is taken. `first` runs first in the same transaction (an invite's
+ * acceptance) and may refuse.
+ */
+export async function createUser(
+  deps: AdminDeps,
+  u: NewUser,
+  seats: readonly Seat[],
+  first?: (tx: Db) => Promise<GatewayError | null>,
+): Promise<Result<{ user: User; issued: IssuedKey[] }>> {
+  const org = await deps.store.settings.organisation();
+  const at = seconds(deps);
+  try {
+    return await deps.store.db.transaction(async (tx): Promise<Result<{ user: User; issued: IssuedKey[] }>> => {
+      const refused = first === undefined ? null : await first(tx);
+      if (refused !== null) return { ok: false, error: refused };
+      const user = await deps.store.users.create(u, at, tx);
+      return { ok: true, value: { user, issued: await seat(deps, tx, org, user, seats, 'direct') } };
+    });
+  } catch (e) {
+    if (isUniqueViolation(e)) return { ok: false, error: emailTaken(u.email) };
+    throw e;
+  }
+}
+
+export function emailTaken(email: string, param = 'email'): GatewayError {
+  return new GatewayError(409, `a user with the email '${email}' exists`, { code: 'conflict', param });
+}
+
+/** `role` query filter, any case; undefined when absent. */
+export function roleFilter<R extends string>(query: URLSearchParams, roles: readonly R[]): Result<R | undefined> {
+  const raw = query.get('role');
+  if (raw === null) return { ok: true, value: undefined };
+  const role = raw.toLowerCase() as R;
+  return roles.includes(role) ? { ok: true, value: role } : { ok: false, error: invalid(`role: must be one of ${roles.join(', ')}`, 'role') };
+}
+
+async function found(deps: AdminDeps, id: string): Promise<Result<User>> {
+  const user = await deps.store.users.get(id);
+  return user === null ? { ok: false, error: notFound('user', id) } : { ok: true, value: user };
+}
+
+async function view(deps: AdminDeps, user: User): Promise<Record<string, unknown>> {
+  return userView(user, (await deps.store.users.members.seatsOf([user.id])).get(user.id) ?? []);
+}
+
+export const userRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/users',
+    async handler({ caller, body }, deps): Promise<Result<Reply>> {
+      const denied = requireIdentityAdmin(caller, 'users.create', 'creating a user');
+      if (denied !== null) return { ok: false, error: denied };
+      const input = checkCreate(body);
+      if (!input.ok) return input;
+      const b = input.value;
+      const role = (b.role?.toLowerCase() ?? 'member') as OrgRole;
+      const owner = requireOwnerFor(caller, role);
+      if (owner !== null) return { ok: false, error: owner };
+      const seats = await resolveSeats(deps.store, b.workspaces ?? [], 'workspaces');
+      if (!seats.ok) return seats;
+      const made = await createUser(deps, { email: b.email, firstName: b.first_name ?? null, lastName: b.last_name ?? null, role }, seats.value);
+      if (!made.ok) return made;
+      return reply(201, joinedView(made.value.user, seats.value, made.value.issued));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/users',
+    async handler({ caller, query }, deps) {
+      const denied = requireOrganisation(caller, 'listing users') ?? requireScope(caller, 'users.list');
+      if (denied !== null) return { ok: false, error: denied };
+      const page = pageRequest(query);
+      if (!page.ok) return page;
+      const role = roleFilter(query, ORG_ROLES);
+      if (!role.ok) return role;
+      const users = await deps.store.users.list({ email: query.get('email') ?? undefined, role: role.value }, page.value);
+      const seats = await deps.store.users.members.seatsOf(users.data.map((u) => u.id));
+      return listReply(users, (u) => userView(u, seats.get(u.id) ?? []));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/users/:id',
+    async handler({ caller, params }, deps) {
+      const denied = requireOrganisation(caller, 'reading a user') ?? requireScope(caller, 'users.read');
+      if (denied !== null) return { ok: false, error: denied };
+      const user = await found(deps, params.id!);
+      return user.ok ? reply(200, await view(deps, user.value)) : user;
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/users/:id',
+    async handler({ caller, params, body }, deps) {
+      const denied = requireIdentityAdmin(caller, 'users.update', 'changing a user');
+      if (denied !== null) return { ok: false, error: denied };
+      const input = checkUpdate(body);
+      if (!input.ok) return input;
+      const user = await found(deps, params.id!);
+      if (!user.ok) return user;
+      const role = input.value.role?.toLowerCase() as OrgRole | undefined;
+      const owner = requireOwnerFor(caller, user.value.role) ?? (role === undefined ? null : requireOwnerFor(caller, role));
+      if (owner !== null) return { ok: false, error: owner };
+      const patch = {
+        ...(input.value.first_name !== undefined ? { firstName: input.value.first_name } : {}),
+        ...(input.value.last_name !== undefined ? { lastName: input.value.last_name } : {}),
+        ...(role !== undefined ? { role } : {}),
+      };
+      const updated = await deps.store.users.update(user.value.id, patch, seconds(deps));
+      return updated === null ? { ok: false, error: notFound('user', params.id!) } : reply(200, await view(deps, updated));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/users/:id',
+    async handler({ caller, params }, deps) {
+      const denied = requireIdentityAdmin(caller, 'users.delete', 'deleting a user');
+      if (denied !== null) return { ok: false, error: denied };
+      const user = await found(deps, params.id!);
+      if (!user.ok) return user;
+      const owner = requireOwnerFor(caller, user.value.role);
+      if (owner !== null) return { ok: false, error: owner };
+      const keys = await deps.store.users.delete(user.value.id);
+      if (keys === null) return { ok: false, error: notFound('user', params.id!) };
+      return reply(200, { id: user.value.id, object: 'user', deleted: true, deleted_api_keys: keys });
+    },
+  },
+];

@@ -200,6 +200,7 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX api_keys_next_rotation ON api_keys (next_rotation_at);
     `,
   },
+  {
     id: 20,
     name: 'identity: membership source, SCIM mapping ids, user key lookup',
     sql: `

@@ -70,8 +70,12 @@ for (const engine of engines()) {
       return res.status === 200;
     }
 
-    async function addUser(id: string, g = gw): Promise<void> {
-      await g.store.db.run('INSERT INTO users (id, email, role, created_at, last_updated_at) VALUES (?, ?, ?, ?, ?)', [id, `${id}@example.com`, 'member', 1, 1]);
+    /** A user who joined through POST /v1/users; returns the user's id. */
+    async function addUser(name: string, g = gw): Promise<string> {
+      const res = await g.call('/users', { body: { email: `${name}-${Date.now()}@example.com`, role: 'member' } });
+      const text = await res.text();
+      assert.equal(res.status, 201, text);
+      return (JSON.parse(text) as { id: string }).id;
     }
 
     async function newWorkspace(name: string): Promise<{ id: string; slug: string }> {
@@ -88,17 +92,22 @@ for (const engine of engines()) {
       return gw.store.apiKeys.count();
     }
 
+    /** Runs fn with these organisation settings (PUT /v1/organisation/settings), then puts the defaults back. */
     async function withSettings(patch: Partial<OrgSettings>, fn: () => Promise<void>): Promise<void> {
-      await gw.store.settings.saveOrganisation({ ...DEFAULT_SETTINGS, ...patch });
+      const put = async (body: Partial<OrgSettings>): Promise<void> => {
+        const res = await gw.call('/organisation/settings', { method: 'PUT', body });
+        assert.equal(res.status, 200, await res.text());
+      };
+      await put(patch);
       try {
         await fn();
       } finally {
-        await gw.store.settings.saveOrganisation(DEFAULT_SETTINGS);
+        await put(Object.fromEntries(Object.keys(patch).map((k) => [k, DEFAULT_SETTINGS[k as keyof OrgSettings]])));
       }
     }
 
     it('creates each key type; the secret (API_KEY_PREFIX + random) is answered once and stored only as its SHA-256', async () => {
-      await addUser('user-create');
+      const userCreate = await addUser('user-create');
       const ws = await newWorkspace('Create Types');
       const org = await create('organisation/service', { name: 'Org svc', scopes: ['workspaces.list', 'api_keys.list'], description: 'ops' });
       const svc = await create('workspace/service', {
@@ -108,7 +117,7 @@ for (const engine of engines()) {
         metadata: { team: 'a' },
         defaults: { config_id: 'cfg-1', metadata: { env: 'prod' } },
       });
-      const user = await create('workspace/user', { name: 'User key', scopes: ['logs.view'], user_id: 'user-create' });
+      const user = await create('workspace/user', { name: 'User key', scopes: ['logs.view'], user_id: userCreate });
 
       for (const k of [org, svc, user]) {
         assert.ok(k.key.startsWith(PREFIX) && k.key.length > PREFIX.length + 40, k.key);
@@ -140,7 +149,7 @@ for (const engine of engines()) {
 
       const u = await view(user.id);
       assert.equal(u.type, 'workspace-user');
-      assert.equal(u.user_id, 'user-create');
+      assert.equal(u.user_id, userCreate);
       assert.equal(u.workspace_id, (await gw.store.workspaces.default()).id);
 
       // Never again: not in a read, a list, nor the database.
@@ -155,7 +164,7 @@ for (const engine of engines()) {
     });
 
     it('refuses bad input with a 400 naming the field, and creates nothing', async () => {
-      await addUser('user-bad');
+      const userBad = await addUser('user-bad');
       const before = await keyCount();
       const cases: [string, unknown, string][] = [
         ['workspace/service', { scopes: ['logs.view'] }, 'name'],
@@ -165,10 +174,10 @@ for (const engine of engines()) {
         ['workspace/service', { name: 'x', scopes: ['logs.view'], colour: 'red' }, 'colour'],
         ['workspace/service', { name: 'x', scopes: ['logs.view'], expires_at: Math.floor(gw.clock.now / 1000) - 1 }, 'expires_at'],
         ['workspace/service', { name: 'x', scopes: ['logs.view'], expires_at: '2030-01-01' }, 'expires_at'],
-        ['workspace/service', { name: 'x', scopes: ['logs.view'], user_id: 'user-bad' }, 'user_id'],
+        ['workspace/service', { name: 'x', scopes: ['logs.view'], user_id: userBad }, 'user_id'],
         ['workspace/user', { name: 'x', scopes: ['logs.view'] }, 'user_id'],
         ['organisation/service', { name: 'x', scopes: ['logs.view'], workspace_id: 'default' }, 'workspace_id'],
-        ['organisation/user', { name: 'x', scopes: ['logs.view'], user_id: 'user-bad' }, 'sub_type'],
+        ['organisation/user', { name: 'x', scopes: ['logs.view'], user_id: userBad }, 'sub_type'],
         ['team/service', { name: 'x', scopes: ['logs.view'] }, 'type'],
         ['workspace/robot', { name: 'x', scopes: ['logs.view'] }, 'sub_type'],
         ['workspace/service', { name: 'x', scopes: ['logs.view'], rotation_policy: {} }, 'rotation_policy'],
@@ -433,11 +442,11 @@ for (const engine of engines()) {
     });
 
     it('the organisation’s enforced rotation period: given to user keys without a policy, a different one refused (400); the TTL caps user keys', async () => {
-      await addUser('user-policy');
+      const userPolicy = await addUser('user-policy');
       const ttl = 30 * 86_400;
       await withSettings({ user_api_key_rotation_period: 'monthly', user_api_key_ttl: ttl }, async () => {
         const now = Math.floor(gw.clock.now / 1000);
-        const k = await create('workspace/user', { name: 'Enforced', scopes: ['logs.view'], user_id: 'user-policy' });
+        const k = await create('workspace/user', { name: 'Enforced', scopes: ['logs.view'], user_id: userPolicy });
         const v = await view(k.id);
         assert.deepEqual(v.rotation_policy, {
           rotation_period: 'monthly',
@@ -450,7 +459,7 @@ for (const engine of engines()) {
         const same = await create('workspace/user', {
           name: 'Same',
           scopes: ['logs.view'],
-          user_id: 'user-policy',
+          user_id: userPolicy,
           rotation_policy: { rotation_period: 'monthly', key_transition_period_ms: 3_600_000 },
           expires_at: now + 3600,
         });
@@ -464,7 +473,7 @@ for (const engine of engines()) {
           [{ expires_at: now + ttl + 1 }, 'expires_at'],
           [{ expires_at: null }, 'expires_at'],
         ] as const) {
-          const err = await assertEnvelope(await gw.call('/api-keys/workspace/user', { body: { name: 'x', scopes: ['logs.view'], user_id: 'user-policy', ...body } }), 400);
+          const err = await assertEnvelope(await gw.call('/api-keys/workspace/user', { body: { name: 'x', scopes: ['logs.view'], user_id: userPolicy, ...body } }), 400);
           assert.equal(err.param, param, JSON.stringify(body));
         }
         assert.equal(await keyCount(), before);

@@ -4,8 +4,9 @@
  * Every process computes the same window for the same moment, so a counter
  * shared through Redis needs no coordination beyond the count itself.
  */
-export const RATE_UNITS = ['rpm', 'rph', 'rpd', 'rpw'] as const;
-export type RateUnit = (typeof RATE_UNITS)[number];
+import type { RateUnit } from '../store/rate-limit-policies.js';
+
+export type { RateUnit };
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

@@ -5,10 +5,11 @@
 // routing-circuit.test.ts.
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
 import type { CircuitBreakerConfig } from '../src/config/types.js';
 import { MemoryCircuitStore, type CircuitStore } from '../src/routing/circuit.js';
 import { RedisCircuitStore } from '../src/routing/circuit-redis.js';
+import { freePort } from './support/http.js';
 import { connect, dropPrefix, testPrefix } from './support/redis.js';
 
 const COOLDOWN = 30_000;
@@ -93,11 +94,11 @@ describe('circuit store (redis)', () => {
     await dropPrefix(a, prefix);
   });
 
-  storeSuite('redis, shared behaviour', () => new RedisCircuitStore(a, prefix));
+  storeSuite('redis, shared behaviour', () => new RedisCircuitStore(a, { prefix }));
 
   it('failures seen by two processes add up to one circuit', async () => {
-    const one = new RedisCircuitStore(a, prefix);
-    const two = new RedisCircuitStore(b, prefix);
+    const one = new RedisCircuitStore(a, { prefix });
+    const two = new RedisCircuitStore(b, { prefix });
     await one.record('t', CB, true, T0);
     assert.equal(await two.admit('t', T0), 'closed');
     await two.record('t', CB, true, T0);
@@ -106,8 +107,8 @@ describe('circuit store (redis)', () => {
   });
 
   it('after the cooldown, exactly one of many concurrent callers on two connections probes', async () => {
-    const one = new RedisCircuitStore(a, prefix);
-    const two = new RedisCircuitStore(b, prefix);
+    const one = new RedisCircuitStore(a, { prefix });
+    const two = new RedisCircuitStore(b, { prefix });
     await one.record('t', CB, true, T0);
     await one.record('t', CB, true, T0);
     const admissions = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? one : two).admit('t', T0 + COOLDOWN)));
@@ -116,8 +117,8 @@ describe('circuit store (redis)', () => {
   });
 
   it('a probe whose outcome never comes (its process died) is handed out again after a cooldown', async () => {
-    const one = new RedisCircuitStore(a, prefix);
-    const two = new RedisCircuitStore(b, prefix);
+    const one = new RedisCircuitStore(a, { prefix });
+    const two = new RedisCircuitStore(b, { prefix });
     await one.record('t', CB, true, T0);
     await one.record('t', CB, true, T0);
     assert.equal(await one.admit('t', T0 + COOLDOWN), 'probe');
@@ -128,8 +129,22 @@ describe('circuit store (redis)', () => {
     assert.equal(await two.admit('t', T0 + 3 * COOLDOWN), 'open');
   });
 
+  it('Redis unreachable: circuits of this process in memory, and each failure reported', async () => {
+    const errors: unknown[] = [];
+    const dead = new Redis(`redis://127.0.0.1:${await freePort()}`, { lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
+    const store = new RedisCircuitStore(dead, { prefix, onUnavailable: (e) => errors.push(e) });
+    assert.equal(await store.admit('t', T0), 'closed');
+    await store.record('t', CB, true, T0);
+    await store.record('t', CB, true, T0);
+    assert.equal(await store.admit('t', T0), 'open');
+    assert.equal(await store.state('t', T0 + COOLDOWN), 'half-open');
+    assert.equal(await store.admit('t', T0 + COOLDOWN), 'probe');
+    assert.equal(errors.length, 6);
+    dead.disconnect();
+  });
+
   it('a circuit expires a day after its last outcome', async () => {
-    const store = new RedisCircuitStore(a, prefix);
+    const store = new RedisCircuitStore(a, { prefix });
     await store.record('t', CB, true, T0);
     const ttl = await a.pttl(`${prefix}t`);
     assert.ok(ttl > 24 * 3600_000 && ttl <= 24 * 3600_000 + COOLDOWN, String(ttl));

@@ -12,11 +12,15 @@
  * A circuit is a hash `<prefix><key>` {failures, open_until, probe_until,
  * cooldown}; times are the callers' clock in ms. It expires a day after its
  * last recorded outcome, so targets no longer used leave nothing behind.
+ *
+ * While Redis cannot be reached, each process keeps circuits of its own in
+ * memory (the fallback): routing goes on, breakers still trip, only no
+ * longer together.
  */
 import type { Redis } from 'ioredis';
 import type { CircuitBreakerConfig } from '../config/types.js';
 import { LuaScript } from '../state/redis.js';
-import type { Admission, CircuitStore } from './circuit.js';
+import { MemoryCircuitStore, type Admission, type CircuitStore } from './circuit.js';
 
 const IDLE_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -60,22 +64,45 @@ if now < open_until or now < tonumber(s[2] or '0') then return 'open' end
 return 'half-open'
 `);
 
+export interface RedisCircuitOptions {
+  prefix?: string;
+  /** Answers while Redis is unreachable; default: a memory store of this process. */
+  fallback?: CircuitStore;
+  /** Told of every Redis failure (logs, metrics). */
+  onUnavailable?: (err: unknown) => void;
+}
+
 export class RedisCircuitStore implements CircuitStore {
+  private readonly prefix: string;
+  private readonly fallback: CircuitStore;
+
   constructor(
     private readonly redis: Redis,
-    private readonly prefix = 'switchyard:circuit:',
-  ) {}
+    private readonly opts: RedisCircuitOptions = {},
+  ) {
+    this.prefix = opts.prefix ?? 'switchyard:circuit:';
+    this.fallback = opts.fallback ?? new MemoryCircuitStore();
+  }
 
-  async admit(key: string, now: number): Promise<Admission> {
-    return (await ADMIT.run(this.redis, [this.prefix + key], [now])) as Admission;
+  admit(key: string, now: number): Promise<Admission> {
+    return this.run(ADMIT, key, [now], () => this.fallback.admit(key, now)) as Promise<Admission>;
   }
 
   async record(key: string, cfg: CircuitBreakerConfig, failed: boolean, now: number): Promise<void> {
     const ttl = cfg.cooldown_interval + IDLE_TTL_MS;
-    await RECORD.run(this.redis, [this.prefix + key], [failed ? 1 : 0, now, cfg.failure_threshold, cfg.cooldown_interval, ttl]);
+    await this.run(RECORD, key, [failed ? 1 : 0, now, cfg.failure_threshold, cfg.cooldown_interval, ttl], () => this.fallback.record(key, cfg, failed, now));
   }
 
-  async state(key: string, now: number): Promise<'closed' | 'open' | 'half-open'> {
-    return (await STATE.run(this.redis, [this.prefix + key], [now])) as 'closed' | 'open' | 'half-open';
+  state(key: string, now: number): Promise<'closed' | 'open' | 'half-open'> {
+    return this.run(STATE, key, [now], () => this.fallback.state(key, now)) as Promise<'closed' | 'open' | 'half-open'>;
+  }
+
+  private async run(script: LuaScript, key: string, args: (string | number)[], fallback: () => Promise<unknown>): Promise<unknown> {
+    try {
+      return await script.run(this.redis, [this.prefix + key], args);
+    } catch (err) {
+      this.opts.onUnavailable?.(err);
+      return fallback();
+    }
   }
 }

@@ -83,6 +83,17 @@ describe('shared redis connection', () => {
     assert.ok(performance.now() - t0 < 100, 'no waiting for a connection');
   });
 
+  it('started while Redis is away: comes up when Redis does', async () => {
+    const proxy = new Proxy(await freePort());
+    proxies.push(proxy);
+    const r = open(proxy.url);
+    await r.start();
+    assert.equal(r.status(), 'down');
+    await proxy.start();
+    await until('status up', () => r.status() === 'up');
+    assert.equal(await r.ping(), true);
+  });
+
   it('Redis going away: down, commands fail fast; back: up again without a restart', async () => {
     const proxy = new Proxy(await freePort());
     proxies.push(proxy);

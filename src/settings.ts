@@ -10,6 +10,8 @@ export interface Settings {
   dataDir: string;
   /** Postgres connection string; unset: SQLite in dataDir. */
   databaseUrl: string | undefined;
+  /** redis:// or rediss:// URL of shared counters, cache and circuit state; unset: process memory. */
+  redisUrl: string | undefined;
   adminApiKey: string | undefined;
   /** GATEWAY_ENCRYPTION_KEY; unset: a key generated into dataDir. */
   encryptionKey: string | undefined;
@@ -26,6 +28,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     host: env.HOST || '127.0.0.1',
     dataDir: resolve(env.GATEWAY_DATA_DIR || './data'),
     databaseUrl: env.DATABASE_URL || undefined,
+    redisUrl: redisUrl(env.REDIS_URL),
     adminApiKey: env.GATEWAY_ADMIN_API_KEY || undefined,
     encryptionKey: env.GATEWAY_ENCRYPTION_KEY || undefined,
     apiKeyPrefix: env.API_KEY_PREFIX ?? '',
@@ -43,4 +46,12 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
     throw new Error(`${name} must be an integer between ${min} and ${max}, got '${raw}'`);
   }
   return n;
+}
+
+/** The URL is not echoed in the error: it may hold a password. */
+function redisUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const protocol = URL.canParse(raw) ? new URL(raw).protocol : null;
+  if (protocol !== 'redis:' && protocol !== 'rediss:') throw new Error('REDIS_URL must be a redis:// or rediss:// URL');
+  return raw;
 }

@@ -3,6 +3,7 @@ import { apiKeyRoutes } from './api-keys.js';
 import { configRoutes } from './configs.js';
 import { inviteRoutes } from './invites.js';
 import { memberRoutes } from './members.js';
+import { rateLimitRoutes } from './rate-limits.js';
 import type { Route } from './router.js';
 import { scimProvisioningRoutes } from './scim-provisioning.js';
 import { scimMappingRoutes } from './scim.js';
@@ -20,4 +21,5 @@ export const ADMIN_ROUTES: readonly Route[] = [
   ...scimProvisioningRoutes,
   ...apiKeyRoutes,
   ...configRoutes,
+  ...rateLimitRoutes,
 ];

@@ -6,7 +6,7 @@
  * SQLite files shared between processes and for notices lost while a
  * connection was down.
  */
-export type ChangeKind = 'api_key' | 'workspace' | 'settings' | 'user' | 'config' | 'virtual_key' | 'integration';
+export type ChangeKind = 'api_key' | 'workspace' | 'settings' | 'user' | 'config' | 'virtual_key' | 'integration' | 'rate_limit_policy';
 
 /** `id` names the changed object; `*` with kind `all` means drop everything (a listener reconnected). */
 export type Change = { kind: ChangeKind; id: string } | { kind: 'all'; id: '*' };

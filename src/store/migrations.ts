@@ -221,6 +221,26 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX config_versions_config ON config_versions (config_id, id);
     `,
   },
+  {
+    id: 50,
+    name: 'rate-limit policies',
+    sql: `
+      CREATE TABLE rate_limit_policies (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        name TEXT,
+        conditions TEXT NOT NULL,
+        group_by TEXT NOT NULL,
+        type TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        value DOUBLE PRECISION NOT NULL,
+        status TEXT NOT NULL DEFAULT 'active',
+        created_at BIGINT NOT NULL,
+        last_updated_at BIGINT NOT NULL
+      );
+      CREATE INDEX rate_limit_policies_workspace ON rate_limit_policies (workspace_id, status, id);
+    `,
+  },
 ];
 
 /**

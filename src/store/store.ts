@@ -9,6 +9,7 @@ import { ConfigRepo } from './configs.js';
 import type { Db } from './db.js';
 import { IntegrationRepo } from './integrations.js';
 import { migrate } from './migrations.js';
+import { RateLimitPolicyRepo } from './rate-limit-policies.js';
 import { SettingsRepo } from './settings.js';
 import { UserRepo } from './users.js';
 import { VirtualKeyRepo } from './virtual-keys.js';
@@ -29,6 +30,7 @@ export class Store {
   readonly configs: ConfigRepo;
   readonly virtualKeys: VirtualKeyRepo;
   readonly integrations: IntegrationRepo;
+  readonly rateLimitPolicies: RateLimitPolicyRepo;
 
   constructor(readonly db: Engine) {
     this.workspaces = new WorkspaceRepo(db, this.changes);
@@ -38,6 +40,7 @@ export class Store {
     this.configs = new ConfigRepo(db, this.changes);
     this.virtualKeys = new VirtualKeyRepo(db, this.changes);
     this.integrations = new IntegrationRepo(db, this.changes);
+    this.rateLimitPolicies = new RateLimitPolicyRepo(db, this.changes);
   }
 
   migrate(): Promise<void> {

@@ -1,0 +1,280 @@
+/**
+ * /v1/policies/rate-limits: create, list (`status`, `type`, `unit`,
+ * `workspace_id` filters), read (`status` filter: a policy in the other
+ * status is 404), update (archive and restore through `status`), delete.
+ * A policy belongs to one workspace and applies to requests made in it;
+ * workspace keys see and manage only their own workspace's policies.
+ */
+import { invalid, type Result } from '../shared/errors.js';
+import { ENDPOINT_TYPES } from '../limits/endpoint-types.js';
+import {
+  POLICY_STATUSES,
+  RATE_LIMIT_TYPES,
+  RATE_UNITS,
+  type PolicyCondition,
+  type PolicyGroupBy,
+  type PolicyStatus,
+  type RateLimitPolicy,
+  type RateLimitPolicyPatch,
+  type RateLimitType,
+  type RateUnit,
+} from '../store/rate-limit-policies.js';
+import type { Store } from '../store/store.js';
+import type { Workspace } from '../store/workspaces.js';
+import { actingWorkspace, canSee, notFound, requireScope, writableWorkspace, type Caller } from './access.js';
+import { bodyChecker, iso, listReply, pageRequest, reply, S } from './input.js';
+import type { AdminDeps, Route } from './router.js';
+
+const OBJECT = 'policy_rate_limits';
+
+interface CreateBody {
+  name?: string;
+  conditions: PolicyCondition[];
+  group_by: PolicyGroupBy[];
+  type: RateLimitType;
+  unit: RateUnit;
+  value: number;
+  workspace_id?: string;
+  /** Accepted as Portkey clients send it; this gateway serves one organisation. */
+  organisation_id?: string;
+}
+
+interface UpdateBody {
+  name?: string;
+  conditions?: PolicyCondition[];
+  group_by?: PolicyGroupBy[];
+  type?: RateLimitType;
+  unit?: RateUnit;
+  value?: number;
+  status?: PolicyStatus;
+}
+
+/** What a condition or group_by entry may name. Metadata names follow the metadata limit (64 characters). */
+const KEY = {
+  type: 'string',
+  pattern: '^(workspace_id|api_key|endpoint_type|metadata\\..{1,64})$',
+  description: 'workspace_id, api_key, endpoint_type or metadata.<key> (a key of up to 64 characters)',
+};
+
+const fields = {
+  name: S.name,
+  conditions: {
+    type: 'array',
+    minItems: 1,
+    maxItems: 32,
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['key', 'value'],
+      properties: { key: KEY, value: { type: 'string', minLength: 1, maxLength: 512 } },
+    },
+  },
+  group_by: {
+    type: 'array',
+    minItems: 1,
+    maxItems: 32,
+    items: { type: 'object', additionalProperties: false, required: ['key'], properties: { key: KEY } },
+  },
+  type: { enum: RATE_LIMIT_TYPES },
+  unit: { enum: RATE_UNITS },
+  value: { type: 'number', exclusiveMinimum: 0 },
+};
+
+const checkCreate = bodyChecker<CreateBody>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['conditions', 'group_by', 'type', 'unit', 'value'],
+  properties: { ...fields, workspace_id: S.ref, organisation_id: S.ref },
+});
+
+const checkUpdate = bodyChecker<UpdateBody>({
+  type: 'object',
+  additionalProperties: false,
+  properties: { ...fields, status: { enum: POLICY_STATUSES } },
+});
+
+export function rateLimitPolicyView(p: RateLimitPolicy): Record<string, unknown> {
+  return {
+    object: OBJECT,
+    id: p.id,
+    name: p.name,
+    conditions: p.conditions,
+    group_by: p.groupBy,
+    type: p.type,
+    unit: p.unit,
+    value: p.value,
+    status: p.status,
+    workspace_id: p.workspaceId,
+    created_at: iso(p.createdAt),
+    last_updated_at: iso(p.lastUpdatedAt),
+  };
+}
+
+const ANY = '*';
+const ENDPOINTS: ReadonlySet<string> = new Set(ENDPOINT_TYPES);
+
+/**
+ * The rules a schema cannot state: no key twice, an endpoint type that
+ * exists, and a workspace or key that requests of this workspace can carry.
+ * Conditions come back with a workspace named by slug stored as its id.
+ */
+async function checkConditions(store: Store, ws: Workspace, conditions: readonly PolicyCondition[]): Promise<Result<PolicyCondition[]>> {
+  const out: PolicyCondition[] = [];
+  for (const [i, c] of conditions.entries()) {
+    const param = `conditions[${i}]`;
+    if (conditions.findIndex((o) => o.key === c.key) !== i) return { ok: false, error: invalid(`${param}.key: '${c.key}' appears twice`, `${param}.key`) };
+    if (c.value === ANY) {
+      out.push({ key: c.key, value: c.value });
+      continue;
+    }
+    if (c.key === 'endpoint_type' && !ENDPOINTS.has(c.value)) {
+      return { ok: false, error: invalid(`${param}.value: must be * or one of ${ENDPOINT_TYPES.join(', ')}`, `${param}.value`) };
+    }
+    if (c.key === 'workspace_id') {
+      if (c.value !== ws.id && c.value !== ws.slug) {
+        return { ok: false, error: invalid(`${param}.value: a policy applies to requests of its own workspace ('${ws.slug}'), or *`, `${param}.value`) };
+      }
+      out.push({ key: c.key, value: ws.id });
+      continue;
+    }
+    if (c.key === 'api_key' && (await store.apiKeys.get(c.value))?.workspaceId !== ws.id) {
+      return { ok: false, error: invalid(`${param}.value: no gateway key '${c.value}' makes requests in workspace '${ws.slug}'`, `${param}.value`) };
+    }
+    out.push({ key: c.key, value: c.value });
+  }
+  return { ok: true, value: out };
+}
+
+function checkGroupBy(groupBy: readonly PolicyGroupBy[]): Result<PolicyGroupBy[]> {
+  for (const [i, g] of groupBy.entries()) {
+    if (groupBy.findIndex((o) => o.key === g.key) !== i) return { ok: false, error: invalid(`group_by[${i}].key: '${g.key}' appears twice`, `group_by[${i}].key`) };
+  }
+  return { ok: true, value: groupBy.map((g) => ({ key: g.key })) };
+}
+
+/** A policy the caller may see; 404 otherwise (another workspace's policy is not disclosed). */
+async function visible(deps: AdminDeps, caller: Caller, id: string): Promise<Result<RateLimitPolicy>> {
+  const p = await deps.store.rateLimitPolicies.get(id);
+  if (p === null || !canSee(caller, p.workspaceId)) return { ok: false, error: notFound('rate-limit policy', id) };
+  return { ok: true, value: p };
+}
+
+/** A query parameter that must be one of `allowed` (comma-separated when `many`). */
+function oneOf<T extends string>(query: URLSearchParams, name: string, allowed: readonly T[], many = false): Result<T[] | undefined> {
+  const raw = query.get(name);
+  if (raw === null) return { ok: true, value: undefined };
+  const values = many ? raw.split(',').map((s) => s.trim()) : [raw];
+  const bad = values.find((v) => !allowed.includes(v as T));
+  if (bad !== undefined) return { ok: false, error: invalid(`${name}: '${bad}' is not one of ${allowed.join(', ')}`, name) };
+  return { ok: true, value: values as T[] };
+}
+
+export const rateLimitRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/policies/rate-limits',
+    async handler({ caller, body }, deps) {
+      const denied = requireScope(caller, 'policies.create');
+      if (denied !== null) return { ok: false, error: denied };
+      const input = checkCreate(body);
+      if (!input.ok) return input;
+      const b = input.value;
+      const ws = await writableWorkspace(deps.store, caller, b.workspace_id);
+      if (!ws.ok) return ws;
+      const conditions = await checkConditions(deps.store, ws.value, b.conditions);
+      if (!conditions.ok) return conditions;
+      const groupBy = checkGroupBy(b.group_by);
+      if (!groupBy.ok) return groupBy;
+      const p = await deps.store.rateLimitPolicies.create({
+        workspaceId: ws.value.id,
+        name: b.name ?? null,
+        conditions: conditions.value,
+        groupBy: groupBy.value,
+        type: b.type,
+        unit: b.unit,
+        value: b.value,
+      });
+      return reply(201, { id: p.id, object: OBJECT });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/policies/rate-limits',
+    async handler({ caller, query }, deps) {
+      const denied = requireScope(caller, 'policies.list');
+      if (denied !== null) return { ok: false, error: denied };
+      const page = pageRequest(query);
+      if (!page.ok) return page;
+      const statuses = oneOf(query, 'status', POLICY_STATUSES, true);
+      if (!statuses.ok) return statuses;
+      const type = oneOf(query, 'type', RATE_LIMIT_TYPES);
+      if (!type.ok) return type;
+      const unit = oneOf(query, 'unit', RATE_UNITS);
+      if (!unit.ok) return unit;
+      // Organisation keys list every workspace's policies unless they name one.
+      const ref = query.get('workspace_id') ?? undefined;
+      let workspaceId: string | undefined;
+      if (ref !== undefined || caller.level === 'workspace') {
+        const ws = await actingWorkspace(deps.store, caller, ref);
+        if (!ws.ok) return ws;
+        workspaceId = ws.value.id;
+      }
+      const filter = { statuses: statuses.value ?? ['active' as const], workspaceId, type: type.value?.[0], unit: unit.value?.[0] };
+      return listReply(await deps.store.rateLimitPolicies.list(filter, page.value), rateLimitPolicyView);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/policies/rate-limits/:id',
+    async handler({ caller, params, query }, deps) {
+      const denied = requireScope(caller, 'policies.read');
+      if (denied !== null) return { ok: false, error: denied };
+      const status = oneOf(query, 'status', POLICY_STATUSES);
+      if (!status.ok) return status;
+      const p = await visible(deps, caller, params.id!);
+      if (!p.ok) return p;
+      if (status.value !== undefined && p.value.status !== status.value[0]) return { ok: false, error: notFound(`${status.value[0]} rate-limit policy`, params.id!) };
+      return reply(200, rateLimitPolicyView(p.value));
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/policies/rate-limits/:id',
+    async handler({ caller, params, body }, deps) {
+      const denied = requireScope(caller, 'policies.update');
+      if (denied !== null) return { ok: false, error: denied };
+      const input = checkUpdate(body);
+      if (!input.ok) return input;
+      const p = await visible(deps, caller, params.id!);
+      if (!p.ok) return p;
+      const { conditions: newConditions, group_by: newGroupBy, ...rest } = input.value;
+      const patch: RateLimitPolicyPatch = rest;
+      if (newConditions !== undefined) {
+        const ws = await deps.store.workspaces.get(p.value.workspaceId);
+        if (ws === null) return { ok: false, error: notFound('rate-limit policy', params.id!) };
+        const checked = await checkConditions(deps.store, ws, newConditions);
+        if (!checked.ok) return checked;
+        patch.conditions = checked.value;
+      }
+      if (newGroupBy !== undefined) {
+        const checked = checkGroupBy(newGroupBy);
+        if (!checked.ok) return checked;
+        patch.groupBy = checked.value;
+      }
+      const updated = await deps.store.rateLimitPolicies.update(p.value.id, patch);
+      return updated === null ? { ok: false, error: notFound('rate-limit policy', params.id!) } : reply(200, rateLimitPolicyView(updated));
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/policies/rate-limits/:id',
+    async handler({ caller, params }, deps) {
+      const denied = requireScope(caller, 'policies.delete');
+      if (denied !== null) return { ok: false, error: denied };
+      const p = await visible(deps, caller, params.id!);
+      if (!p.ok) return p;
+      await deps.store.rateLimitPolicies.delete(p.value.id);
+      return reply(200, { id: p.value.id, object: OBJECT, deleted: true });
+    },
+  },
+];

@@ -1,0 +1,119 @@
+/**
+ * Rate counters: how much of a limit each group has used in the current
+ * window (window.ts). One interface, two homes: process memory (one gateway)
+ * and Redis (redis-counter.ts: every gateway sharing REDIS_URL counts once).
+ *
+ * A request may fall under several limits; `hit` admits it only when every
+ * one has room and then counts it in all of them, so a refused request uses
+ * nothing. Request limits cost 1 at admission. Token limits cost 0 at
+ * admission (a group already at its limit is refused) and are charged the
+ * answer's usage afterwards with `charge`.
+ */
+import { windowOf, type RateUnit } from './window.js';
+
+export interface RateCheck {
+  /** The counter: policy and group, without the window (added here). */
+  key: string;
+  unit: RateUnit;
+  /** Greater than 0. */
+  limit: number;
+  /** A non-negative integer: what admitting this request uses now. */
+  cost: number;
+}
+
+export interface CounterState {
+  /** Used in the current window, this request included when admitted. */
+  used: number;
+  remaining: number;
+  /** Unix ms when the window ends and the count starts again. */
+  resetAt: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  /** 0 when allowed; else how long until every refusing counter's window has ended. */
+  retryAfterMs: number;
+  /** One per check, in order. */
+  counters: CounterState[];
+}
+
+export interface RateCounter {
+  hit(checks: readonly RateCheck[], now: number): Promise<RateDecision>;
+  /** Adds a non-zero integer (negative gives back) to the window of `now`; returns the usage after it, never below 0. */
+  charge(key: string, unit: RateUnit, amount: number, now: number): Promise<number>;
+}
+
+/** A check refuses when its group is already at the limit, or this cost would take it over. */
+export function refuses(used: number, cost: number, limit: number): boolean {
+  return used >= limit || used + cost > limit;
+}
+
+/** The decision once each counter's usage is known (`used`: after counting, when allowed). */
+export function decision(checks: readonly RateCheck[], used: readonly number[], allowed: boolean, now: number): RateDecision {
+  let retryAfterMs = 0;
+  const counters = checks.map((c, i) => {
+    const u = used[i]!;
+    const { end } = windowOf(c.unit, now);
+    if (!allowed && refuses(u, c.cost, c.limit)) retryAfterMs = Math.max(retryAfterMs, end - now);
+    return { used: u, remaining: Math.max(0, c.limit - u), resetAt: end };
+  });
+  return { allowed, retryAfterMs, counters };
+}
+
+export function assertCost(n: number, what: string): void {
+  if (!Number.isSafeInteger(n)) throw new RangeError(`${what} must be an integer, got ${n}`);
+}
+
+interface Entry {
+  /** The window this count belongs to; an older one counts as 0. */
+  start: number;
+  end: number;
+  used: number;
+}
+
+/** Entries of ended windows are dropped every this many writes, so idle groups do not pile up. */
+const SWEEP_EVERY = 4096;
+
+export class MemoryRateCounter implements RateCounter {
+  private readonly entries = new Map<string, Entry>();
+  private writes = 0;
+
+  async hit(checks: readonly RateCheck[], now: number): Promise<RateDecision> {
+    for (const c of checks) assertCost(c.cost, 'cost');
+    const used = checks.map((c) => this.used(c.key, c.unit, now));
+    const allowed = checks.every((c, i) => !refuses(used[i]!, c.cost, c.limit));
+    if (allowed) {
+      checks.forEach((c, i) => {
+        if (c.cost > 0) used[i] = this.add(c.key, c.unit, c.cost, now);
+      });
+    }
+    return decision(checks, used, allowed, now);
+  }
+
+  async charge(key: string, unit: RateUnit, amount: number, now: number): Promise<number> {
+    assertCost(amount, 'amount');
+    return this.add(key, unit, amount, now);
+  }
+
+  private used(key: string, unit: RateUnit, now: number): number {
+    const e = this.entries.get(`${unit}:${key}`);
+    return e !== undefined && e.start === windowOf(unit, now).start ? e.used : 0;
+  }
+
+  private add(key: string, unit: RateUnit, amount: number, now: number): number {
+    if (++this.writes % SWEEP_EVERY === 0) this.sweep(now);
+    const id = `${unit}:${key}`;
+    const w = windowOf(unit, now);
+    let e = this.entries.get(id);
+    if (e === undefined || e.start !== w.start) {
+      e = { start: w.start, end: w.end, used: 0 };
+      this.entries.set(id, e);
+    }
+    e.used = Math.max(0, e.used + amount);
+    return e.used;
+  }
+
+  private sweep(now: number): void {
+    for (const [id, e] of this.entries) if (e.end <= now) this.entries.delete(id);
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Rate-limit enforcement for one request: find the policies it falls under,
+ * count it in each one's counter at once (all or nothing), and after the
+ * answer charge its token usage to the token policies.
+ *
+ * When the counters cannot be reached (Redis away), the request is admitted
+ * uncounted (fail open, the default) or refused (fail closed); either way
+ * the admission says so, for the answer, logs and metrics.
+ */
+import type { RateLimitPolicy, RateLimitType } from '../store/rate-limit-policies.js';
+import type { RateCheck, RateCounter } from './counter.js';
+import { applies, counterKey, type RequestFacts } from './policies.js';
+
+export interface RateQuota {
+  policyId: string;
+  limit: number;
+  remaining: number;
+  /** Unix ms. */
+  resetAt: number;
+}
+
+export interface RateAdmission {
+  allowed: boolean;
+  /** When refused by a limit: how long until it has room (for Retry-After). */
+  retryAfterMs: number;
+  /** Per type, the quota of the applying policy with the least room left (for the answer's headers); null when none applies. */
+  quota: Record<RateLimitType, RateQuota | null>;
+  /** The counters could not be reached: admitted or refused without counting. */
+  unavailable: boolean;
+  /** What `charge` adds the answer's tokens to. */
+  readonly tokenCounters: readonly RateCheck[];
+}
+
+export interface LimiterOptions {
+  counter: RateCounter;
+  /** The active policies of a workspace (a PolicyCache). */
+  policies: (workspaceId: string) => readonly RateLimitPolicy[] | Promise<readonly RateLimitPolicy[]>;
+  /** Admit when the counters are unreachable (default) or refuse. */
+  failOpen?: boolean;
+  /** Told of every counter failure. */
+  onUnavailable?: (err: unknown) => void;
+}
+
+const NONE: RateAdmission = { allowed: true, retryAfterMs: 0, quota: { requests: null, tokens: null }, unavailable: false, tokenCounters: [] };
+
+export class RateLimiter {
+  constructor(private readonly opts: LimiterOptions) {}
+
+  async check(facts: RequestFacts, now: number): Promise<RateAdmission> {
+    const policies = (await this.opts.policies(facts.workspaceId)).filter((p) => applies(p, facts));
+    if (policies.length === 0) return NONE;
+    const checks: RateCheck[] = policies.map((p) => ({ key: counterKey(p, facts), unit: p.unit, limit: p.value, cost: p.type === 'requests' ? 1 : 0 }));
+    const tokenCounters = checks.filter((_, i) => policies[i]!.type === 'tokens');
+    let decision;
+    try {
+      decision = await this.opts.counter.hit(checks, now);
+    } catch (err) {
+      this.opts.onUnavailable?.(err);
+      return { ...NONE, allowed: this.opts.failOpen ?? true, unavailable: true, tokenCounters };
+    }
+    const quota: RateAdmission['quota'] = { requests: null, tokens: null };
+    decision.counters.forEach((c, i) => {
+      const p = policies[i]!;
+      const tightest = quota[p.type];
+      if (tightest === null || c.remaining < tightest.remaining) quota[p.type] = { policyId: p.id, limit: p.value, remaining: c.remaining, resetAt: c.resetAt };
+    });
+    return { allowed: decision.allowed, retryAfterMs: decision.retryAfterMs, quota, unavailable: false, tokenCounters };
+  }
+
+  /** Adds an answer's token usage to the token policies the request fell under. Never throws: a lost charge is reported, not fatal. */
+  async charge(admission: RateAdmission, tokens: number, now: number): Promise<void> {
+    if (tokens <= 0 || admission.tokenCounters.length === 0) return;
+    await Promise.all(
+      admission.tokenCounters.map((c) => this.opts.counter.charge(c.key, c.unit, Math.round(tokens), now).catch((err: unknown) => this.opts.onUnavailable?.(err))),
+    );
+  }
+}

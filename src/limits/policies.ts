@@ -1,0 +1,53 @@
+/**
+ * Which rate-limit policies a request falls under, and which of each
+ * policy's counters it counts in. A policy applies when every condition
+ * matches (`*` matches any value the request has); its counter is chosen by
+ * the request's values of the group_by keys. A request without a metadata
+ * key it is grouped by counts in the group of requests without it, so
+ * leaving metadata out never escapes a limit.
+ */
+import type { PolicyCondition, RateLimitPolicy } from '../store/rate-limit-policies.js';
+import type { EndpointType } from './endpoint-types.js';
+
+/** What a policy can match and group a request by. */
+export interface RequestFacts {
+  workspaceId: string;
+  apiKeyId: string;
+  endpointType: EndpointType;
+  /** The request's x-gateway-metadata. */
+  metadata: Readonly<Record<string, string>>;
+}
+
+const METADATA = 'metadata.';
+
+function valueOf(key: string, r: RequestFacts): string | undefined {
+  switch (key) {
+    case 'workspace_id':
+      return r.workspaceId;
+    case 'api_key':
+      return r.apiKeyId;
+    case 'endpoint_type':
+      return r.endpointType;
+    default:
+      return key.startsWith(METADATA) ? r.metadata[key.slice(METADATA.length)] : undefined;
+  }
+}
+
+function matches(c: PolicyCondition, r: RequestFacts): boolean {
+  const v = valueOf(c.key, r);
+  return v !== undefined && (c.value === '*' || c.value === v);
+}
+
+export function applies(p: RateLimitPolicy, r: RequestFacts): boolean {
+  return p.status === 'active' && p.workspaceId === r.workspaceId && p.conditions.every((c) => matches(c, r));
+}
+
+/**
+ * The counter of `p` this request counts in: the policy, its type (a policy
+ * switched from requests to tokens starts afresh) and the group's values,
+ * each escaped so that no two groups share a key.
+ */
+export function counterKey(p: RateLimitPolicy, r: RequestFacts): string {
+  const group = p.groupBy.map((g) => encodeURIComponent(valueOf(g.key, r) ?? '')).join('/');
+  return `${p.id}:${p.type}:${group}`;
+}

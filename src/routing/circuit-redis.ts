@@ -1,0 +1,108 @@
+/**
+ * Circuit state in Redis, so every gateway process on the same REDIS_URL sees
+ * one circuit per target: failures seen by any process count together, and
+ * after the cooldown exactly one process gets the probe. Same semantics as
+ * MemoryCircuitStore (circuit.ts), each operation one atomic Lua script.
+ *
+ * One difference is forced by sharing: the process holding the probe may die
+ * before reporting it. The probe is therefore a lease of one cooldown; if no
+ * outcome arrives by then, the next caller probes instead of the circuit
+ * staying open for ever.
+ *
+ * A circuit is a hash `<prefix><key>` {failures, open_until, probe_until,
+ * cooldown}; times are the callers' clock in ms. It expires a day after its
+ * last recorded outcome, so targets no longer used leave nothing behind.
+ *
+ * While Redis cannot be reached, each process keeps circuits of its own in
+ * memory (the fallback): routing goes on, breakers still trip, only no
+ * longer together.
+ */
+import type { Redis } from 'ioredis';
+import type { CircuitBreakerConfig } from '../config/types.js';
+import { LuaScript } from '../state/redis.js';
+import { MemoryCircuitStore, type Admission, type CircuitStore } from './circuit.js';
+
+const IDLE_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** ARGV: now. Closed while never opened; open during the cooldown and while a probe's lease runs; else this caller probes. */
+const ADMIT = new LuaScript(`
+local s = redis.call('HMGET', KEYS[1], 'open_until', 'probe_until', 'cooldown')
+local open_until = tonumber(s[1] or '0')
+if open_until == 0 then return 'closed' end
+local now = tonumber(ARGV[1])
+if now < open_until or now < tonumber(s[2] or '0') then return 'open' end
+redis.call('HSET', KEYS[1], 'probe_until', now + tonumber(s[3]))
+return 'probe'
+`);
+
+/**
+ * ARGV: failed (1|0), now, failure_threshold, cooldown_interval, ttl.
+ * A success closes the circuit. A failure counts; a failed probe, or reaching
+ * the threshold, opens it for a full cooldown.
+ */
+const RECORD = new LuaScript(`
+if ARGV[1] == '0' then
+  redis.call('DEL', KEYS[1])
+  return 0
+end
+local failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+local probing = tonumber(redis.call('HGET', KEYS[1], 'probe_until') or '0') > 0
+if probing or failures >= tonumber(ARGV[3]) then
+  redis.call('HSET', KEYS[1], 'open_until', tonumber(ARGV[2]) + tonumber(ARGV[4]), 'probe_until', 0, 'cooldown', ARGV[4])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return failures
+`);
+
+/** ARGV: now. Read-only. */
+const STATE = new LuaScript(`
+local s = redis.call('HMGET', KEYS[1], 'open_until', 'probe_until')
+local open_until = tonumber(s[1] or '0')
+if open_until == 0 then return 'closed' end
+local now = tonumber(ARGV[1])
+if now < open_until or now < tonumber(s[2] or '0') then return 'open' end
+return 'half-open'
+`);
+
+export interface RedisCircuitOptions {
+  prefix?: string;
+  /** Answers while Redis is unreachable; default: a memory store of this process. */
+  fallback?: CircuitStore;
+  /** Told of every Redis failure (logs, metrics). */
+  onUnavailable?: (err: unknown) => void;
+}
+
+export class RedisCircuitStore implements CircuitStore {
+  private readonly prefix: string;
+  private readonly fallback: CircuitStore;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly opts: RedisCircuitOptions = {},
+  ) {
+    this.prefix = opts.prefix ?? 'switchyard:circuit:';
+    this.fallback = opts.fallback ?? new MemoryCircuitStore();
+  }
+
+  admit(key: string, now: number): Promise<Admission> {
+    return this.run(ADMIT, key, [now], () => this.fallback.admit(key, now)) as Promise<Admission>;
+  }
+
+  async record(key: string, cfg: CircuitBreakerConfig, failed: boolean, now: number): Promise<void> {
+    const ttl = cfg.cooldown_interval + IDLE_TTL_MS;
+    await this.run(RECORD, key, [failed ? 1 : 0, now, cfg.failure_threshold, cfg.cooldown_interval, ttl], () => this.fallback.record(key, cfg, failed, now));
+  }
+
+  state(key: string, now: number): Promise<'closed' | 'open' | 'half-open'> {
+    return this.run(STATE, key, [now], () => this.fallback.state(key, now)) as Promise<'closed' | 'open' | 'half-open'>;
+  }
+
+  private async run(script: LuaScript, key: string, args: (string | number)[], fallback: () => Promise<unknown>): Promise<unknown> {
+    try {
+      return await script.run(this.redis, [this.prefix + key], args);
+    } catch (err) {
+      this.opts.onUnavailable?.(err);
+      return fallback();
+    }
+  }
+}

@@ -1,0 +1,154 @@
+// Circuit stores: the Redis store behaves as the memory one (consecutive
+// failures, cooldown, one probe, a failed probe re-opens), and across
+// connections it is one circuit: failures add up and exactly one of many
+// concurrent callers gets the probe. The black-box router behaviour is in
+// routing-circuit.test.ts.
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import type { CircuitBreakerConfig } from '../src/config/types.js';
+import { MemoryCircuitStore, type CircuitStore } from '../src/routing/circuit.js';
+import { RedisCircuitStore } from '../src/routing/circuit-redis.js';
+import { freePort } from './support/http.js';
+import { connect, dropPrefix, testPrefix } from './support/redis.js';
+
+const COOLDOWN = 30_000;
+const CB: CircuitBreakerConfig = { failure_threshold: 2, cooldown_interval: COOLDOWN };
+const T0 = Date.now();
+
+function storeSuite(name: string, make: () => CircuitStore): void {
+  describe(`circuit store (${name})`, () => {
+    let s: CircuitStore;
+    beforeEach(() => {
+      s = make();
+    });
+    const fail = (now = T0) => s.record('t', CB, true, now);
+
+    it('closed until failure_threshold consecutive failures, then open', async () => {
+      assert.equal(await s.admit('t', T0), 'closed');
+      await fail();
+      assert.equal(await s.state('t', T0), 'closed');
+      assert.equal(await s.admit('t', T0), 'closed');
+      await fail();
+      assert.equal(await s.state('t', T0), 'open');
+      assert.equal(await s.admit('t', T0), 'open');
+      assert.equal(await s.admit('other', T0), 'closed', 'per key');
+    });
+
+    it('a success resets the count', async () => {
+      await fail();
+      await s.record('t', CB, false, T0);
+      await fail();
+      assert.equal(await s.admit('t', T0), 'closed');
+    });
+
+    it('after the cooldown one caller probes; the rest stay out while it runs', async () => {
+      await fail();
+      await fail();
+      assert.equal(await s.admit('t', T0 + COOLDOWN - 1), 'open');
+      assert.equal(await s.state('t', T0 + COOLDOWN), 'half-open');
+      assert.equal(await s.admit('t', T0 + COOLDOWN), 'probe');
+      assert.equal(await s.state('t', T0 + COOLDOWN), 'open');
+      assert.equal(await s.admit('t', T0 + COOLDOWN + 1), 'open');
+    });
+
+    it('a successful probe closes the circuit', async () => {
+      await fail();
+      await fail();
+      assert.equal(await s.admit('t', T0 + COOLDOWN), 'probe');
+      await s.record('t', CB, false, T0 + COOLDOWN + 5);
+      assert.equal(await s.admit('t', T0 + COOLDOWN + 6), 'closed');
+      assert.equal(await s.state('t', T0 + COOLDOWN + 6), 'closed');
+    });
+
+    it('a failed probe re-opens for a full cooldown, below the threshold too', async () => {
+      const cb = { failure_threshold: 5, cooldown_interval: COOLDOWN };
+      for (let i = 0; i < 5; i++) await s.record('t', cb, true, T0);
+      assert.equal(await s.admit('t', T0 + COOLDOWN), 'probe');
+      const t1 = T0 + COOLDOWN + 100;
+      await s.record('t', cb, true, t1);
+      assert.equal(await s.admit('t', t1 + COOLDOWN - 1), 'open');
+      assert.equal(await s.admit('t', t1 + COOLDOWN), 'probe');
+    });
+  });
+}
+
+storeSuite('memory', () => new MemoryCircuitStore());
+
+describe('circuit store (redis)', () => {
+  let a: Redis;
+  let b: Redis;
+  let prefix: string;
+  before(() => {
+    a = connect();
+    b = connect();
+  });
+  after(() => {
+    a.disconnect();
+    b.disconnect();
+  });
+  beforeEach(() => {
+    prefix = testPrefix();
+  });
+  afterEach(async () => {
+    await dropPrefix(a, prefix);
+  });
+
+  storeSuite('redis, shared behaviour', () => new RedisCircuitStore(a, { prefix }));
+
+  it('failures seen by two processes add up to one circuit', async () => {
+    const one = new RedisCircuitStore(a, { prefix });
+    const two = new RedisCircuitStore(b, { prefix });
+    await one.record('t', CB, true, T0);
+    assert.equal(await two.admit('t', T0), 'closed');
+    await two.record('t', CB, true, T0);
+    assert.equal(await one.admit('t', T0), 'open');
+    assert.equal(await two.admit('t', T0), 'open');
+  });
+
+  it('after the cooldown, exactly one of many concurrent callers on two connections probes', async () => {
+    const one = new RedisCircuitStore(a, { prefix });
+    const two = new RedisCircuitStore(b, { prefix });
+    await one.record('t', CB, true, T0);
+    await one.record('t', CB, true, T0);
+    const admissions = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? one : two).admit('t', T0 + COOLDOWN)));
+    assert.equal(admissions.filter((x) => x === 'probe').length, 1);
+    assert.equal(admissions.filter((x) => x === 'open').length, 39);
+  });
+
+  it('a probe whose outcome never comes (its process died) is handed out again after a cooldown', async () => {
+    const one = new RedisCircuitStore(a, { prefix });
+    const two = new RedisCircuitStore(b, { prefix });
+    await one.record('t', CB, true, T0);
+    await one.record('t', CB, true, T0);
+    assert.equal(await one.admit('t', T0 + COOLDOWN), 'probe');
+    assert.equal(await two.admit('t', T0 + 2 * COOLDOWN - 1), 'open');
+    assert.equal(await two.admit('t', T0 + 2 * COOLDOWN), 'probe');
+    // The late outcome of the first probe still counts: a failure re-opens.
+    await one.record('t', CB, true, T0 + 2 * COOLDOWN + 10);
+    assert.equal(await two.admit('t', T0 + 3 * COOLDOWN), 'open');
+  });
+
+  it('Redis unreachable: circuits of this process in memory, and each failure reported', async () => {
+    const errors: unknown[] = [];
+    const dead = new Redis(`redis://127.0.0.1:${await freePort()}`, { lazyConnect: true, enableOfflineQueue: false, retryStrategy: () => null });
+    const store = new RedisCircuitStore(dead, { prefix, onUnavailable: (e) => errors.push(e) });
+    assert.equal(await store.admit('t', T0), 'closed');
+    await store.record('t', CB, true, T0);
+    await store.record('t', CB, true, T0);
+    assert.equal(await store.admit('t', T0), 'open');
+    assert.equal(await store.state('t', T0 + COOLDOWN), 'half-open');
+    assert.equal(await store.admit('t', T0 + COOLDOWN), 'probe');
+    assert.equal(errors.length, 6);
+    dead.disconnect();
+  });
+
+  it('a circuit expires a day after its last outcome', async () => {
+    const store = new RedisCircuitStore(a, { prefix });
+    await store.record('t', CB, true, T0);
+    const ttl = await a.pttl(`${prefix}t`);
+    assert.ok(ttl > 24 * 3600_000 && ttl <= 24 * 3600_000 + COOLDOWN, String(ttl));
+    await store.record('t', CB, false, T0);
+    assert.equal(await a.exists(`${prefix}t`), 0, 'a success leaves nothing');
+  });
+});

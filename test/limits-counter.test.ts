@@ -1,0 +1,229 @@
+// Rate counters: the same behaviour in process memory and in Redis (fixed
+// UTC windows, all-or-nothing admission over several limits, token charges
+// after the answer), and in Redis, exactness across connections under
+// concurrent load. Times are explicit: nothing waits for a window to pass.
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Redis } from 'ioredis';
+import { MemoryRateCounter, type RateCheck, type RateCounter } from '../src/limits/counter.js';
+import { RedisRateCounter } from '../src/limits/redis-counter.js';
+import { windowOf, type RateUnit } from '../src/limits/window.js';
+import { connect, dropPrefix, testPrefix } from './support/redis.js';
+
+const MIN = 60_000;
+const DAY = 24 * 60 * MIN;
+/**
+ * Monday 12:00 UTC two weeks ahead: counters take explicit times, but Redis
+ * expires keys by its own clock, so test windows must lie in the future.
+ */
+const T0 = windowOf('rpw', Date.now()).start + 14 * DAY + 12 * 60 * MIN;
+const MONDAY = T0 - 12 * 60 * MIN;
+
+describe('rate windows', () => {
+  it('align to the UTC minute, hour, day and ISO week', () => {
+    const t = Date.UTC(2026, 4, 7, 15, 42, 17, 250); // Thursday
+    assert.deepEqual(windowOf('rpm', t), { start: Date.UTC(2026, 4, 7, 15, 42), end: Date.UTC(2026, 4, 7, 15, 43) });
+    assert.deepEqual(windowOf('rph', t), { start: Date.UTC(2026, 4, 7, 15), end: Date.UTC(2026, 4, 7, 16) });
+    assert.deepEqual(windowOf('rpd', t), { start: Date.UTC(2026, 4, 7), end: Date.UTC(2026, 4, 8) });
+    assert.deepEqual(windowOf('rpw', t), { start: Date.UTC(2026, 4, 4), end: Date.UTC(2026, 4, 11) });
+  });
+
+  it('a window includes its start and excludes its end', () => {
+    for (const unit of ['rpm', 'rph', 'rpd', 'rpw'] as RateUnit[]) {
+      const w = windowOf(unit, T0);
+      assert.deepEqual(windowOf(unit, w.start), w);
+      assert.deepEqual(windowOf(unit, w.end - 1), w);
+      assert.equal(windowOf(unit, w.end).start, w.end);
+    }
+    // Sunday 23:59:59.999 is the last moment of the week that began on Monday.
+    assert.equal(windowOf('rpw', Date.UTC(2026, 4, 10, 23, 59, 59, 999)).start, Date.UTC(2026, 4, 4));
+  });
+});
+
+const req = (key: string, limit: number, unit: RateUnit = 'rpm'): RateCheck => ({ key, unit, limit, cost: 1 });
+const tok = (key: string, limit: number, unit: RateUnit = 'rpm'): RateCheck => ({ key, unit, limit, cost: 0 });
+
+/** The behaviour both counters share; `make` gives a counter with an empty state. */
+function counterSuite(name: string, make: () => RateCounter): void {
+  describe(`rate counter (${name})`, () => {
+    let c: RateCounter;
+    beforeEach(() => {
+      c = make();
+    });
+
+    it('admits `limit` requests in a window, then refuses until the window ends', async () => {
+      for (let i = 1; i <= 3; i++) {
+        const d = await c.hit([req('a', 3)], T0 + i);
+        assert.equal(d.allowed, true);
+        assert.equal(d.retryAfterMs, 0);
+        assert.deepEqual(d.counters, [{ used: i, remaining: 3 - i, resetAt: T0 + MIN }]);
+      }
+      const refused = await c.hit([req('a', 3)], T0 + 20_000);
+      assert.equal(refused.allowed, false);
+      assert.equal(refused.retryAfterMs, 40_000);
+      assert.deepEqual(refused.counters, [{ used: 3, remaining: 0, resetAt: T0 + MIN }]);
+      // The next minute starts from 0.
+      const next = await c.hit([req('a', 3)], T0 + MIN);
+      assert.equal(next.allowed, true);
+      assert.equal(next.counters[0]!.used, 1);
+    });
+
+    it('counts each key and each unit apart', async () => {
+      await c.hit([req('a', 1)], T0);
+      assert.equal((await c.hit([req('a', 1)], T0)).allowed, false);
+      assert.equal((await c.hit([req('b', 1)], T0)).allowed, true);
+      assert.equal((await c.hit([req('a', 1, 'rph')], T0)).allowed, true);
+    });
+
+    it('several limits: admitted only when all have room; a refusal counts in none', async () => {
+      const checks = [req('wide', 5), req('narrow', 2)];
+      assert.equal((await c.hit(checks, T0)).allowed, true);
+      assert.equal((await c.hit(checks, T0)).allowed, true);
+      const d = await c.hit(checks, T0 + 30_000);
+      assert.equal(d.allowed, false);
+      assert.equal(d.retryAfterMs, 30_000);
+      assert.deepEqual(
+        d.counters.map((s) => s.used),
+        [2, 2],
+      );
+      // `wide` did not count the refused request.
+      const wideOnly = await c.hit([req('wide', 5)], T0 + 30_000);
+      assert.equal(wideOnly.counters[0]!.used, 3);
+    });
+
+    it('retry-after is the latest end among the refusing limits', async () => {
+      await c.hit([req('m', 1), req('h', 1, 'rph')], T0 + 5_000);
+      const d = await c.hit([req('m', 1), req('h', 1, 'rph')], T0 + 10_000);
+      assert.equal(d.allowed, false);
+      assert.equal(d.retryAfterMs, 60 * MIN - 10_000);
+      // Only the minute refuses: retry-after is the minute's end.
+      const m = await c.hit([req('m', 1), req('fresh', 100, 'rph')], T0 + 10_000);
+      assert.equal(m.retryAfterMs, 50_000);
+    });
+
+    it('token limits: admitted while under the limit, charged after the answer', async () => {
+      assert.equal((await c.hit([tok('t', 100)], T0)).allowed, true);
+      assert.equal(await c.charge('t', 'rpm', 60, T0 + 1), 60);
+      const d = await c.hit([tok('t', 100)], T0 + 2);
+      assert.equal(d.allowed, true);
+      assert.deepEqual(d.counters, [{ used: 60, remaining: 40, resetAt: T0 + MIN }]);
+      // An answer may take the group over its limit; the next request is refused.
+      assert.equal(await c.charge('t', 'rpm', 70, T0 + 3), 130);
+      const over = await c.hit([tok('t', 100)], T0 + 4);
+      assert.equal(over.allowed, false);
+      assert.deepEqual(over.counters, [{ used: 130, remaining: 0, resetAt: T0 + MIN }]);
+      assert.equal((await c.hit([tok('t', 100)], T0 + MIN)).allowed, true);
+    });
+
+    it('a negative charge gives back, never below 0', async () => {
+      await c.charge('r', 'rph', 50, T0);
+      assert.equal(await c.charge('r', 'rph', -20, T0), 30);
+      assert.equal(await c.charge('r', 'rph', -100, T0), 0);
+      assert.equal(await c.charge('r', 'rph', 5, T0), 5);
+    });
+
+    it('a charge lands in the window of its own time', async () => {
+      await c.charge('w', 'rpm', 10, T0 + MIN - 1);
+      assert.equal(await c.charge('w', 'rpm', 1, T0 + MIN), 1);
+    });
+
+    it('fractional limits compare exactly; costs must be integers', async () => {
+      assert.equal((await c.hit([req('f', 1.5)], T0)).allowed, true);
+      assert.equal((await c.hit([req('f', 1.5)], T0)).allowed, false);
+      await assert.rejects(c.hit([{ key: 'x', unit: 'rpm', limit: 5, cost: 0.5 }], T0), RangeError);
+      await assert.rejects(c.charge('x', 'rpm', 1.5, T0), RangeError);
+    });
+
+    it('weekly limits run Monday to Sunday (UTC)', async () => {
+      const sunday = MONDAY + 6 * DAY + 23 * 60 * MIN;
+      await c.hit([req('wk', 2, 'rpw')], T0);
+      await c.hit([req('wk', 2, 'rpw')], sunday);
+      const d = await c.hit([req('wk', 2, 'rpw')], sunday);
+      assert.equal(d.allowed, false);
+      assert.equal(d.retryAfterMs, 60 * MIN);
+      assert.equal((await c.hit([req('wk', 2, 'rpw')], MONDAY + 7 * DAY)).allowed, true);
+    });
+
+    it('concurrent hits admit exactly the limit', async () => {
+      const results = await Promise.all(Array.from({ length: 40 }, () => c.hit([req('burst', 25)], T0)));
+      assert.equal(results.filter((d) => d.allowed).length, 25);
+    });
+  });
+}
+
+counterSuite('memory', () => new MemoryRateCounter());
+
+describe('rate counter (redis)', () => {
+  let a: Redis;
+  let b: Redis;
+  let prefix: string;
+  before(() => {
+    a = connect();
+    b = connect();
+  });
+  after(async () => {
+    a.disconnect();
+    b.disconnect();
+  });
+  beforeEach(() => {
+    prefix = testPrefix();
+  });
+  afterEach(async () => {
+    await dropPrefix(a, prefix);
+  });
+
+  counterSuite('redis, shared behaviour', () => new RedisRateCounter(a, prefix));
+
+  it('two connections hitting one limit concurrently admit exactly the limit', async () => {
+    const one = new RedisRateCounter(a, prefix);
+    const two = new RedisRateCounter(b, prefix);
+    const limit = 50;
+    const hits = Array.from({ length: 4 * limit }, (_, i) => (i % 2 === 0 ? one : two).hit([req('shared', limit)], T0));
+    const results = await Promise.all(hits);
+    assert.equal(results.filter((d) => d.allowed).length, limit);
+    // Every admitted request saw a distinct count: no two shared a read.
+    const seen = results.filter((d) => d.allowed).map((d) => d.counters[0]!.used);
+    assert.deepEqual(
+      [...seen].sort((x, y) => x - y),
+      Array.from({ length: limit }, (_, i) => i + 1),
+    );
+  });
+
+  it('two connections, several limits each: every limit holds exactly', async () => {
+    const one = new RedisRateCounter(a, prefix);
+    const two = new RedisRateCounter(b, prefix);
+    // Requests of group g1 fall under `all` and `g1`; of g2 under `all` and `g2`.
+    const hits = Array.from({ length: 120 }, (_, i) => {
+      const group = i % 3 === 0 ? 'g1' : 'g2';
+      return (i % 2 === 0 ? one : two).hit([req('all', 40), req(group, 15)], T0).then((d) => ({ group, d }));
+    });
+    const results = await Promise.all(hits);
+    const admitted = results.filter((r) => r.d.allowed);
+    assert.equal(admitted.filter((r) => r.group === 'g1').length, 15);
+    assert.equal(admitted.filter((r) => r.group === 'g2').length, 15);
+    assert.equal(Number(await a.get(`${prefix}rpm:${T0}:all`)), 30, 'refused requests counted in no limit');
+  });
+
+  it('keys name their window and expire a minute after it ends', async () => {
+    const counter = new RedisRateCounter(a, prefix);
+    await counter.hit([req('ttl', 5, 'rph')], T0);
+    await counter.charge('tok', 'rpd', 7, T0);
+    const hourKey = `${prefix}rph:${windowOf('rph', T0).start}:ttl`;
+    const dayKey = `${prefix}rpd:${windowOf('rpd', T0).start}:tok`;
+    assert.equal(await a.get(hourKey), '1');
+    assert.equal(await a.get(dayKey), '7');
+    assert.equal(await a.pexpiretime(hourKey), windowOf('rph', T0).end + MIN);
+    assert.equal(await a.pexpiretime(dayKey), windowOf('rpd', T0).end + MIN);
+    // A zero-cost check writes nothing.
+    await counter.hit([tok('untouched', 5)], T0);
+    assert.equal(await a.exists(`${prefix}rpm:${T0}:untouched`), 0);
+  });
+
+  it('still counts after the server forgets its scripts', async () => {
+    const counter = new RedisRateCounter(a, prefix);
+    await counter.hit([req('flush', 3)], T0);
+    await a.script('FLUSH');
+    const d = await counter.hit([req('flush', 3)], T0);
+    assert.equal(d.counters[0]!.used, 2);
+  });
+});

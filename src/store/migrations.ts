@@ -191,6 +191,15 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 30,
+    name: 'credentials: display copies of provider settings, allow_all_models, providers by integration',
+    sql: `
+      ALTER TABLE virtual_keys ADD COLUMN settings TEXT;
+      ALTER TABLE integrations ADD COLUMN allow_all_models INTEGER NOT NULL DEFAULT 1;
+      CREATE INDEX virtual_keys_integration ON virtual_keys (integration_id);
+    `,
+  },
 ];
 
 /**

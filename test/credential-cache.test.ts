@@ -124,13 +124,28 @@ describe('credential cache', () => {
     assert.ok(!(c.resolve(ws, 'virtual_key', 'cap-c') instanceof Promise));
   });
 
-  it('a lookup that overlaps a change is answered but not kept', async () => {
+  it('concurrent misses share one lookup', async () => {
+    await addKey('shared-miss', 'sk-shared');
+    const c = cache();
+    const a = c.resolve(ws, 'virtual_key', 'shared-miss');
+    const b = c.resolve(ws, 'virtual_key', 'shared-miss');
+    assert.ok(a instanceof Promise);
+    assert.equal(a, b);
+    assert.equal(await value(a), await value(b));
+  });
+
+  it('a lookup that overlaps a change is answered but neither kept nor shared with later callers', async () => {
     const id = await addKey('racing', 'sk-before');
     const c = cache();
     const pending = c.resolve(ws, 'virtual_key', 'racing');
     store.changes.publish({ kind: 'virtual_key', id });
+    const later = c.resolve(ws, 'virtual_key', 'racing');
+    assert.ok(later instanceof Promise);
+    assert.notEqual(later, pending);
     await value(pending);
-    assert.ok(c.resolve(ws, 'virtual_key', 'racing') instanceof Promise);
+    await value(later);
+    // The later lookup began after the change: it is kept.
+    assert.ok(!(c.resolve(ws, 'virtual_key', 'racing') instanceof Promise));
   });
 
   it('another workspace finds nothing', async () => {

@@ -29,6 +29,8 @@ interface Entry {
 
 export class CredentialCache implements CredentialSource {
   private readonly cache = new Map<string, Entry>();
+  /** Lookups under way: concurrent misses of one reference share one read and one decryption. */
+  private readonly pending = new Map<string, Promise<Answer>>();
   /** Bumped by every change notice: lookups in flight across a change are answered but not kept. */
   private generation = 0;
 
@@ -42,6 +44,8 @@ export class CredentialCache implements CredentialSource {
   ) {
     store.changes.subscribe((c) => {
       this.generation++;
+      // Lookups that began before the change may have read the old rows: later callers start their own.
+      this.pending.clear();
       if (c.kind === 'all') this.cache.clear();
       else if (c.kind === 'virtual_key') {
         // A new key may answer a lookup that found nothing before.
@@ -57,15 +61,23 @@ export class CredentialCache implements CredentialSource {
     const now = this.clock();
     const hit = this.cache.get(key);
     if (hit !== undefined && now - hit.at <= CACHE_TTL_MS) return hit.answer;
+    const under = this.pending.get(key);
+    if (under !== undefined) return under;
     const generation = this.generation;
-    return this.load(workspaceId, kind, ref).then((entry) => {
-      if (generation === this.generation) {
-        this.cache.delete(key);
-        if (this.cache.size >= this.max) this.cache.delete(this.cache.keys().next().value!);
-        this.cache.set(key, { ...entry, at: now });
-      }
-      return entry.answer;
-    });
+    const lookup = this.load(workspaceId, kind, ref)
+      .then((entry) => {
+        if (generation === this.generation) {
+          this.cache.delete(key);
+          if (this.cache.size >= this.max) this.cache.delete(this.cache.keys().next().value!);
+          this.cache.set(key, { ...entry, at: now });
+        }
+        return entry.answer;
+      })
+      .finally(() => {
+        if (this.pending.get(key) === lookup) this.pending.delete(key);
+      });
+    this.pending.set(key, lookup);
+    return lookup;
   }
 
   private async load(workspaceId: string, kind: CredentialKind, ref: string): Promise<Omit<Entry, 'at'>> {

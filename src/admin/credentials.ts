@@ -11,6 +11,9 @@ import { canonicalProvider, isKnownProvider } from '../providers/registry.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { Secrets } from '../store/secrets.js';
 
+/** The provider key in request bodies (`key`). */
+export const KEY_SCHEMA = { type: 'string', minLength: 1, maxLength: 16_384 };
+
 /** Every target key a stored credential may hold. */
 export type StoredFields = ProviderFields & { api_key?: string };
 

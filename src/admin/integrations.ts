@@ -19,7 +19,7 @@ import { newId, newSlug } from '../store/ids.js';
 import type { Integration, IntegrationPatch, PricingAdjustments, SecretMapping } from '../store/integrations.js';
 import type { NewVirtualKey } from '../store/virtual-keys.js';
 import { actingWorkspace, notFound, requireScope, writableWorkspace } from './access.js';
-import { checkCredentialSet, isProviderField, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
+import { checkCredentialSet, KEY_SCHEMA, isProviderField, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
 import { managerDenied, visibleIntegration, writableIntegration } from './integration-access.js';
 import { integrationModelRoutes } from './integration-models.js';
 import { integrationWorkspaceRoutes } from './integration-workspaces.js';
@@ -49,8 +49,6 @@ interface UpdateBody {
   pricing_adjustments?: PricingAdjustments | null;
   secret_mappings?: SecretMapping[] | null;
 }
-
-const key = { type: 'string', minLength: 1, maxLength: 16_384 };
 
 const shared = {
   name: S.name,
@@ -88,7 +86,7 @@ const checkCreate = bodyChecker<CreateBody>({
     ...shared,
     ai_provider_id: S.ref,
     provider: S.ref,
-    key,
+    key: KEY_SCHEMA,
     slug: S.slug,
     workspace_id: S.ref,
     create_default_provider: { type: 'boolean' },
@@ -99,7 +97,7 @@ const checkCreate = bodyChecker<CreateBody>({
 const checkUpdate = bodyChecker<UpdateBody>({
   type: 'object',
   additionalProperties: false,
-  properties: { ...shared, key: { ...key, type: ['string', 'null'] } },
+  properties: { ...shared, key: { ...KEY_SCHEMA, type: ['string', 'null'] } },
 });
 
 export function integrationView(i: Integration): Record<string, unknown> {

@@ -11,12 +11,10 @@ import { isUniqueViolation } from '../store/db.js';
 import { newId, newSlug } from '../store/ids.js';
 import type { VirtualKey, VirtualKeyPatch } from '../store/virtual-keys.js';
 import { actingWorkspace, canSee, notFound, requireScope, writableWorkspace, type Caller } from './access.js';
-import { checkCredentialSet, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
+import { checkCredentialSet, KEY_SCHEMA, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
 import { usableIntegration } from './integration-access.js';
 import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
 import type { AdminDeps, AdminRequest, Reply, Route } from './router.js';
-
-const key = { type: 'string', minLength: 1, maxLength: 16_384 };
 
 interface CreateBody {
   name: string;
@@ -41,12 +39,12 @@ interface UpdateBody {
 const checkCreate = bodyChecker<CreateBody>({
   type: 'object',
   required: ['name'],
-  properties: { name: S.name, provider: S.ref, key, integration_id: S.ref, workspace_id: S.ref, slug: S.slug, note: S.text },
+  properties: { name: S.name, provider: S.ref, key: KEY_SCHEMA, integration_id: S.ref, workspace_id: S.ref, slug: S.slug, note: S.text },
 });
 
 const checkUpdate = bodyChecker<UpdateBody>({
   type: 'object',
-  properties: { name: S.name, note: S.text, key: { ...key, type: ['string', 'null'] } },
+  properties: { name: S.name, note: S.text, key: { ...KEY_SCHEMA, type: ['string', 'null'] } },
 });
 
 const CREATE_FIELDS = new Set(['name', 'provider', 'key', 'integration_id', 'workspace_id', 'slug', 'note']);

@@ -11,6 +11,7 @@ import { AdminRouter, type AdminDeps } from './admin/router.js';
 import { MemoryCircuitStore } from './routing/circuit.js';
 import { Router } from './routing/router.js';
 import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
+import { CredentialCache } from './server/credentials.js';
 import { createGatewayServer } from './server/http.js';
 import { Metrics } from './server/metrics.js';
 import { SavedConfigs } from './server/saved-configs.js';
@@ -60,12 +61,15 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   const adminDeps: AdminDeps = { store, now, apiKeyPrefix: settings.apiKeyPrefix, secrets, maxBodyBytes: settings.maxBodyBytes };
   const circuits = new MemoryCircuitStore();
   const metrics = new Metrics();
+  const credentials = new CredentialCache(store, secrets, now, (what, id) =>
+    logger.error({ id }, `stored credentials of ${what} do not decrypt: was the row altered, or GATEWAY_ENCRYPTION_KEY changed?`),
+  );
   const { server, drain } = createGatewayServer({
     auth: new KeyAuthenticator(store, now),
     admin: new AdminRouter(ADMIN_ROUTES),
     adminDeps,
     databaseUp: () => store.ping(),
-    router: new Router({ circuits, now }),
+    router: new Router({ circuits, now, credentials }),
     metrics,
     maxBodyBytes: settings.maxBodyBytes,
     configs: new SavedConfigs(store, now),

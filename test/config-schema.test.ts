@@ -28,6 +28,12 @@ describe('key groups', () => {
     rejects({ provider: 'openai', cloud2_region: 'eu' }, null);
   });
 
+  it('a provider slug alone names stored credentials', () => {
+    accepts({ provider: '@team-openai' });
+    accepts({ provider: '@team-openai', override_params: { model: 'gpt-4o' } });
+    accepts(lb({ provider: '@a' }, { provider: '@b' }));
+  });
+
   it('accepts each key group alone', () => {
     const groups: unknown[] = [
       openai,

@@ -1,6 +1,7 @@
 /** Every management route, one line per resource. */
 import { apiKeyRoutes } from './api-keys.js';
 import { configRoutes } from './configs.js';
+import { integrationRoutes } from './integrations.js';
 import { inviteRoutes } from './invites.js';
 import { memberRoutes } from './members.js';
 import { rateLimitRoutes } from './rate-limits.js';
@@ -9,6 +10,7 @@ import { scimProvisioningRoutes } from './scim-provisioning.js';
 import { scimMappingRoutes } from './scim.js';
 import { settingsRoutes } from './settings.js';
 import { userRoutes } from './users.js';
+import { virtualKeyRoutes } from './virtual-keys.js';
 import { workspaceRoutes } from './workspaces.js';
 
 export const ADMIN_ROUTES: readonly Route[] = [
@@ -22,4 +24,6 @@ export const ADMIN_ROUTES: readonly Route[] = [
   ...apiKeyRoutes,
   ...configRoutes,
   ...rateLimitRoutes,
+  ...virtualKeyRoutes,
+  ...integrationRoutes,
 ];

@@ -67,7 +67,7 @@ const retryStatusCodes = arrayOf(
 // RFC 9110 token characters.
 const headerName = refine(str, { pattern: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.source }, 'must be an HTTP header name');
 /** custom_host is joined with the endpoint path as given, so it must be an exact http(s) URL. */
-function isHttpUrl(value: string): boolean {
+export function isHttpUrl(value: string): boolean {
   return value === value.trim() && /^https?:\/\//i.test(value) && URL.canParse(value);
 }
 
@@ -141,62 +141,60 @@ const deployment = object(
   ['deployment_id', 'alias', 'api_version'],
 );
 
-const node = object(
-  {
-    strategy,
-    targets: refine(arrayOf({ $ref: '#/$defs/node' }, 'a non-empty array of config objects'), { minItems: 1 }, 'must be a non-empty array'),
-    name: str,
-    provider: nonEmptyStr,
-    api_key: str,
-    virtual_key: nonEmptyStr,
-    custom_host: { type: 'string', format: 'http-url', ...must('an http(s) URL') },
-    strict_compat_compliance: bool,
-    resource_name: str,
-    deployment_id: str,
-    api_version: str,
-    deployments: arrayOf(deployment, 'an array'),
-    override_params: jsonObject,
-    default_params: jsonObject,
-    drop_params: arrayOf(str, 'an array of dot paths'),
-    prompt_id: str,
-    request_timeout: int(1),
-    cache,
-    retry,
-    cb_config: cbConfig,
-    weight: num(0),
-    on_status_codes: statusCodes,
-    passthrough: bool,
-    forward_headers: arrayOf(headerName, 'an array of header names'),
-    before_request_hooks: hooks('before'),
-    after_request_hooks: hooks('after'),
-    input_guardrails: guardrails('input'),
-    output_guardrails: guardrails('output'),
-    cloud1_access_key_id: str,
-    cloud1_secret_access_key: str,
-    cloud1_region: str,
-    cloud1_session_token: str,
-    vendor_organization: str,
-    vendor_project: str,
-    cloud2_project_id: str,
-    cloud2_region: str,
-    cloud2_service_account_json: jsonObject,
-    cloud3_region: str,
-    cloud3_deployment_name: str,
-    cloud3_endpoint_name: str,
-    cloud3_api_version: str,
-    cloud3_deployment_type: enumOf(['serverless', 'managed'], 'serverless or managed'),
-    cloud3_entra_scope: str,
-    cloud3_entra_tenant_id: str,
-    cloud3_entra_client_id: str,
-    cloud3_entra_client_secret: str,
-    cloud3_resource_name: str,
-    cloud3_deployment_id: str,
-    cloud3_model_name: str,
-    Authorization: str,
-  },
-  [],
-  'a JSON object',
-);
+const nodeProperties: Record<string, SchemaObject> = {
+  strategy,
+  targets: refine(arrayOf({ $ref: '#/$defs/node' }, 'a non-empty array of config objects'), { minItems: 1 }, 'must be a non-empty array'),
+  name: str,
+  provider: nonEmptyStr,
+  api_key: str,
+  virtual_key: nonEmptyStr,
+  custom_host: { type: 'string', format: 'http-url', ...must('an http(s) URL') },
+  strict_compat_compliance: bool,
+  resource_name: str,
+  deployment_id: str,
+  api_version: str,
+  deployments: arrayOf(deployment, 'an array'),
+  override_params: jsonObject,
+  default_params: jsonObject,
+  drop_params: arrayOf(str, 'an array of dot paths'),
+  prompt_id: str,
+  request_timeout: int(1),
+  cache,
+  retry,
+  cb_config: cbConfig,
+  weight: num(0),
+  on_status_codes: statusCodes,
+  passthrough: bool,
+  forward_headers: arrayOf(headerName, 'an array of header names'),
+  before_request_hooks: hooks('before'),
+  after_request_hooks: hooks('after'),
+  input_guardrails: guardrails('input'),
+  output_guardrails: guardrails('output'),
+  cloud1_access_key_id: str,
+  cloud1_secret_access_key: str,
+  cloud1_region: str,
+  cloud1_session_token: str,
+  vendor_organization: str,
+  vendor_project: str,
+  cloud2_project_id: str,
+  cloud2_region: str,
+  cloud2_service_account_json: jsonObject,
+  cloud3_region: str,
+  cloud3_deployment_name: str,
+  cloud3_endpoint_name: str,
+  cloud3_api_version: str,
+  cloud3_deployment_type: enumOf(['serverless', 'managed'], 'serverless or managed'),
+  cloud3_entra_scope: str,
+  cloud3_entra_tenant_id: str,
+  cloud3_entra_client_id: str,
+  cloud3_entra_client_secret: str,
+  cloud3_resource_name: str,
+  cloud3_deployment_id: str,
+  cloud3_model_name: str,
+  Authorization: str,
+};
+
+const node = object(nodeProperties, [], 'a JSON object');
 
 // Any JSON value: what override_params, check parameters and the like may hold.
 const json: SchemaObject = {
@@ -220,6 +218,59 @@ const ajv = new Ajv({
 });
 
 const validateNode = ajv.compile<ConfigNode>({ $ref: '#/$defs/node', $defs: { node, json } });
+
+/**
+ * Target keys that stored credentials (virtual keys, integrations) may hold
+ * besides provider and api_key: hosts, cloud settings, Azure deployments.
+ */
+export const PROVIDER_FIELDS = [
+  'custom_host',
+  'resource_name',
+  'deployment_id',
+  'api_version',
+  'deployments',
+  'vendor_organization',
+  'vendor_project',
+  'cloud1_access_key_id',
+  'cloud1_secret_access_key',
+  'cloud1_region',
+  'cloud1_session_token',
+  'cloud2_project_id',
+  'cloud2_region',
+  'cloud2_service_account_json',
+  'cloud3_region',
+  'cloud3_deployment_name',
+  'cloud3_endpoint_name',
+  'cloud3_api_version',
+  'cloud3_deployment_type',
+  'cloud3_entra_scope',
+  'cloud3_entra_tenant_id',
+  'cloud3_entra_client_id',
+  'cloud3_entra_client_secret',
+  'cloud3_resource_name',
+  'cloud3_deployment_id',
+  'cloud3_model_name',
+] as const satisfies readonly (keyof ConfigNode)[];
+
+export type ProviderFieldName = (typeof PROVIDER_FIELDS)[number];
+export type ProviderFields = Pick<ConfigNode, ProviderFieldName>;
+
+const validateProviderFields = ajv.compile<ProviderFields>({
+  $ref: '#/$defs/fields',
+  $defs: { fields: object(Object.fromEntries(PROVIDER_FIELDS.map((k) => [k, nodeProperties[k]!])), []), json },
+});
+
+/**
+ * Provider fields outside a config (stored credentials), checked by the
+ * config's own schema and messages; `at` is where they sit in the caller's
+ * body, for the reported path (`configurations.custom_host`).
+ */
+export function checkProviderFields(fields: unknown, at: Path = []): GatewayError | null {
+  if (validateProviderFields(fields)) return null;
+  const { path, message } = schemaProblem(fields, validateProviderFields.errors![0]!);
+  const param = formatPath([...at, ...path]);
+  return invalid(`${param || 'request body'}: ${message}`, param || null);
+}
 
 /** The spec's key groups; a root config needs all keys of at least one. */
 const KEY_GROUPS: readonly (readonly (keyof ConfigNode)[])[] = [
@@ -358,8 +409,13 @@ function checkRoot(n: ConfigNode): Problem | null {
     const key = PASSTHROUGH_EXCLUDES.find((k) => n[k] !== undefined);
     if (key !== undefined) return { path: [key], message: 'is not allowed when passthrough is true' };
   }
-  if (!KEY_GROUPS.some((group) => group.every((key) => n[key] !== undefined))) {
-    return { path: [], message: `must contain at least one of these key groups: ${KEY_GROUPS.map((g) => g.join('+')).join(', ')}` };
+  // A provider slug names stored credentials, as virtual_key does (spec: provider "@<provider_slug>").
+  const providerSlug = n.provider?.startsWith('@') === true;
+  if (!providerSlug && !KEY_GROUPS.some((group) => group.every((key) => n[key] !== undefined))) {
+    return {
+      path: [],
+      message: `must name a provider slug (provider: "@slug") or contain at least one of these key groups: ${KEY_GROUPS.map((g) => g.join('+')).join(', ')}`,
+    };
   }
   return null;
 }

@@ -37,11 +37,11 @@ export function isKnownProvider(name: string): boolean {
   return adapters.has(canonical) || Object.hasOwn(TRANSLATED, canonical);
 }
 
-/** Synchronous once the adapter is loaded (always, for the OpenAI-compatible family). */
+/**
+ * Synchronous once the adapter is loaded (always, for the OpenAI-compatible
+ * family). `@slug` providers are stored credentials, resolved before this.
+ */
 export function findAdapter(name: string): Result<ProviderAdapter, GatewayError> | Promise<Result<ProviderAdapter, GatewayError>> {
-  if (name.startsWith('@')) {
-    return { ok: false, error: invalid(`unknown provider slug '${name}': no integration defines it`, 'provider', 'unknown_provider') };
-  }
   const canonical = canonicalProvider(name);
   const adapter = adapters.get(canonical);
   if (adapter !== undefined) return ok(adapter);

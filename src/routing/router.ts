@@ -6,12 +6,13 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { GatewayError, invalid } from '../shared/errors.js';
+import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { findAdapter, canonicalProvider } from '../providers/registry.js';
-import type { Endpoint, ResolvedTarget, Translator } from '../providers/types.js';
+import type { Endpoint, ProviderAdapter, ResolvedTarget, Translator } from '../providers/types.js';
 import type { Cancel } from '../upstream/cancel.js';
 import { discard, send, type UpstreamResponse } from '../upstream/client.js';
 import { isCircuitFailure, type CircuitStore } from './circuit.js';
+import { credentialRef, fillTarget, unknownCredential, type CredentialSource } from './credentials.js';
 import { isPrivateHeader } from './headers.js';
 import { evaluateQuery } from './conditions.js';
 import { applyParamEdits } from './params.js';
@@ -30,6 +31,8 @@ export interface RouteRequest {
   raw: Buffer | Readable | null;
   headers: IncomingHttpHeaders;
   metadata: Record<string, string>;
+  /** The caller's workspace: virtual keys and `@slug` providers are looked up in it alone. */
+  workspaceId: string;
   provider: string | undefined;
   customHost: string | undefined;
   authorization: string | undefined;
@@ -61,6 +64,8 @@ export interface RouterDeps {
   circuits: CircuitStore;
   /** Wall clock for circuit cooldowns; tests move it forward instead of waiting 30 s. */
   now: () => number;
+  /** Stored credentials: virtual keys and `@slug` providers. */
+  credentials: CredentialSource;
 }
 
 /** Whether a plan may send the same body twice (then a streamed body must be buffered first). */
@@ -189,35 +194,15 @@ export class Router {
   }
 
   private async attempt(leaf: PlanLeaf, req: RouteRequest, edited: Record<string, unknown> | null, retries: number): Promise<RouteResult> {
-    const node = leaf.node;
     const start = performance.now();
     const answer = (error: GatewayError, provider?: string): RouteResult => ({
       response: null, error, status: error.status, provider, path: leaf.path, retries, answerStartedAt: start,
       failedUpstreamMs: 0, waitedMs: 0,
     });
-    const fromRequest = node.provider === undefined;
-    // Stored credentials arrive with the control plane; until then no virtual key exists.
-    const virtualKey = node.virtual_key ?? (fromRequest ? req.virtualKey : undefined);
-    if (virtualKey !== undefined) {
-      const param = node.virtual_key !== undefined ? `${leaf.path}.virtual_key` : 'x-gateway-virtual-key';
-      return answer(invalid(`virtual key '${virtualKey}' not found`, param, 'unknown_virtual_key'));
-    }
-    const name = node.provider ?? req.provider;
-    if (name === undefined) {
-      return answer(invalid('no provider: send x-gateway-provider or a config naming one', 'x-gateway-provider', 'missing_provider'));
-    }
-    let found = findAdapter(name);
-    if (found instanceof Promise) found = await found;
-    if (!found.ok) return answer(found.error);
-    // The client's credential and host belong to the provider the client named.
-    const ownsClientCredentials = fromRequest || req.provider === undefined || canonicalProvider(req.provider) === canonicalProvider(name);
-    const target: ResolvedTarget = {
-      provider: found.value.name,
-      node,
-      clientAuthorization: node.api_key === undefined && ownsClientCredentials ? req.authorization : undefined,
-      customHost: node.custom_host ?? (fromRequest ? req.customHost : undefined),
-    };
-    let call = found.value.prepare({ target, endpoint: req.endpoint, path: req.path, body: edited, method: req.method, raw: req.raw });
+    const resolved = await this.resolve(leaf, req, edited);
+    if (!resolved.ok) return answer(resolved.error);
+    const { adapter, target } = resolved.value;
+    let call = adapter.prepare({ target, endpoint: req.endpoint, path: req.path, body: edited, method: req.method, raw: req.raw });
     if (call instanceof Promise) call = await call;
     if (!call.ok) return answer(call.error, target.provider);
 
@@ -253,6 +238,52 @@ export class Router {
     } finally {
       timer?.release();
     }
+  }
+
+  /**
+   * The leaf's provider adapter and target: from stored credentials when the
+   * target (or, for a target that leaves it to the request, a header) names a
+   * virtual key or an `@slug` provider; else from the config and the request.
+   */
+  private async resolve(
+    leaf: PlanLeaf,
+    req: RouteRequest,
+    edited: Record<string, unknown> | null,
+  ): Promise<Result<{ adapter: ProviderAdapter; target: ResolvedTarget }>> {
+    const node = leaf.node;
+    // A target without its own provider or virtual key takes them from the request's headers.
+    const fromRequest = node.provider === undefined && node.virtual_key === undefined;
+    const ref = credentialRef(node, leaf.path, req.virtualKey, req.provider);
+    let target: ResolvedTarget;
+    if (ref !== null) {
+      let stored = this.deps.credentials.resolve(req.workspaceId, ref.kind, ref.ref);
+      if (stored instanceof Promise) stored = await stored;
+      if (!stored.ok) return stored;
+      // Another workspace's key is unknown here, exactly like one that does not exist.
+      if (stored.value === null) return { ok: false, error: unknownCredential(ref) };
+      const filled = fillTarget(stored.value, ref, node, leaf.path, fromRequest ? req.customHost : undefined, edited?.model);
+      if (!filled.ok) return filled;
+      // The stored credential is the whole credential: the client's Authorization is not mixed in.
+      target = { provider: stored.value.provider, node: filled.value.node, clientAuthorization: undefined, customHost: filled.value.customHost };
+    } else {
+      const name = node.provider ?? req.provider;
+      if (name === undefined) {
+        return { ok: false, error: invalid('no provider: send x-gateway-provider or a config naming one', 'x-gateway-provider', 'missing_provider') };
+      }
+      // The client's credential and host belong to the provider the client named.
+      const ownsClientCredentials = fromRequest || req.provider === undefined || canonicalProvider(req.provider) === canonicalProvider(name);
+      target = {
+        provider: name,
+        node,
+        clientAuthorization: node.api_key === undefined && ownsClientCredentials ? req.authorization : undefined,
+        customHost: node.custom_host ?? (fromRequest ? req.customHost : undefined),
+      };
+    }
+    let found = findAdapter(target.provider);
+    if (found instanceof Promise) found = await found;
+    if (!found.ok) return found;
+    target.provider = found.value.name;
+    return { ok: true, value: { adapter: found.value, target } };
   }
 }
 

@@ -96,6 +96,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     raw,
     headers: req.headers,
     metadata: gh.value.metadata,
+    workspaceId: t.key.workspaceId,
     provider: single(req.headers['x-gateway-provider']),
     customHost: single(req.headers['x-gateway-custom-host']),
     authorization: single(req.headers.authorization),

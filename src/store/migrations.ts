@@ -192,7 +192,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    id: 10,
+    id: 3,
     name: 'api keys: scheduled rotation (indexed due time, the rotated-in secret sealed for its owner)',
     sql: `
       ALTER TABLE api_keys ADD COLUMN next_rotation_at BIGINT;
@@ -201,7 +201,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    id: 20,
+    id: 4,
     name: 'identity: membership source, SCIM mapping ids, user key lookup',
     sql: `
       ALTER TABLE workspace_members ADD COLUMN source TEXT NOT NULL DEFAULT 'direct';
@@ -213,7 +213,16 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    id: 40,
+    id: 5,
+    name: 'credentials: display copies of provider settings, allow_all_models, providers by integration',
+    sql: `
+      ALTER TABLE virtual_keys ADD COLUMN settings TEXT;
+      ALTER TABLE integrations ADD COLUMN allow_all_models INTEGER NOT NULL DEFAULT 1;
+      CREATE INDEX virtual_keys_integration ON virtual_keys (integration_id);
+    `,
+  },
+  {
+    id: 6,
     name: 'configs: description, one default per workspace',
     sql: `
       ALTER TABLE configs ADD COLUMN description TEXT;
@@ -222,7 +231,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    id: 50,
+    id: 7,
     name: 'rate-limit policies',
     sql: `
       CREATE TABLE rate_limit_policies (

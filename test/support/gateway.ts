@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { startGateway, type Gateway } from '../../src/gateway.js';
 import { readSettings, type Settings } from '../../src/settings.js';
 
@@ -26,7 +26,12 @@ export interface TestGateway extends Gateway {
  * (then the caller owns it and stop() leaves it: a restart test starts a
  * second gateway on the same dir).
  */
-export async function startTestGateway(env: Record<string, string> = {}, overrides: Partial<Settings> = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  env: Record<string, string> = {},
+  overrides: Partial<Settings> = {},
+  /** A logger to read what the gateway logs (default: silent). */
+  logger: Logger = pino({ level: 'silent' }),
+): Promise<TestGateway> {
   const owned = env.GATEWAY_DATA_DIR === undefined;
   const dir = env.GATEWAY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'switchyard-test-'));
   const settings: Settings = {
@@ -40,7 +45,7 @@ export async function startTestGateway(env: Record<string, string> = {}, overrid
       clock.now += ms;
     },
   };
-  const gw = await startGateway(settings, { logger: pino({ level: 'silent' }), now: () => clock.now });
+  const gw = await startGateway(settings, { logger, now: () => clock.now });
   const v1 = `${gw.url}/v1`;
   return Object.assign(gw, {
     v1,

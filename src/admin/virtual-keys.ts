@@ -1,0 +1,208 @@
+/**
+ * /v1/virtual-keys: a workspace's stored provider credentials. Created with
+ * `provider` + `key` (+ the config's provider fields), or with
+ * `integration_id` instead: a provider of that integration (Portkey's
+ * providers), addressable as `@slug` too. The credentials are sealed into
+ * one encrypted blob and never shown again: GET shows the non-secret fields
+ * and masked secrets. Slugs are unique per workspace.
+ */
+import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import { isUniqueViolation } from '../store/db.js';
+import { newId, newSlug } from '../store/ids.js';
+import type { VirtualKey, VirtualKeyPatch } from '../store/virtual-keys.js';
+import { actingWorkspace, canSee, notFound, requireScope, writableWorkspace, type Caller } from './access.js';
+import { checkCredentialSet, KEY_SCHEMA, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
+import { usableIntegration } from './integration-access.js';
+import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
+import type { AdminDeps, AdminRequest, Reply, Route } from './router.js';
+
+interface CreateBody {
+  name: string;
+  provider?: string;
+  key?: string;
+  integration_id?: string;
+  workspace_id?: string;
+  slug?: string;
+  note?: string | null;
+  /** The rest: provider fields, checked by the config schema. */
+  [field: string]: unknown;
+}
+
+interface UpdateBody {
+  name?: string;
+  note?: string | null;
+  key?: string | null;
+  [field: string]: unknown;
+}
+
+// Provider fields are open here and checked by the config schema afterwards.
+const checkCreate = bodyChecker<CreateBody>({
+  type: 'object',
+  required: ['name'],
+  properties: { name: S.name, provider: S.ref, key: KEY_SCHEMA, integration_id: S.ref, workspace_id: S.ref, slug: S.slug, note: S.text },
+});
+
+const checkUpdate = bodyChecker<UpdateBody>({
+  type: 'object',
+  properties: { name: S.name, note: S.text, key: { ...KEY_SCHEMA, type: ['string', 'null'] } },
+});
+
+const CREATE_FIELDS = new Set(['name', 'provider', 'key', 'integration_id', 'workspace_id', 'slug', 'note']);
+const UPDATE_FIELDS = new Set(['name', 'note', 'key']);
+
+function rest(body: Record<string, unknown>, known: ReadonlySet<string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(body).filter(([k]) => !known.has(k)));
+}
+
+export function virtualKeyView(k: VirtualKey): Record<string, unknown> {
+  return {
+    ...k.settings,
+    object: 'virtual-key',
+    id: k.id,
+    slug: k.slug,
+    name: k.name,
+    workspace_id: k.workspaceId,
+    provider: k.provider,
+    integration_id: k.integrationId,
+    status: k.status,
+    note: k.note,
+    created_at: k.createdAt,
+    last_updated_at: k.lastUpdatedAt,
+    last_reset_at: k.lastResetAt,
+  };
+}
+
+/**
+ * A virtual key the caller may see: by id, or by slug in the workspace the
+ * query names (else the caller's own; the default one for organisation keys).
+ */
+async function visible(deps: AdminDeps, caller: Caller, ref: string, workspaceRef: string | null): Promise<Result<VirtualKey>> {
+  const byId = await deps.store.virtualKeys.get(ref);
+  if (byId !== null && canSee(caller, byId.workspaceId)) return { ok: true, value: byId };
+  const ws = await actingWorkspace(deps.store, caller, workspaceRef ?? undefined);
+  if (!ws.ok) return ws;
+  const bySlug = await deps.store.virtualKeys.find(ws.value.id, ref, true);
+  return bySlug === null ? { ok: false, error: notFound('virtual key', ref) } : { ok: true, value: bySlug };
+}
+
+function slugTaken(slug: string): GatewayError {
+  return new GatewayError(409, `slug '${slug}' is taken in this workspace`, { code: 'conflict', param: 'slug' });
+}
+
+async function create({ caller, body }: AdminRequest, deps: AdminDeps): Promise<Result<Reply>> {
+  const denied = requireScope(caller, 'virtual_keys.create');
+  if (denied !== null) return { ok: false, error: denied };
+  const input = checkCreate(body);
+  if (!input.ok) return input;
+  const b = input.value;
+  const ws = await writableWorkspace(deps.store, caller, b.workspace_id);
+  if (!ws.ok) return ws;
+  const id = newId();
+  const slug = b.slug ?? newSlug(b.name);
+  const common = { id, slug, workspaceId: ws.value.id, name: b.name, note: b.note ?? null };
+  let row;
+  if (b.integration_id !== undefined) {
+    const stray = ['provider', 'key', ...Object.keys(rest(b, CREATE_FIELDS))].find((k) => b[k] !== undefined);
+    if (stray !== undefined) return { ok: false, error: invalid(`${stray}: not allowed with integration_id: the integration holds the credentials`, stray) };
+    const integration = await usableIntegration(deps, b.integration_id, ws.value.id);
+    if (!integration.ok) return integration;
+    row = { ...common, provider: integration.value.provider, integrationId: integration.value.id, credentials: null, settings: null };
+  } else {
+    if (b.provider === undefined) return { ok: false, error: invalid('provider: is required (or integration_id)', 'provider') };
+    const provider = knownProvider(b.provider, 'provider');
+    if (!provider.ok) return provider;
+    const fields = providerFields(rest(b, CREATE_FIELDS), []);
+    if (!fields.ok) return fields;
+    const f: StoredFields = b.key === undefined ? fields.value.set : { ...fields.value.set, api_key: b.key };
+    const problem = checkCredentialSet(provider.value, f, new Set(), 'key', (field) => field);
+    if (problem !== null) return { ok: false, error: problem };
+    const sealed = seal(deps.secrets, id, f);
+    row = { ...common, provider: provider.value, integrationId: null, credentials: sealed.credentials, settings: sealed.view };
+  }
+  try {
+    await deps.store.virtualKeys.create(row);
+  } catch (e) {
+    if (isUniqueViolation(e)) return { ok: false, error: slugTaken(slug) };
+    throw e;
+  }
+  return reply(201, { id, slug, object: 'virtual-key' });
+}
+
+async function update({ caller, params, query, body }: AdminRequest, deps: AdminDeps): Promise<Result<Reply>> {
+  const denied = requireScope(caller, 'virtual_keys.update');
+  if (denied !== null) return { ok: false, error: denied };
+  const input = checkUpdate(body);
+  if (!input.ok) return input;
+  const b = input.value;
+  const found = await visible(deps, caller, params.id!, query.get('workspace_id'));
+  if (!found.ok) return found;
+  const vk = found.value;
+  const fieldsRaw = rest(b, UPDATE_FIELDS);
+  const patch: VirtualKeyPatch = {};
+  if (b.name !== undefined) patch.name = b.name;
+  if (b.note !== undefined) patch.note = b.note;
+  if (vk.integrationId !== null) {
+    const stray = ['key', ...Object.keys(fieldsRaw)].find((k) => b[k] !== undefined);
+    if (stray !== undefined) return { ok: false, error: invalid(`${stray}: a provider of an integration takes its credentials from the integration`, stray) };
+  } else if (b.key !== undefined || Object.keys(fieldsRaw).length > 0) {
+    const fields = providerFields(fieldsRaw, []);
+    if (!fields.ok) return fields;
+    const current = unseal(deps.secrets, vk.credentials, vk.id, `virtual key '${vk.slug}'`);
+    if (!current.ok) return current;
+    const set: StoredFields = b.key === undefined || b.key === null ? fields.value.set : { ...fields.value.set, api_key: b.key };
+    const next = mergeFields(current.value, set, b.key === null ? [...fields.value.cleared, 'api_key'] : fields.value.cleared);
+    const problem = checkCredentialSet(vk.provider, next, new Set(), 'key', (field) => field);
+    if (problem !== null) return { ok: false, error: problem };
+    const sealed = seal(deps.secrets, vk.id, next);
+    patch.credentials = sealed.credentials;
+    patch.settings = sealed.view;
+  }
+  const updated = await deps.store.virtualKeys.update(vk.id, patch);
+  return updated === null ? { ok: false, error: notFound('virtual key', params.id!) } : reply(200, virtualKeyView(updated));
+}
+
+export const virtualKeyRoutes: Route[] = [
+  { method: 'POST', path: '/virtual-keys', handler: create },
+  {
+    method: 'GET',
+    path: '/virtual-keys',
+    async handler({ caller, query }, deps) {
+      const denied = requireScope(caller, 'virtual_keys.list');
+      if (denied !== null) return { ok: false, error: denied };
+      const page = pageRequest(query);
+      if (!page.ok) return page;
+      // Workspace keys list their own workspace's; organisation keys every workspace's, or the one named.
+      const named = query.get('workspace_id');
+      let workspaceId: string | undefined;
+      if (named !== null || caller.level === 'workspace') {
+        const ws = await actingWorkspace(deps.store, caller, named ?? undefined);
+        if (!ws.ok) return ws;
+        workspaceId = ws.value.id;
+      }
+      return listReply(await deps.store.virtualKeys.list(workspaceId, page.value), virtualKeyView);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/virtual-keys/:id',
+    async handler({ caller, params, query }, deps) {
+      const denied = requireScope(caller, 'virtual_keys.read');
+      if (denied !== null) return { ok: false, error: denied };
+      const found = await visible(deps, caller, params.id!, query.get('workspace_id'));
+      return found.ok ? reply(200, virtualKeyView(found.value)) : found;
+    },
+  },
+  { method: 'PUT', path: '/virtual-keys/:id', handler: update },
+  {
+    method: 'DELETE',
+    path: '/virtual-keys/:id',
+    async handler({ caller, params, query }, deps) {
+      const denied = requireScope(caller, 'virtual_keys.delete');
+      if (denied !== null) return { ok: false, error: denied };
+      const found = await visible(deps, caller, params.id!, query.get('workspace_id'));
+      if (!found.ok) return found;
+      await deps.store.virtualKeys.delete(found.value.id);
+      return reply(200, { id: found.value.id, object: 'virtual-key', deleted: true });
+    },
+  },
+];

@@ -1,0 +1,122 @@
+/**
+ * Stored credentials on the request path: which reference a target makes
+ * (a virtual key's id or slug, or an `@slug` provider), and the target they
+ * fill. The lookup itself (cache, store, decryption) is a CredentialSource
+ * given to the router.
+ *
+ * Filling a target: the stored provider and keys apply as if the config had
+ * written them; keys the config target sets itself win (api_key,
+ * override_params, retry, deployments, …), except the host. Stored secrets
+ * are sent only to the host stored with them (the integration model's
+ * custom_host, else the stored custom_host, else the provider's own): a
+ * custom_host from the config or x-gateway-custom-host on such a target is
+ * refused, since it would hand the stored key to whoever runs that host.
+ */
+import type { ConfigNode } from '../config/types.js';
+import { GatewayError, invalid, type Result } from '../shared/errors.js';
+
+export type CredentialKind = 'virtual_key' | 'provider';
+
+export interface ModelRule {
+  enabled: boolean;
+  /** Base URL for this model, instead of the credential's. */
+  customHost: string | undefined;
+}
+
+export interface StoredCredential {
+  /** The virtual key (or provider) row. */
+  id: string;
+  slug: string;
+  integrationId: string | null;
+  /** Canonical provider name. */
+  provider: string;
+  /** Target keys the credential supplies: api_key, custom_host, cloud settings, deployments. */
+  fields: Readonly<ConfigNode>;
+  /** false: only listed, enabled models may be called. */
+  allowAllModels: boolean;
+  /** Integration models by slug; empty for a virtual key with its own credentials. */
+  models: ReadonlyMap<string, ModelRule>;
+}
+
+/** Synchronous when cached (the hot path); null: no such credential in this workspace. */
+export interface CredentialSource {
+  resolve(workspaceId: string, kind: CredentialKind, ref: string): Result<StoredCredential | null> | Promise<Result<StoredCredential | null>>;
+}
+
+export interface CredentialRef {
+  kind: CredentialKind;
+  ref: string;
+  /** Where the reference was written, for errors: a header or a config path. */
+  param: string;
+}
+
+/**
+ * The stored credential a target names, if any: its own virtual_key or
+ * `@slug` provider, else (a target that leaves the provider to the request)
+ * x-gateway-virtual-key or an `@slug` x-gateway-provider.
+ */
+export function credentialRef(node: ConfigNode, path: string, virtualKey: string | undefined, provider: string | undefined): CredentialRef | null {
+  if (node.virtual_key !== undefined) return { kind: 'virtual_key', ref: node.virtual_key, param: `${path}.virtual_key` };
+  if (node.provider !== undefined) return node.provider.startsWith('@') ? { kind: 'provider', ref: node.provider.slice(1), param: `${path}.provider` } : null;
+  if (virtualKey !== undefined) return { kind: 'virtual_key', ref: virtualKey, param: 'x-gateway-virtual-key' };
+  if (provider?.startsWith('@') === true) return { kind: 'provider', ref: provider.slice(1), param: 'x-gateway-provider' };
+  return null;
+}
+
+export function unknownCredential(r: CredentialRef): GatewayError {
+  return r.kind === 'virtual_key'
+    ? invalid(`virtual key '${r.ref}' not found`, r.param, 'unknown_virtual_key')
+    : invalid(`unknown provider slug '@${r.ref}': no provider of this workspace has it`, r.param, 'unknown_provider');
+}
+
+export interface FilledTarget {
+  node: ConfigNode;
+  customHost: string | undefined;
+}
+
+/** Merged nodes per credential and config node: a credential's fields are copied once per target, not per request. */
+const filled = new WeakMap<StoredCredential, WeakMap<ConfigNode, ConfigNode>>();
+
+/**
+ * The target as if the config had written the stored keys. `headerHost` is
+ * x-gateway-custom-host when the request's headers pick this target's
+ * provider; `model` is the model the provider would be asked for.
+ */
+export function fillTarget(
+  cred: StoredCredential,
+  ref: CredentialRef,
+  node: ConfigNode,
+  path: string,
+  headerHost: string | undefined,
+  model: unknown,
+): Result<FilledTarget> {
+  if (node.custom_host !== undefined) return refusedHost(`${path}.custom_host`, ref);
+  if (headerHost !== undefined) return refusedHost('x-gateway-custom-host', ref);
+  const rule = typeof model === 'string' ? cred.models.get(model) : undefined;
+  if (typeof model === 'string' && (rule?.enabled === false || (rule === undefined && !cred.allowAllModels))) {
+    return {
+      ok: false,
+      error: new GatewayError(412, `model '${model}' is not allowed for '${ref.ref}'`, { code: 'model_not_allowed', param: 'model' }),
+    };
+  }
+  let byNode = filled.get(cred);
+  if (byNode === undefined) filled.set(cred, (byNode = new WeakMap()));
+  let merged = byNode.get(node);
+  if (merged === undefined) {
+    merged = { ...cred.fields, ...node, provider: cred.provider };
+    delete merged.virtual_key;
+    byNode.set(node, merged);
+  }
+  return { ok: true, value: { node: merged, customHost: rule?.customHost ?? cred.fields.custom_host } };
+}
+
+function refusedHost(param: string, ref: CredentialRef): Result<never> {
+  return {
+    ok: false,
+    error: invalid(
+      `${param}: cannot be combined with stored credentials ('${ref.ref}'): they are sent only to the host stored with them`,
+      param,
+      'custom_host_not_allowed',
+    ),
+  };
+}

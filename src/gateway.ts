@@ -72,7 +72,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     router: new Router({ circuits, now, credentials }),
     metrics,
     maxBodyBytes: settings.maxBodyBytes,
-    configs: new SavedConfigs(store, now),
+    configs: new SavedConfigs(store, secrets, now),
     onError: (err) => logger.error({ err }, 'unhandled error in request'),
   });
   await new Promise<void>((resolve, reject) => {

@@ -87,7 +87,8 @@ for (const engine of engines()) {
       assert.equal(byId.status, 'active');
       assert.equal(byId.version_id, made.version_id);
       assert.equal(byId.version, 1);
-      assert.deepEqual(byId.config, cfg, 'the body comes back as an object, as given');
+      const masked = { ...cfg, targets: cfg.targets.map((t) => ({ ...t, api_key: '********' })) };
+      assert.deepEqual(byId.config, masked, 'the body comes back as an object, as given, its credentials masked');
       assert.ok(Number.isInteger(byId.created_at) && Math.abs(byId.created_at - Date.now() / 1000) < 60, 'Unix seconds');
       assert.equal(byId.last_updated_at, byId.created_at);
     });

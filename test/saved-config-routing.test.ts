@@ -8,6 +8,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { engines } from './support/engines.js';
+import { assertEnvelope as httpEnvelope } from './support/http.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { keyRecord } from './support/keys.js';
 import { answeredBy, assertEnvelope, assertRouted, chat, startUpstreams, target, type Json, type Reply, type Upstream } from './support/routing.js';
@@ -205,6 +206,51 @@ for (const engine of engines()) {
       gw = await startTestGateway(env);
       assertRouted(await viaSaved(saved.slug), { status: 200, by: 'C' });
       assertRouted(await viaSaved(saved.id), { status: 200, by: 'C' });
+    });
+
+    it('credentials inside a saved config are sealed at rest, masked in every answer, and sent upstream as they were given', async () => {
+      const serviceAccount = { type: 'service_account', private_key: 'PRIVATE-KEY-MATERIAL-0123456789', client_email: 'sa@example.iam' };
+      const config = {
+        strategy: { mode: 'fallback' },
+        targets: [
+          target(A, { forward_headers: ['x-trace'] }),
+          { provider: 'bedrock', cloud1_access_key_id: 'AKIDSEALEDTEST01', cloud1_secret_access_key: 'bedrock-secret-value-42', cloud1_region: 'us-east-1' },
+          { provider: 'vertex-ai', cloud2_region: 'us-central1', cloud2_service_account_json: serviceAccount },
+        ],
+      };
+      const saved = await save({ name: 'With secrets', config });
+      const secrets = [A.key, 'AKIDSEALEDTEST01', 'bedrock-secret-value-42', 'PRIVATE-KEY-MATERIAL-0123456789'];
+
+      const rows = JSON.stringify(await gw.store.db.all('SELECT * FROM config_versions'));
+      for (const s of secrets) assert.ok(!rows.includes(s), `'${s}' stored in plain text`);
+
+      const shown = [
+        await (await gw.call(`/configs/${saved.id}`)).text(),
+        await (await gw.call(`/configs/${saved.id}/versions`)).text(),
+        await (await gw.call(`/configs/${saved.id}/versions/1`)).text(),
+      ];
+      for (const text of shown) for (const s of secrets) assert.ok(!text.includes(s), `'${s}' answered: ${text}`);
+      const view = JSON.parse(shown[0]!) as { config: { targets: Json[] } };
+      assert.equal(view.config.targets[0]!.api_key, '********');
+      assert.equal(view.config.targets[1]!.cloud1_secret_access_key, '********');
+      assert.equal(view.config.targets[2]!.cloud2_service_account_json, '********');
+      assert.equal(view.config.targets[1]!.cloud1_region, 'us-east-1');
+
+      assertRouted(await viaSaved(saved.id), { status: 200, by: 'A' });
+      assert.equal(A.requests.at(-1)!.headers.authorization, `Bearer ${A.key}`);
+
+      // The config sent back as GET showed it keeps the stored secrets; a mask where nothing is stored is refused.
+      const edited = { ...view.config, targets: [{ ...view.config.targets[0], retry: { attempts: 1 } }, ...view.config.targets.slice(1)] };
+      await put(saved.id, { config: edited });
+      assertRouted(await viaSaved(saved.id), { status: 200, by: 'A' });
+      assert.equal(A.requests.at(-1)!.headers.authorization, `Bearer ${A.key}`);
+      const bad = await httpEnvelope(
+        await gw.call(`/configs/${saved.id}`, { method: 'PUT', body: { config: { ...edited, targets: [...edited.targets, { ...target(B), api_key: '********' }] } } }),
+        400,
+      );
+      assert.equal(bad.param, 'config.targets[3].api_key');
+      const after = JSON.stringify(await gw.store.db.all('SELECT * FROM config_versions'));
+      for (const s of secrets) assert.ok(!after.includes(s), `'${s}' stored in plain text after an update`);
     });
   });
 }

@@ -6,6 +6,7 @@
  * default workspace unless they name one.
  */
 import { parseConfig } from '../config/schema.js';
+import { isSealed, mapSecrets, maskConfig, SECRET_MASK, sealConfig } from '../config/secrets.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { ConfigBody, ConfigStatus, ConfigVersion, SavedConfig, StoredConfig } from '../store/configs.js';
 import { isUniqueViolation } from '../store/db.js';
@@ -74,11 +75,33 @@ function configSummary(c: SavedConfig): Record<string, unknown> {
 }
 
 function configView(c: StoredConfig): Record<string, unknown> {
-  return { ...configSummary(c), config: c.config };
+  return { ...configSummary(c), config: maskConfig(c.config) };
 }
 
 function versionView(v: ConfigVersion): Record<string, unknown> {
-  return { object: 'config.version', id: v.id, version_id: v.id, config_id: v.configId, version: v.version, config: v.config, created_at: v.createdAt };
+  return { object: 'config.version', id: v.id, version_id: v.id, config_id: v.configId, version: v.version, config: maskConfig(v.config), created_at: v.createdAt };
+}
+
+/**
+ * A body sent back as GET showed it: a secret given as the mask keeps the
+ * value stored at the same path of the current version; a mask where nothing
+ * is stored is refused.
+ */
+function keepMaskedSecrets(body: ConfigBody, current: StoredConfig, deps: AdminDeps): Result<ConfigBody> {
+  let missing: string | null = null;
+  const stored = new Map<string, unknown>();
+  mapSecrets(current.config, (v, path) => stored.set(path, v));
+  const out = mapSecrets(body, (v, path) => {
+    if (v !== SECRET_MASK) return v;
+    const was = stored.get(path);
+    if (was === undefined) missing ??= path;
+    return was === undefined ? v : openConfigValue(was, deps, current.workspaceId);
+  }) as ConfigBody;
+  return missing === null ? { ok: true, value: out } : { ok: false, error: invalid(`${missing}: '${SECRET_MASK}' stands for a stored secret, and none is stored there`, missing) };
+}
+
+function openConfigValue(v: unknown, deps: AdminDeps, workspaceId: string): unknown {
+  return isSealed(v) ? JSON.parse(deps.secrets.decrypt(v.$sealed, workspaceId)) : v;
 }
 
 /** The config body validated as an inline config is; errors name the body path (`config.targets[1].retry.attempts`). */
@@ -124,7 +147,7 @@ export const configRoutes: Route[] = [
             name: b.name,
             description: b.description ?? null,
             isDefault: b.is_default === true,
-            config: b.config,
+            config: sealConfig(b.config, deps.secrets, ws.value.id) as ConfigBody,
           });
           return reply(201, { object: 'config', id: c.id, slug: c.slug, version_id: c.versionId });
         } catch (e) {
@@ -173,12 +196,16 @@ export const configRoutes: Route[] = [
       const input = checkUpdate(body);
       if (!input.ok) return input;
       const b = input.value;
-      if (b.config !== undefined) {
-        const bad = checkConfig(b.config);
-        if (bad !== null) return { ok: false, error: bad };
-      }
       const c = await visible(deps, caller, params.id!);
       if (!c.ok) return c;
+      let config: ConfigBody | undefined;
+      if (b.config !== undefined) {
+        const restored = keepMaskedSecrets(b.config, c.value, deps);
+        if (!restored.ok) return restored;
+        const bad = checkConfig(restored.value);
+        if (bad !== null) return { ok: false, error: bad };
+        config = sealConfig(restored.value, deps.secrets, c.value.workspaceId) as ConfigBody;
+      }
       if (b.is_default === true && (b.status ?? c.value.status) === 'archived') {
         return { ok: false, error: invalid('is_default: an archived config cannot be the default', 'is_default') };
       }
@@ -188,7 +215,7 @@ export const configRoutes: Route[] = [
           description: b.description,
           status: b.status,
           isDefault: b.is_default,
-          config: b.config,
+          config,
         });
         return updated === null ? { ok: false, error: notFound('config', params.id!) } : reply(200, configView(updated));
       } catch (e) {

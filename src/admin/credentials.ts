@@ -6,6 +6,8 @@
  * what a GET shows is a copy with the secrets masked.
  */
 import { checkProviderFields, PROVIDER_FIELDS, type ProviderFieldName, type ProviderFields } from '../config/schema.js';
+// Values never shown again: GET shows `masked_<field>` instead.
+import { SECRET_FIELDS } from '../config/secrets.js';
 import { OPENAI_COMPATIBLE } from '../providers/openai/hosts.js';
 import { canonicalProvider, isKnownProvider } from '../providers/registry.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
@@ -16,16 +18,6 @@ export const KEY_SCHEMA = { type: 'string', minLength: 1, maxLength: 16_384 };
 
 /** Every target key a stored credential may hold. */
 export type StoredFields = ProviderFields & { api_key?: string };
-
-/** Values never shown again: GET shows `masked_<field>` instead. */
-const SECRET_FIELDS: ReadonlySet<string> = new Set([
-  'api_key',
-  'cloud1_access_key_id',
-  'cloud1_secret_access_key',
-  'cloud1_session_token',
-  'cloud2_service_account_json',
-  'cloud3_entra_client_secret',
-]);
 
 const FIELD_NAMES: ReadonlySet<string> = new Set(PROVIDER_FIELDS);
 const MASK = '****';

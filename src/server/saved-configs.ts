@@ -10,8 +10,10 @@
  */
 import { parseConfig } from '../config/schema.js';
 import { HEADER_PLAN, planFor, type Plan } from '../routing/plan.js';
-import { invalid, type Result } from '../shared/errors.js';
+import { openConfig } from '../config/secrets.js';
+import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { StoredConfig } from '../store/configs.js';
+import type { Secrets } from '../store/secrets.js';
 import type { Store } from '../store/store.js';
 
 const TTL_MS = 30_000;
@@ -41,6 +43,7 @@ export class SavedConfigs {
 
   constructor(
     private readonly store: Store,
+    private readonly secrets: Secrets,
     private readonly clock: () => number = Date.now,
   ) {
     store.changes.subscribe((c) => {
@@ -76,7 +79,7 @@ export class SavedConfigs {
     const generation = this.generation;
     const pending: Promise<Result<Plan>> = read.then(
       (c) => {
-        const value = toPlan(c, ref);
+        const value = toPlan(c, ref, this.secrets);
         if (generation === this.generation) map.set(key, { at: now, value });
         return value;
       },
@@ -108,11 +111,17 @@ export class SavedConfigs {
 }
 
 /** `ref` null: the workspace default, where no config means routing by headers. */
-function toPlan(c: StoredConfig | null, ref: string | null): Result<Plan> {
+function toPlan(c: StoredConfig | null, ref: string | null, secrets: Secrets): Result<Plan> {
   if (c === null) return ref === null ? HEADERS_ONLY : unknown(ref);
   if (c.status !== 'active') return { ok: false, error: invalid(`saved config '${c.slug}' is archived`, HEADER, 'archived_config') };
+  let body: unknown;
+  try {
+    body = openConfig(c.config, secrets, c.workspaceId);
+  } catch {
+    return { ok: false, error: new GatewayError(500, `the stored secrets of saved config '${c.slug}' cannot be decrypted`, { code: 'credentials_unreadable' }) };
+  }
   // Validated when saved; validated again because the rules may have grown stricter since.
-  const parsed = parseConfig(c.config);
+  const parsed = parseConfig(body);
   if (!parsed.ok) return { ok: false, error: invalid(`saved config '${c.slug}' is no longer valid: ${parsed.error.message}`, HEADER, 'invalid_config') };
   // The version id names the plan's circuits: a new version starts with fresh circuit state.
   return { ok: true, value: planFor(parsed.value, c.versionId) };

@@ -1,0 +1,55 @@
+/**
+ * The config keys that carry credentials, and sealing them inside a saved
+ * config: each secret value is stored as `{"$sealed": <AES-256-GCM blob>}`,
+ * shown to clients as a mask, and opened only on the request path. The walk
+ * covers the config nodes (the root and targets at any depth), where the
+ * schema puts credentials.
+ */
+import type { Secrets } from '../store/secrets.js';
+
+/** Credential keys of a config node (provider fields and Authorization). */
+export const SECRET_FIELDS: ReadonlySet<string> = new Set([
+  'api_key',
+  'Authorization',
+  'cloud1_access_key_id',
+  'cloud1_secret_access_key',
+  'cloud1_session_token',
+  'cloud2_service_account_json',
+  'cloud3_entra_client_secret',
+]);
+
+/** What a client sees in place of a stored secret; sent back unchanged on an update, it keeps the stored value. */
+export const SECRET_MASK = '********';
+
+type Node = Record<string, unknown>;
+
+/** A copy of a config with each secret field's value replaced by fn(value, path); `path` as errors name it (`config.targets[0].api_key`). */
+export function mapSecrets(node: unknown, fn: (value: unknown, path: string) => unknown, at = 'config'): unknown {
+  if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
+  const out: Node = {};
+  for (const [k, v] of Object.entries(node as Node)) {
+    if (SECRET_FIELDS.has(k)) out[k] = fn(v, `${at}.${k}`);
+    else if (k === 'targets' && Array.isArray(v)) out[k] = v.map((t, i) => mapSecrets(t, fn, `${at}.targets[${i}]`));
+    else out[k] = v;
+  }
+  return out;
+}
+
+export function isSealed(v: unknown): v is { $sealed: string } {
+  return v !== null && typeof v === 'object' && typeof (v as { $sealed?: unknown }).$sealed === 'string';
+}
+
+/** Seals every secret value, bound to `boundTo` (the owning workspace). */
+export function sealConfig(config: unknown, secrets: Secrets, boundTo: string): unknown {
+  return mapSecrets(config, (v) => (isSealed(v) ? v : { $sealed: secrets.encrypt(JSON.stringify(v), boundTo) }));
+}
+
+/** The config as routing needs it; throws when a blob does not open (wrong key, moved between workspaces). */
+export function openConfig(config: unknown, secrets: Secrets, boundTo: string): unknown {
+  return mapSecrets(config, (v) => (isSealed(v) ? JSON.parse(secrets.decrypt(v.$sealed, boundTo)) : v));
+}
+
+/** The config as clients see it: secrets masked. */
+export function maskConfig(config: unknown): unknown {
+  return mapSecrets(config, () => SECRET_MASK);
+}

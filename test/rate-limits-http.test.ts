@@ -167,6 +167,15 @@ for (const engine of engines()) {
         assert.equal(openai.requests.length, 3);
       });
 
+      it('a fractional limit admits whole requests: 1.5 per minute is 1', async () => {
+        const t = await c.tenant('fraction');
+        await c.policy(t.workspaceId, { value: 1.5 });
+        const res = await c.chat(t.secret);
+        assert.equal(res.status, 200);
+        assert.deepEqual(quota(res, 'requests'), { limit: 1.5, remaining: 0, reset: secondsLeft(gw.clock.now) });
+        assert.match(await assertRefused(await c.chat(t.secret), gw.clock.now), /rate limit of 1.5 requests reached/);
+      });
+
       it('policies of other workspaces, and policies whose conditions do not match, do not apply', async () => {
         const t = await c.tenant('conditions');
         const elsewhere = await c.tenant('elsewhere');
@@ -253,9 +262,13 @@ for (const engine of engines()) {
         expectRemaining(bare);
         await readEvents(bare);
 
-        const embedded = await c.call(t.secret, '/embeddings', { method: 'POST', body: { model: 'text-embedding-3-small', input: LONG } });
+        // A large answer (its usage well past the first 8 KiB): only the tail is kept, and it is enough.
+        const input = Array.from({ length: 200 }, (_, i) => `text ${i}`);
+        const embedded = await c.call(t.secret, '/embeddings', { method: 'POST', body: { model: 'text-embedding-3-small', input } });
         expectRemaining(embedded);
-        used += ((await embedded.json()) as { usage: { total_tokens: number } }).usage.total_tokens;
+        const text = await embedded.text();
+        assert.ok(text.length > 32 * 1024, `${text.length} bytes`);
+        used += (JSON.parse(text) as { usage: { total_tokens: number } }).usage.total_tokens;
 
         while (used < LIMIT) {
           const res = await c.chat(t.secret, long);

@@ -11,6 +11,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { refuses } from '../limits/counter.js';
 import { endpointType } from '../limits/endpoint-types.js';
 import type { RateAdmission, RateLimiter, RateQuota } from '../limits/limiter.js';
 import type { ProviderHeaders } from '../providers/types.js';
@@ -81,13 +82,18 @@ export class RequestLimits {
  */
 function setQuotaHeaders(res: ServerResponse, type: RateLimitType, q: RateQuota, now: number): void {
   res.setHeader(`x-gateway-ratelimit-limit-${type}`, String(q.limit));
-  res.setHeader(`x-gateway-ratelimit-remaining-${type}`, String(q.remaining));
+  // Whole requests or tokens: a fractional limit (the spec allows any number) admits whole requests.
+  res.setHeader(`x-gateway-ratelimit-remaining-${type}`, String(Math.floor(q.remaining)));
   res.setHeader(`x-gateway-ratelimit-reset-${type}`, String(Math.ceil((q.resetAt - now) / 1000)));
 }
 
 function refusal(a: RateAdmission): GatewayError {
   const seconds = Math.max(1, Math.ceil(a.retryAfterMs / 1000));
-  const type = TYPES.find((t) => a.quota[t]?.remaining === 0);
+  // The tightest quota of a type refused when it has no room for this request's cost (1 request, 0 tokens).
+  const type = TYPES.find((t) => {
+    const q = a.quota[t];
+    return q !== null && refuses(q.limit - q.remaining, t === 'requests' ? 1 : 0, q.limit);
+  });
   const q = type === undefined ? null : a.quota[type]!;
   const what = q === null ? 'rate limit reached' : `rate limit of ${q.limit} ${type} reached (policy ${q.policyId})`;
   return new GatewayError(429, `${what}; retry after ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
@@ -118,6 +124,11 @@ class UsageTap extends Transform {
     this.chunks.push(chunk);
     this.kept += chunk.length;
     while (this.kept - this.chunks[0]!.length >= TAIL_BYTES) this.kept -= this.chunks.shift()!.length;
+    const excess = this.kept - TAIL_BYTES;
+    if (excess > 0) {
+      this.chunks[0] = this.chunks[0]!.subarray(excess);
+      this.kept = TAIL_BYTES;
+    }
     done(null, chunk);
   }
 

@@ -8,14 +8,21 @@ import { pino, type Logger } from 'pino';
 import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
 import { AdminRouter, type AdminDeps } from './admin/router.js';
-import { MemoryCircuitStore } from './routing/circuit.js';
+import { MemoryRateCounter, type RateCounter } from './limits/counter.js';
+import { RateLimiter } from './limits/limiter.js';
+import { PolicyCache } from './limits/policy-cache.js';
+import { RedisRateCounter } from './limits/redis-counter.js';
+import { MemoryCircuitStore, type CircuitStore } from './routing/circuit.js';
+import { RedisCircuitStore } from './routing/circuit-redis.js';
 import { Router } from './routing/router.js';
 import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
 import { CredentialCache } from './server/credentials.js';
 import { createGatewayServer } from './server/http.js';
+import { RequestLimits } from './server/limits.js';
 import { Metrics } from './server/metrics.js';
 import { SavedConfigs } from './server/saved-configs.js';
 import type { Settings } from './settings.js';
+import { SharedRedis, type RedisStatus } from './state/redis.js';
 import { openStore } from './store/open.js';
 import { Secrets } from './store/secrets.js';
 import type { Store } from './store/store.js';
@@ -59,8 +66,14 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
 
   const now = opts.now ?? Date.now;
   const adminDeps: AdminDeps = { store, now, apiKeyPrefix: settings.apiKeyPrefix, secrets, maxBodyBytes: settings.maxBodyBytes };
-  const circuits = new MemoryCircuitStore();
   const metrics = new Metrics();
+  const shared = await sharedState(settings, metrics, logger);
+  const policies = new PolicyCache(store, now);
+  const limiter = new RateLimiter({
+    counter: shared.counter,
+    policies: (workspaceId) => policies.forWorkspace(workspaceId),
+    onUnavailable: shared.onUnavailable('rate_limit'),
+  });
   const credentials = new CredentialCache(store, secrets, now, (what, id) =>
     logger.error({ id }, `stored credentials of ${what} do not decrypt: was the row altered, or GATEWAY_ENCRYPTION_KEY changed?`),
   );
@@ -68,17 +81,24 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     auth: new KeyAuthenticator(store, now),
     admin: new AdminRouter(ADMIN_ROUTES),
     adminDeps,
-    databaseUp: () => store.ping(),
-    router: new Router({ circuits, now, credentials }),
+    healthy: async () => (await Promise.all([store.ping(), shared.redis?.ping() ?? true])).every(Boolean),
+    router: new Router({ circuits: shared.circuits, now, credentials }),
     metrics,
     maxBodyBytes: settings.maxBodyBytes,
     configs: new SavedConfigs(store, secrets, now),
+    limits: new RequestLimits(limiter, now),
     onError: (err) => logger.error({ err }, 'unhandled error in request'),
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(settings.port, settings.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(settings.port, settings.host, () => resolve());
+    });
+  } catch (e) {
+    await shared.redis?.close();
+    await store.close().catch(() => {});
+    throw e;
+  }
   const { port } = server.address() as AddressInfo;
   const url = `http://${settings.host.includes(':') ? `[${settings.host}]` : settings.host}:${port}`;
   logger.info({ url }, 'switchyard listening');
@@ -95,7 +115,43 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       await drain(settings.shutdownGraceMs);
       await sweep.stop();
       await closeUpstreams().catch(() => {});
+      // After the drain: answers finishing during it still charge their usage.
+      await shared.redis?.close();
       await store.close();
     },
+  };
+}
+
+interface SharedState {
+  /** Null without REDIS_URL. */
+  redis: SharedRedis | null;
+  counter: RateCounter;
+  circuits: CircuitStore;
+  /** Counts a failed Redis command of `component` (the callers fall back or fail open). */
+  onUnavailable(component: string): (err: unknown) => void;
+}
+
+/** Rate counters and circuits in Redis when REDIS_URL is set, else in this process. */
+async function sharedState(settings: Settings, metrics: Metrics, logger: Logger): Promise<SharedState> {
+  if (settings.redisUrl === undefined) {
+    return { redis: null, counter: new MemoryRateCounter(), circuits: new MemoryCircuitStore(), onUnavailable: () => () => {} };
+  }
+  const told = (status: RedisStatus): void =>
+    status === 'up' ? logger.info('redis connected') : logger.warn('redis unreachable: rate limits fail open, circuits are kept per process');
+  const redis = new SharedRedis(settings.redisUrl, { onStatus: told });
+  // Never throws: without Redis the gateway serves, degraded, and connects when Redis comes up.
+  await redis.start();
+  if (redis.status() === 'down') told('down');
+  metrics.watchRedis(() => redis.status() === 'up');
+  const onUnavailable = (component: string) => {
+    const errors = metrics.redisErrors.labels({ component });
+    return () => errors.inc();
+  };
+  const prefix = settings.redisKeyPrefix;
+  return {
+    redis,
+    counter: new RedisRateCounter(redis.client, `${prefix}rate:`),
+    circuits: new RedisCircuitStore(redis.client, { prefix: `${prefix}circuit:`, onUnavailable: onUnavailable('circuit') }),
+    onUnavailable,
   };
 }

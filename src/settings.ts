@@ -12,6 +12,8 @@ export interface Settings {
   databaseUrl: string | undefined;
   /** redis:// or rediss:// URL of shared counters, cache and circuit state; unset: process memory. */
   redisUrl: string | undefined;
+  /** Prefix of every key the gateway writes in Redis, so deployments (or test runs) can share one server. */
+  redisKeyPrefix: string;
   adminApiKey: string | undefined;
   /** GATEWAY_ENCRYPTION_KEY; unset: a key generated into dataDir. */
   encryptionKey: string | undefined;
@@ -29,6 +31,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     dataDir: resolve(env.GATEWAY_DATA_DIR || './data'),
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: redisUrl(env.REDIS_URL),
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || 'switchyard:',
     adminApiKey: env.GATEWAY_ADMIN_API_KEY || undefined,
     encryptionKey: env.GATEWAY_ENCRYPTION_KEY || undefined,
     apiKeyPrefix: env.API_KEY_PREFIX ?? '',

@@ -199,6 +199,34 @@ describe('policy cache', () => {
     clock.now += 30_001;
     assert.deepEqual((await cache.forWorkspace(ws.id)).map((x) => x.id), [p.id]);
   });
+
+  it('concurrent misses share one read; a failed re-read keeps the policies read before', async () => {
+    const ws = await store.workspaces.default();
+    const clock = { now: 0 };
+    const cache = new PolicyCache(store, () => clock.now);
+    const repo = store.rateLimitPolicies;
+    const active = repo.active.bind(repo);
+    let reads = 0;
+    let failing = false;
+    repo.active = async (id: string) => {
+      reads++;
+      if (failing) throw new Error('database away');
+      return active(id);
+    };
+    try {
+      const [x, y] = await Promise.all([cache.forWorkspace(ws.id), cache.forWorkspace(ws.id)]);
+      assert.equal(reads, 1);
+      assert.equal(x, y);
+      failing = true;
+      clock.now += 30_001;
+      assert.equal(await cache.forWorkspace(ws.id), x, 'stale rather than failing every request');
+      assert.equal(reads, 2);
+      const other = 'ws-never-read';
+      await assert.rejects(async () => cache.forWorkspace(other), /database away/, 'nothing to fall back on: the error');
+    } finally {
+      repo.active = active;
+    }
+  });
 });
 
 describe('rate limiter on redis', () => {

@@ -3,14 +3,20 @@
  * path: the store is read on a miss and again after a short TTL, and every
  * entry is dropped at once when a policy changes (change notices, every
  * process with Postgres). Policies change rarely, so a notice drops all.
+ * Concurrent misses of one workspace share one read, and a failed re-read
+ * keeps serving the policies read before (a database blip must neither fail
+ * every request nor lift the limits).
  */
 import type { RateLimitPolicy } from '../store/rate-limit-policies.js';
 import type { Store } from '../store/store.js';
 
 const TTL_MS = 30_000;
 
+type Policies = readonly RateLimitPolicy[];
+
 export class PolicyCache {
-  private readonly entries = new Map<string, { policies: readonly RateLimitPolicy[]; at: number }>();
+  private readonly entries = new Map<string, { policies: Policies; at: number }>();
+  private readonly reading = new Map<string, Promise<Policies>>();
   /** Bumped by every notice: a read that started before it must not be cached. */
   private generation = 0;
 
@@ -22,19 +28,35 @@ export class PolicyCache {
       if (c.kind === 'all' || c.kind === 'rate_limit_policy') {
         this.generation++;
         this.entries.clear();
+        // Later callers must not join a read that may have seen the old rows.
+        this.reading.clear();
       }
     });
   }
 
   /** Synchronous on a hit (the hot path). */
-  forWorkspace(workspaceId: string): readonly RateLimitPolicy[] | Promise<readonly RateLimitPolicy[]> {
+  forWorkspace(workspaceId: string): Policies | Promise<Policies> {
     const now = this.clock();
     const hit = this.entries.get(workspaceId);
     if (hit !== undefined && now - hit.at <= TTL_MS) return hit.policies;
+    const joined = this.reading.get(workspaceId);
+    if (joined !== undefined) return joined;
     const generation = this.generation;
-    return this.store.rateLimitPolicies.active(workspaceId).then((policies) => {
-      if (generation === this.generation) this.entries.set(workspaceId, { policies, at: now });
-      return policies;
-    });
+    const read = this.store.rateLimitPolicies.active(workspaceId).then(
+      (policies) => {
+        if (generation === this.generation) this.entries.set(workspaceId, { policies, at: now });
+        return policies;
+      },
+      (err: unknown) => {
+        if (hit === undefined) throw err;
+        return hit.policies;
+      },
+    );
+    this.reading.set(workspaceId, read);
+    const done = (): void => {
+      if (this.reading.get(workspaceId) === read) this.reading.delete(workspaceId);
+    };
+    read.then(done, done);
+    return read;
   }
 }

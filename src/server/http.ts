@@ -20,8 +20,8 @@ export interface ServerDeps extends RelayDeps {
   auth: KeyAuthenticator;
   admin: AdminRouter;
   adminDeps: AdminDeps;
-  /** Whether the store answers, for /health. */
-  databaseUp: () => Promise<boolean>;
+  /** Whether the store, and Redis when REDIS_URL is set, answer: for /health. */
+  healthy: () => Promise<boolean>;
   metrics: Metrics;
   onError: (err: unknown) => void;
 }
@@ -89,8 +89,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   const q = url.indexOf('?');
   const pathname = q === -1 ? url : url.slice(0, q);
 
-  // 200 either way (contract): 'degraded' tells a load balancer's probe the database writer is unreachable.
-  if (req.method === 'GET' && pathname === '/health') return sendJson(res, 200, { status: (await deps.databaseUp()) ? 'ok' : 'degraded' });
+  // 200 either way (contract): 'degraded' tells a load balancer's probe the database writer or the shared Redis is unreachable.
+  if (req.method === 'GET' && pathname === '/health') return sendJson(res, 200, { status: (await deps.healthy()) ? 'ok' : 'degraded' });
   if (req.method === 'GET' && pathname === '/metrics') {
     const text = await deps.metrics.registry.metrics();
     res.writeHead(200, { 'content-type': deps.metrics.registry.contentType });

@@ -3,7 +3,7 @@
  * gateway's own time so an operator can tell a slow provider from a slow
  * gateway.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const OVERHEAD_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
@@ -44,11 +44,30 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly redisErrors = new Counter({
+    name: 'switchyard_redis_errors_total',
+    help: 'Redis commands that failed (Redis away, timed out, refused), by the part of the gateway that sent them.',
+    labelNames: ['component'] as const,
+    registers: [this.registry],
+  });
+
   /** Label children by label values: prom-client hashes the label object on every call otherwise. */
   private readonly children = new Map<string, Children>();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
+  }
+
+  /** With REDIS_URL set: a gauge of whether the connection is ready, read at each scrape. */
+  watchRedis(up: () => boolean): void {
+    new Gauge({
+      name: 'switchyard_redis_up',
+      help: '1 while the connection to REDIS_URL is ready, 0 while Redis is away (counters and circuits then fall back).',
+      registers: [this.registry],
+      collect() {
+        this.set(up() ? 1 : 0);
+      },
+    });
   }
 
   /** One finished request. Times in milliseconds. */

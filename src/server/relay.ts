@@ -17,6 +17,7 @@ import { Cancel } from '../upstream/cancel.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import { readBody } from './body.js';
+import type { AnswerUsage, RequestLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { parseGatewayHeaders, single } from './request-headers.js';
 import { sendError } from './respond.js';
@@ -28,6 +29,7 @@ export interface RelayDeps {
   metrics: Metrics;
   maxBodyBytes: number;
   configs: SavedConfigs;
+  limits: RequestLimits;
 }
 
 /** What the server knows of a request before relaying it. */
@@ -55,6 +57,9 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
 
   const gh = parseGatewayHeaders(req.headers);
   if (!gh.ok) return fail(gh.error);
+  // Before the body is read: a client over its limit costs no upload and no provider call.
+  const usage = await deps.limits.admit(res, req.method!, pathname, t.key, gh.value.metadata);
+  if (!usage.ok) return fail(usage.error);
   let plan = resolvePlan(deps.configs, req.headers, t.key);
   if (plan instanceof Promise) plan = await plan;
   if (!plan.ok) return fail(plan.error);
@@ -117,7 +122,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
   }
   const upstream = result.response;
   if (result.translator !== undefined) {
-    await relayTranslated(result.translator, upstream, res, gatewayHeaders({}, result, t.traceId), body?.stream === true);
+    await relayTranslated(result.translator, upstream, res, gatewayHeaders({}, result, t.traceId), body?.stream === true, usage.value);
   } else {
     // One header object for writeHead: Node's fast path, no per-header setHeader.
     const out: OutgoingHttpHeaders = {};
@@ -125,7 +130,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
       if (!isHopByHop(name)) out[name] = upstream.headers[name];
     }
     res.writeHead(upstream.statusCode, gatewayHeaders(out, result, t.traceId));
-    await relayBody(upstream.body, res);
+    await relayBody(usage.value.watch(upstream.body, upstream.headers), res);
   }
   const upstreamMs = result.failedUpstreamMs + (performance.now() - result.answerStartedAt);
   observe(deps.metrics, endpoint, model, startedAt, result, upstreamMs, result.waitedMs);
@@ -142,6 +147,7 @@ async function relayTranslated(
   res: ServerResponse,
   headers: OutgoingHttpHeaders,
   streamed: boolean,
+  usage: AnswerUsage,
 ): Promise<void> {
   const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
   if (ok && streamed) {
@@ -152,7 +158,7 @@ async function relayTranslated(
     });
     res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     upstream.body.pipe(events);
-    await relayBody(events, res);
+    await relayBody(usage.watch(events), res);
     return;
   }
   let raw: Buffer;
@@ -166,6 +172,7 @@ async function relayTranslated(
   if (!ok) return sendError(res, tr.error(upstream.statusCode, raw, upstream.headers));
   const text = tr.response(raw, upstream.headers);
   if (!text.ok) return sendError(res, text.error);
+  await usage.charge(text.value);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text.value) });
   res.end(text.value);
 }

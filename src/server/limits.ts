@@ -1,0 +1,187 @@
+/**
+ * Rate-limit policies on the request path: the check before routing (429
+ * with Retry-After when over a limit), the quota headers every answer then
+ * carries, and the answer's token usage charged to the token policies.
+ *
+ * Usage is read from the last bytes of the answer as they pass to the client
+ * (UsageTap): the body stays streamed, only its tail is kept, and the charge
+ * lands before the client sees the last byte, so the client's next request
+ * counts it. A workspace with no applying policy costs one cache lookup and
+ * none of this.
+ */
+import type { ServerResponse } from 'node:http';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { refuses } from '../limits/counter.js';
+import { endpointType } from '../limits/endpoint-types.js';
+import type { RateAdmission, RateLimiter, RateQuota } from '../limits/limiter.js';
+import type { ProviderHeaders } from '../providers/types.js';
+import { GatewayError, type Result } from '../shared/errors.js';
+import type { ApiKeyRecord } from '../store/api-keys.js';
+import type { RateLimitType } from '../store/rate-limit-policies.js';
+
+/** What an admitted request's answer goes through. */
+export interface AnswerUsage {
+  /** The answer's body on its way to the client; the same stream when there is nothing to charge. */
+  watch(body: Readable, headers?: ProviderHeaders): Readable;
+  /** Charges a whole answer the gateway holds as JSON text. */
+  charge(json: string): Promise<void>;
+}
+
+const NOTHING_TO_CHARGE: AnswerUsage = {
+  watch: (body) => body,
+  charge: async () => {},
+};
+
+const UNCHARGED: Result<AnswerUsage> = { ok: true, value: NOTHING_TO_CHARGE };
+
+const TYPES: readonly RateLimitType[] = ['requests', 'tokens'];
+
+export class RequestLimits {
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly now: () => number,
+  ) {}
+
+  /**
+   * Checks a request against its workspace's policies and sets the quota
+   * headers on `res`; a request over a limit is refused (counted nowhere).
+   */
+  async admit(res: ServerResponse, method: string, pathname: string, key: ApiKeyRecord, metadata: Readonly<Record<string, string>>): Promise<Result<AnswerUsage>> {
+    const now = this.now();
+    const a = await this.limiter.check({ workspaceId: key.workspaceId, apiKeyId: key.id, endpointType: endpointType(method, pathname.slice(3)), metadata }, now);
+    for (const type of TYPES) {
+      const q = a.quota[type];
+      if (q !== null) setQuotaHeaders(res, type, q, now);
+    }
+    if (!a.allowed) return { ok: false, error: refusal(a) };
+    // Counters unreachable: admitted uncounted, so nothing to charge either.
+    return a.tokenCounters.length === 0 || a.unavailable ? UNCHARGED : { ok: true, value: this.usageOf(a) };
+  }
+
+  private usageOf(a: RateAdmission): AnswerUsage {
+    const charge = async (text: string): Promise<void> => {
+      const tokens = usageTokens(text);
+      if (tokens !== null) await this.limiter.charge(a, tokens, this.now());
+    };
+    return {
+      watch(body, headers) {
+        // A compressed answer cannot be read on the way through: not charged.
+        const encoding = headers?.['content-encoding'];
+        if (encoding !== undefined && encoding !== 'identity') return body;
+        return through(body, new UsageTap((tail) => charge(tail.toString('utf8'))));
+      },
+      charge,
+    };
+  }
+}
+
+/**
+ * Quota headers, named after OpenAI's but under the gateway's prefix: an
+ * OpenAI-family answer already carries the provider's own x-ratelimit-*.
+ * The reset is in seconds until the window ends.
+ */
+function setQuotaHeaders(res: ServerResponse, type: RateLimitType, q: RateQuota, now: number): void {
+  res.setHeader(`x-gateway-ratelimit-limit-${type}`, String(q.limit));
+  // Whole requests or tokens: a fractional limit (the spec allows any number) admits whole requests.
+  res.setHeader(`x-gateway-ratelimit-remaining-${type}`, String(Math.floor(q.remaining)));
+  res.setHeader(`x-gateway-ratelimit-reset-${type}`, String(Math.ceil((q.resetAt - now) / 1000)));
+}
+
+function refusal(a: RateAdmission): GatewayError {
+  const seconds = Math.max(1, Math.ceil(a.retryAfterMs / 1000));
+  // The tightest quota of a type refused when it has no room for this request's cost (1 request, 0 tokens).
+  const type = TYPES.find((t) => {
+    const q = a.quota[t];
+    return q !== null && refuses(q.limit - q.remaining, t === 'requests' ? 1 : 0, q.limit);
+  });
+  const q = type === undefined ? null : a.quota[type]!;
+  const what = q === null ? 'rate limit reached' : `rate limit of ${q.limit} ${type} reached (policy ${q.policyId})`;
+  return new GatewayError(429, `${what}; retry after ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
+}
+
+/** `source` piped through `t`: an error of either ends both, and a consumer that stops early stops the source. */
+function through(source: Readable, t: Transform): Readable {
+  source.once('error', (e) => t.destroy(e));
+  t.once('close', () => {
+    if (!source.readableEnded) source.destroy();
+  });
+  return source.pipe(t);
+}
+
+/** Enough for the usage object and what follows it at the end of a JSON answer or the last events of a stream. */
+const TAIL_BYTES = 8192;
+
+/** Passes chunks through unchanged, keeping the last TAIL_BYTES; at the end, settles with them before ending. */
+class UsageTap extends Transform {
+  private readonly chunks: Buffer[] = [];
+  private kept = 0;
+
+  constructor(private readonly settle: (tail: Buffer) => Promise<void>) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.chunks.push(chunk);
+    this.kept += chunk.length;
+    while (this.kept - this.chunks[0]!.length >= TAIL_BYTES) this.kept -= this.chunks.shift()!.length;
+    const excess = this.kept - TAIL_BYTES;
+    if (excess > 0) {
+      this.chunks[0] = this.chunks[0]!.subarray(excess);
+      this.kept = TAIL_BYTES;
+    }
+    done(null, chunk);
+  }
+
+  override _flush(done: TransformCallback): void {
+    this.settle(Buffer.concat(this.chunks, this.kept)).then(
+      () => done(),
+      () => done(),
+    );
+  }
+}
+
+/**
+ * The tokens of the last `"usage": {…}` object in `text` (an OpenAI answer,
+ * or the final event of a stream sent with stream_options.include_usage):
+ * total_tokens, else input plus output tokens; null when there is none.
+ * Inside a JSON string a quote is escaped, so `"usage"` followed by a colon
+ * is a key; the last such key is the answer's.
+ */
+export function usageTokens(text: string): number | null {
+  for (let at = text.lastIndexOf('"usage"'); at !== -1; at = at === 0 ? -1 : text.lastIndexOf('"usage"', at - 1)) {
+    const key = /^"usage"\s*:\s*(\{)?/.exec(text.slice(at, at + 64));
+    if (key === null) continue; // a string value "usage", not the key
+    if (key[1] === undefined) return null; // usage: null (stream chunks before the last)
+    const start = at + key[0].length - 1;
+    const end = objectEnd(text, start);
+    if (end === -1) return null;
+    let usage: Record<string, unknown>;
+    try {
+      usage = JSON.parse(text.slice(start, end + 1)) as Record<string, unknown>;
+    } catch {
+      return null;
+    }
+    return tokensOf(usage);
+  }
+  return null;
+}
+
+function tokensOf(u: Record<string, unknown>): number | null {
+  const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
+  if (typeof u.total_tokens === 'number') return n(u.total_tokens);
+  const sum = n(u.prompt_tokens) + n(u.completion_tokens) + n(u.input_tokens) + n(u.output_tokens);
+  return sum > 0 ? sum : null;
+}
+
+/** Index of the `}` closing the object opened at `start`, skipping strings; -1 when it does not close. */
+function objectEnd(text: string, start: number): number {
+  let depth = 0;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c /* \ */) i++;
+    } else if (c === 0x7b /* { */) depth++;
+    else if (c === 0x7d /* } */ && --depth === 0) return i;
+  }
+  return -1;
+}

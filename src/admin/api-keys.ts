@@ -20,10 +20,10 @@ import type { ApiKeyFilter, ApiKeyRecord, ApiKeySubType, ApiKeyType } from '../s
 import { newId } from '../store/ids.js';
 import type { Workspace } from '../store/workspaces.js';
 import { actingWorkspace, canSee, hasScope, KNOWN_SCOPES, notFound, requireOrganisation, requireScope, writableWorkspace, type Caller } from './access.js';
-import { bodyChecker, iso, listReply, pageRequest, reply, S } from './input.js';
+import { bodyChecker, iso, listReply, reply, S } from './input.js';
 import { enforcePeriod, policySchema, readPolicy, transitionSchema, userKeyExpiry, type PolicyInput } from './key-policy.js';
 import { DEFAULT_TRANSITION_MS, periodMs } from './rotation.js';
-import type { AdminDeps, Reply, Route } from './router.js';
+import { route, type AdminDeps, type Reply, type Route } from './router.js';
 
 interface KeyDefaults {
   config_id?: string;
@@ -235,15 +235,10 @@ async function create(caller: Caller, params: Readonly<Record<string, string>>, 
   return reply(201, { id, key: secret, object: 'api-key' });
 }
 
-async function update(caller: Caller, id: string, body: unknown, deps: AdminDeps): Promise<Result<Reply>> {
-  const denied = requireScope(caller, 'api_keys.update');
-  if (denied !== null) return err(denied);
-  const input = checkUpdate(body);
-  if (!input.ok) return input;
+async function update(caller: Caller, id: string, b: UpdateBody, deps: AdminDeps): Promise<Result<Reply>> {
   const found = await visibleKey(deps, caller, id);
   if (!found.ok) return found;
   const k = found.value;
-  const b = input.value;
   if (k.id === BOOTSTRAP_KEY_ID && (b.scopes !== undefined || b.expires_at !== undefined || b.rotation_policy !== undefined)) {
     return err(bootstrapFixed('narrowed, given an expiry or a rotation policy'));
   }
@@ -335,15 +330,14 @@ async function rotatedKey(caller: Caller, id: string, deps: AdminDeps): Promise<
 }
 
 export const apiKeyRoutes: Route[] = [
-  { method: 'POST', path: '/api-keys/:type/:subType', handler: ({ caller, params, body }, deps) => create(caller, params, body, deps) },
-  {
+  // create() checks access after the key type in the path: organisation keys need an organisation caller.
+  route({ method: 'POST', path: '/api-keys/:type/:subType', scope: null, handler: ({ caller, params, body }, deps) => create(caller, params, body, deps) }),
+  route({
     method: 'GET',
     path: '/api-keys',
-    async handler({ caller, query }, deps) {
-      const denied = requireScope(caller, 'api_keys.list');
-      if (denied !== null) return err(denied);
-      const page = pageRequest(query);
-      if (!page.ok) return page;
+    scope: 'api_keys.list',
+    paged: true,
+    async handler({ caller, query, page }, deps) {
       const filter: ApiKeyFilter = {};
       const type = query.get('type');
       if (type !== null) {
@@ -358,33 +352,38 @@ export const apiKeyRoutes: Route[] = [
         filter.workspaceId = ws.value.id;
       }
       const nowMs = deps.now();
-      return listReply(await deps.store.apiKeys.list(filter, page.value), (k) => apiKeyView(k, nowMs));
+      return listReply(await deps.store.apiKeys.list(filter, page), (k) => apiKeyView(k, nowMs));
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/api-keys/:id',
+    scope: 'api_keys.read',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'api_keys.read');
-      if (denied !== null) return err(denied);
       const k = await visibleKey(deps, caller, params.id!);
       return k.ok ? reply(200, apiKeyView(k.value, deps.now())) : k;
     },
-  },
-  { method: 'PUT', path: '/api-keys/:id', handler: ({ caller, params, body }, deps) => update(caller, params.id!, body, deps) },
-  {
+  }),
+  route({
+    method: 'PUT',
+    path: '/api-keys/:id',
+    scope: 'api_keys.update',
+    body: checkUpdate,
+    handler: ({ caller, params, body }, deps) => update(caller, params.id!, body, deps),
+  }),
+  route({
     method: 'DELETE',
     path: '/api-keys/:id',
+    scope: 'api_keys.delete',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'api_keys.delete');
-      if (denied !== null) return err(denied);
       const k = await visibleKey(deps, caller, params.id!);
       if (!k.ok) return k;
       if (k.value.id === BOOTSTRAP_KEY_ID) return err(bootstrapFixed('deleted'));
       if (!(await deps.store.apiKeys.delete(k.value.id))) return err(notFound('api key', params.id!));
       return reply(200, { id: k.value.id, object: 'api-key', deleted: true });
     },
-  },
-  { method: 'POST', path: '/api-keys/:id/rotate', handler: ({ caller, params, body }, deps) => rotate(caller, params.id!, body, deps) },
-  { method: 'POST', path: '/api-keys/:id/rotated-key', handler: ({ caller, params }, deps) => rotatedKey(caller, params.id!, deps) },
+  }),
+  // maySecretOf, after the key is found: a key rotates itself, and claims its own rotated secret, without api_keys.rotate.
+  route({ method: 'POST', path: '/api-keys/:id/rotate', scope: null, handler: ({ caller, params, body }, deps) => rotate(caller, params.id!, body, deps) }),
+  route({ method: 'POST', path: '/api-keys/:id/rotated-key', scope: null, handler: ({ caller, params }, deps) => rotatedKey(caller, params.id!, deps) }),
 ];

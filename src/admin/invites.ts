@@ -13,11 +13,11 @@ import { GatewayError, type Result } from '../shared/errors.js';
 import type { Invite, InviteStatus } from '../store/invites.js';
 import { normaliseEmail, ORG_ROLES, type OrgRole } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
-import { notFound, requireOrganisation, requireScope } from './access.js';
-import { bodyChecker, listReply, pageRequest, reply } from './input.js';
+import { notFound } from './access.js';
+import { bodyChecker, listReply, reply } from './input.js';
 import { resolveSeats, seconds, type Seat } from './membership.js';
 import { requireIdentityAdmin, requireOwnerFor, roleSchema } from './roles.js';
-import type { AdminDeps, Reply, Route } from './router.js';
+import { route, type AdminDeps, type Route } from './router.js';
 import { createUser, EMAIL_SCHEMA, emailTaken, joinedView, PERSON_NAME, SEATS_SCHEMA } from './users.js';
 
 /** Portkey's invitations last a week; so do these. */
@@ -82,10 +82,11 @@ async function remainingSeats(deps: AdminDeps, invite: Invite): Promise<Seat[]> 
 }
 
 export const inviteRoutes: Route[] = [
-  {
+  route({
     method: 'POST',
     path: '/users/invites',
-    async handler({ caller, body }, deps): Promise<Result<Reply>> {
+    scope: null, // requireIdentityAdmin in the handler
+    async handler({ caller, body }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.create', 'inviting a user');
       if (denied !== null) return { ok: false, error: denied };
       const input = checkCreate(body);
@@ -108,35 +109,35 @@ export const inviteRoutes: Route[] = [
       );
       return reply(201, inviteView(invite));
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/users/invites',
-    async handler({ caller, query }, deps) {
-      const denied = requireOrganisation(caller, 'listing invites') ?? requireScope(caller, 'users.list');
-      if (denied !== null) return { ok: false, error: denied };
-      const page = pageRequest(query);
-      if (!page.ok) return page;
+    organisation: 'listing invites',
+    scope: 'users.list',
+    paged: true,
+    async handler({ query, page }, deps) {
       const status = query.get('status') ?? undefined;
       if (status !== undefined && !STATUSES.includes(status as InviteStatus)) {
         return { ok: false, error: new GatewayError(400, `status: must be one of ${STATUSES.join(', ')}`, { param: 'status' }) };
       }
-      return listReply(await deps.store.users.invites.list(status as InviteStatus | undefined, seconds(deps), page.value), inviteView);
+      return listReply(await deps.store.users.invites.list(status as InviteStatus | undefined, seconds(deps), page), inviteView);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/users/invites/:id',
-    async handler({ caller, params }, deps) {
-      const denied = requireOrganisation(caller, 'reading an invite') ?? requireScope(caller, 'users.read');
-      if (denied !== null) return { ok: false, error: denied };
+    organisation: 'reading an invite',
+    scope: 'users.read',
+    async handler({ params }, deps) {
       const invite = await found(deps, params.id!);
       return invite.ok ? reply(200, inviteView(invite.value)) : invite;
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/users/invites/:id/accept',
+    scope: null, // requireIdentityAdmin in the handler
     async handler({ caller, params, body }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.create', 'accepting an invite');
       if (denied !== null) return { ok: false, error: denied };
@@ -158,15 +159,16 @@ export const inviteRoutes: Route[] = [
       if (!made.ok) return made;
       return reply(201, { ...joinedView(made.value.user, seats, made.value.issued), invite_id: i.id });
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/users/invites/:id',
+    scope: null, // requireIdentityAdmin in the handler
     async handler({ caller, params }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.delete', 'deleting an invite');
       if (denied !== null) return { ok: false, error: denied };
       if (!(await deps.store.users.invites.delete(params.id!))) return { ok: false, error: notFound('invite', params.id!) };
       return reply(200, { id: params.id, object: 'invite', deleted: true });
     },
-  },
+  }),
 ];

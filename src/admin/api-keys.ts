@@ -19,7 +19,7 @@ import { BOOTSTRAP_KEY_ID, generateKey, hashKey, keyHint } from '../server/auth.
 import type { ApiKeyFilter, ApiKeyRecord, ApiKeySubType, ApiKeyType } from '../store/api-keys.js';
 import { newId } from '../store/ids.js';
 import type { Workspace } from '../store/workspaces.js';
-import { actingWorkspace, canSee, hasScope, KNOWN_SCOPES, notFound, requireOrganisation, requireScope, writableWorkspace, type Caller } from './access.js';
+import { hasScope, KNOWN_SCOPES, listedWorkspace, notFound, requireOrganisation, requireScope, visibleTo, writableWorkspace, type Caller } from './access.js';
 import { bodyChecker, iso, listReply, reply, S } from './input.js';
 import { enforcePeriod, policySchema, readPolicy, transitionSchema, userKeyExpiry, type PolicyInput } from './key-policy.js';
 import { DEFAULT_TRANSITION_MS, periodMs } from './rotation.js';
@@ -114,9 +114,7 @@ export function apiKeyView(k: ApiKeyRecord, nowMs: number): Record<string, unkno
 
 /** A key the caller may see; 404 otherwise (workspace callers never see organisation keys or other workspaces'). */
 async function visibleKey(deps: AdminDeps, caller: Caller, id: string): Promise<Result<ApiKeyRecord>> {
-  const k = await deps.store.apiKeys.get(id);
-  if (k === null || !canSee(caller, k.type === 'organisation' ? null : k.workspaceId)) return err(notFound('api key', id));
-  return ok(k);
+  return visibleTo(caller, await deps.store.apiKeys.get(id), (k) => (k.type === 'organisation' ? null : k.workspaceId), 'api key', id);
 }
 
 /** Known scopes the caller holds itself, deduplicated; the first that is not → 400 or 403 naming `scopes[i]`. */
@@ -345,12 +343,9 @@ export const apiKeyRoutes: Route[] = [
         if (kind === undefined) return err(invalid(`type: '${type}' is not one of ${Object.keys(TYPE_FILTERS).join(', ')}`, 'type'));
         Object.assign(filter, kind);
       }
-      const ref = query.get('workspace_id');
-      if (ref !== null || caller.level === 'workspace') {
-        const ws = await actingWorkspace(deps.store, caller, ref ?? undefined);
-        if (!ws.ok) return ws;
-        filter.workspaceId = ws.value.id;
-      }
+      const workspaceId = await listedWorkspace(deps.store, caller, query);
+      if (!workspaceId.ok) return workspaceId;
+      filter.workspaceId = workspaceId.value;
       const nowMs = deps.now();
       return listReply(await deps.store.apiKeys.list(filter, page), (k) => apiKeyView(k, nowMs));
     },

@@ -11,7 +11,7 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { ConfigBody, ConfigStatus, ConfigVersion, SavedConfig, StoredConfig } from '../store/configs.js';
 import { isUniqueViolation } from '../store/db.js';
 import { newSlug } from '../store/ids.js';
-import { actingWorkspace, canSee, notFound, writableWorkspace, type Caller } from './access.js';
+import { listedWorkspace, notFound, visibleTo, writableWorkspace, type Caller } from './access.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
 import { route, type AdminDeps, type Route } from './router.js';
 
@@ -114,9 +114,7 @@ function checkConfig(body: ConfigBody): GatewayError | null {
 
 /** A config the caller may see, by id or slug; 404 otherwise. */
 async function visible(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<StoredConfig>> {
-  const c = await deps.store.configs.find(ref);
-  if (c === null || !canSee(caller, c.workspaceId)) return { ok: false, error: notFound('config', ref) };
-  return { ok: true, value: c };
+  return visibleTo(caller, await deps.store.configs.find(ref), (c) => c.workspaceId, 'config', ref);
 }
 
 /** The partial unique index lets one config per workspace be the default; two writers racing for it meet here. */
@@ -162,14 +160,9 @@ export const configRoutes: Route[] = [
     scope: 'configs.list',
     paged: true,
     async handler({ caller, query, page }, deps) {
-      const ref = query.get('workspace_id') ?? undefined;
-      let workspaceId: string | undefined;
-      if (ref !== undefined || caller.level === 'workspace') {
-        const ws = await actingWorkspace(deps.store, caller, ref);
-        if (!ws.ok) return ws;
-        workspaceId = ws.value.id;
-      }
-      return listReply(await deps.store.configs.list(workspaceId, page), configSummary);
+      const workspaceId = await listedWorkspace(deps.store, caller, query);
+      if (!workspaceId.ok) return workspaceId;
+      return listReply(await deps.store.configs.list(workspaceId.value, page), configSummary);
     },
   }),
   route({

@@ -18,7 +18,7 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { newId, newSlug } from '../store/ids.js';
 import type { Integration, IntegrationPatch, PricingAdjustments, SecretMapping } from '../store/integrations.js';
 import type { NewVirtualKey } from '../store/virtual-keys.js';
-import { actingWorkspace, notFound, writableWorkspace } from './access.js';
+import { listedWorkspace, notFound, writableWorkspace } from './access.js';
 import { checkCredentialSet, KEY_SCHEMA, isProviderField, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
 import { managerDenied, visibleIntegration, writableIntegration } from './integration-access.js';
 import { integrationModelRoutes } from './integration-models.js';
@@ -258,14 +258,9 @@ export const integrationRoutes: Route[] = [
       const type = query.get('type') ?? 'all';
       if (!TYPES.includes(type)) return { ok: false, error: invalid(`type: '${type}' is not one of ${TYPES.join(', ')}`, 'type') };
       // workspace_id: the integrations that workspace can use; workspace keys see only theirs.
-      const named = query.get('workspace_id');
-      let accessibleBy: string | undefined;
-      if (named !== null || caller.level === 'workspace') {
-        const ws = await actingWorkspace(deps.store, caller, named ?? undefined);
-        if (!ws.ok) return ws;
-        accessibleBy = ws.value.id;
-      }
-      const filter = { accessibleBy, type: type === 'all' ? undefined : (type as 'workspace' | 'organisation') };
+      const accessibleBy = await listedWorkspace(deps.store, caller, query);
+      if (!accessibleBy.ok) return accessibleBy;
+      const filter = { accessibleBy: accessibleBy.value, type: type === 'all' ? undefined : (type as 'workspace' | 'organisation') };
       return listReply(await deps.store.integrations.list(filter, page), integrationView);
     },
   }),

@@ -11,14 +11,14 @@
  */
 import { GatewayError, type Result } from '../shared/errors.js';
 import type { Invite, InviteStatus } from '../store/invites.js';
-import { normaliseEmail, ORG_ROLES, type OrgRole } from '../store/users.js';
+import { normaliseEmail, ORG_ROLES } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
 import { notFound } from './access.js';
 import { bodyChecker, listReply, reply } from './input.js';
-import { resolveSeats, seconds, type Seat } from './membership.js';
-import { requireIdentityAdmin, requireOwnerFor, roleSchema } from './roles.js';
+import { seconds, type Seat } from './membership.js';
+import { requireIdentityAdmin, roleSchema } from './roles.js';
 import { route, type AdminDeps, type Route } from './router.js';
-import { createUser, EMAIL_SCHEMA, emailTaken, joinedView, PERSON_NAME, SEATS_SCHEMA } from './users.js';
+import { createUser, EMAIL_SCHEMA, emailTaken, joinedView, newcomer, PERSON_NAME, SEATS_SCHEMA } from './users.js';
 
 /** Portkey's invitations last a week; so do these. */
 const INVITE_TTL_S = 7 * 86_400;
@@ -92,11 +92,9 @@ export const inviteRoutes: Route[] = [
       const input = checkCreate(body);
       if (!input.ok) return input;
       const b = input.value;
-      const role = (b.role?.toLowerCase() ?? 'member') as OrgRole;
-      const owner = requireOwnerFor(caller, role);
-      if (owner !== null) return { ok: false, error: owner };
-      const seats = await resolveSeats(deps.store, b.workspaces ?? [], 'workspaces');
-      if (!seats.ok) return seats;
+      const joins = await newcomer(deps, caller, b);
+      if (!joins.ok) return joins;
+      const { role, seats } = joins.value;
       const email = normaliseEmail(b.email);
       const now = seconds(deps);
       if ((await deps.store.users.byEmail(email)) !== null) return { ok: false, error: emailTaken(email) };
@@ -104,7 +102,7 @@ export const inviteRoutes: Route[] = [
         return { ok: false, error: new GatewayError(409, `'${email}' already has a pending invite`, { code: 'conflict', param: 'email' }) };
       }
       const invite = await deps.store.users.invites.create(
-        { email, role, workspaces: seats.value.map((s) => ({ id: s.workspace.id, role: s.role })), expiresAt: now + INVITE_TTL_S },
+        { email, role, workspaces: seats.map((s) => ({ id: s.workspace.id, role: s.role })), expiresAt: now + INVITE_TTL_S },
         now,
       );
       return reply(201, inviteView(invite));

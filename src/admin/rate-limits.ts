@@ -21,7 +21,7 @@ import {
 } from '../store/rate-limit-policies.js';
 import type { Store } from '../store/store.js';
 import type { Workspace } from '../store/workspaces.js';
-import { actingWorkspace, canSee, notFound, writableWorkspace, type Caller } from './access.js';
+import { listedWorkspace, notFound, visibleTo, writableWorkspace, type Caller } from './access.js';
 import { bodyChecker, iso, listReply, reply, S } from './input.js';
 import { route, type AdminDeps, type Route } from './router.js';
 
@@ -154,9 +154,7 @@ function checkGroupBy(groupBy: readonly PolicyGroupBy[]): Result<PolicyGroupBy[]
 
 /** A policy the caller may see; 404 otherwise (another workspace's policy is not disclosed). */
 async function visible(deps: AdminDeps, caller: Caller, id: string): Promise<Result<RateLimitPolicy>> {
-  const p = await deps.store.rateLimitPolicies.get(id);
-  if (p === null || !canSee(caller, p.workspaceId)) return { ok: false, error: notFound('rate-limit policy', id) };
-  return { ok: true, value: p };
+  return visibleTo(caller, await deps.store.rateLimitPolicies.get(id), (p) => p.workspaceId, 'rate-limit policy', id);
 }
 
 /** A query parameter that must be one of `allowed` (comma-separated when `many`). */
@@ -206,15 +204,9 @@ export const rateLimitRoutes: Route[] = [
       if (!type.ok) return type;
       const unit = oneOf(query, 'unit', RATE_UNITS);
       if (!unit.ok) return unit;
-      // Organisation keys list every workspace's policies unless they name one.
-      const ref = query.get('workspace_id') ?? undefined;
-      let workspaceId: string | undefined;
-      if (ref !== undefined || caller.level === 'workspace') {
-        const ws = await actingWorkspace(deps.store, caller, ref);
-        if (!ws.ok) return ws;
-        workspaceId = ws.value.id;
-      }
-      const filter = { statuses: statuses.value ?? ['active' as const], workspaceId, type: type.value?.[0], unit: unit.value?.[0] };
+      const workspaceId = await listedWorkspace(deps.store, caller, query);
+      if (!workspaceId.ok) return workspaceId;
+      const filter = { statuses: statuses.value ?? ['active' as const], workspaceId: workspaceId.value, type: type.value?.[0], unit: unit.value?.[0] };
       return listReply(await deps.store.rateLimitPolicies.list(filter, page), rateLimitPolicyView);
     },
   }),

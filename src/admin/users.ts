@@ -8,7 +8,7 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { isUniqueViolation, type Db } from '../store/db.js';
 import type { Seating } from '../store/members.js';
 import { ORG_ROLES, WORKSPACE_ROLES, type NewUser, type OrgRole, type User } from '../store/users.js';
-import { notFound } from './access.js';
+import { notFound, type Caller } from './access.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
 import { resolveSeats, seat, seconds, type Seat } from './membership.js';
 import { requireIdentityAdmin, requireOwnerFor, roleSchema } from './roles.js';
@@ -97,6 +97,15 @@ export async function createUser(
   }
 }
 
+/** What a new user (or an invite) asks for: the organisation role (member unless named; only owners grant owner) and the workspaces to join. */
+export async function newcomer(deps: AdminDeps, caller: Caller, b: { role?: string; workspaces?: { id: string; role: string }[] }): Promise<Result<{ role: OrgRole; seats: Seat[] }>> {
+  const role = (b.role?.toLowerCase() ?? 'member') as OrgRole;
+  const owner = requireOwnerFor(caller, role);
+  if (owner !== null) return { ok: false, error: owner };
+  const seats = await resolveSeats(deps.store, b.workspaces ?? [], 'workspaces');
+  return seats.ok ? { ok: true, value: { role, seats: seats.value } } : seats;
+}
+
 export function emailTaken(email: string, param = 'email'): GatewayError {
   return new GatewayError(409, `a user with the email '${email}' exists`, { code: 'conflict', param });
 }
@@ -129,14 +138,12 @@ export const userRoutes: Route[] = [
       const input = checkCreate(body);
       if (!input.ok) return input;
       const b = input.value;
-      const role = (b.role?.toLowerCase() ?? 'member') as OrgRole;
-      const owner = requireOwnerFor(caller, role);
-      if (owner !== null) return { ok: false, error: owner };
-      const seats = await resolveSeats(deps.store, b.workspaces ?? [], 'workspaces');
-      if (!seats.ok) return seats;
-      const made = await createUser(deps, { email: b.email, firstName: b.first_name ?? null, lastName: b.last_name ?? null, role }, seats.value);
+      const joins = await newcomer(deps, caller, b);
+      if (!joins.ok) return joins;
+      const { role, seats } = joins.value;
+      const made = await createUser(deps, { email: b.email, firstName: b.first_name ?? null, lastName: b.last_name ?? null, role }, seats);
       if (!made.ok) return made;
-      return reply(201, joinedView(made.value.user, seats.value, made.value.issued));
+      return reply(201, joinedView(made.value.user, seats, made.value.issued));
     },
   }),
   route({

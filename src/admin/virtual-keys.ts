@@ -10,7 +10,7 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { isUniqueViolation } from '../store/db.js';
 import { newId, newSlug } from '../store/ids.js';
 import type { VirtualKey, VirtualKeyPatch } from '../store/virtual-keys.js';
-import { actingWorkspace, canSee, notFound, writableWorkspace, type Caller } from './access.js';
+import { actingWorkspace, canSee, listedWorkspace, notFound, writableWorkspace, type Caller } from './access.js';
 import { checkCredentialSet, KEY_SCHEMA, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
 import { usableIntegration } from './integration-access.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
@@ -159,15 +159,9 @@ export const virtualKeyRoutes: Route[] = [
     scope: 'virtual_keys.list',
     paged: true,
     async handler({ caller, query, page }, deps) {
-      // Workspace keys list their own workspace's; organisation keys every workspace's, or the one named.
-      const named = query.get('workspace_id');
-      let workspaceId: string | undefined;
-      if (named !== null || caller.level === 'workspace') {
-        const ws = await actingWorkspace(deps.store, caller, named ?? undefined);
-        if (!ws.ok) return ws;
-        workspaceId = ws.value.id;
-      }
-      return listReply(await deps.store.virtualKeys.list(workspaceId, page), virtualKeyView);
+      const workspaceId = await listedWorkspace(deps.store, caller, query);
+      if (!workspaceId.ok) return workspaceId;
+      return listReply(await deps.store.virtualKeys.list(workspaceId.value, page), virtualKeyView);
     },
   }),
   route({

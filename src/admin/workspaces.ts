@@ -9,7 +9,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../store/db.js';
 import { newSlug } from '../store/ids.js';
 import type { WorkspaceOverrides } from '../store/settings.js';
 import type { Workspace, WorkspaceStatus } from '../store/workspaces.js';
-import { canSee, isOrgAdmin, notFound, type Caller } from './access.js';
+import { isOrgAdmin, notFound, visibleTo, type Caller } from './access.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
 import { mergeOverrides, OVERRIDES_SCHEMA, type OverridesPatch } from './overrides.js';
 import { route, type AdminDeps, type Route } from './router.js';
@@ -71,9 +71,7 @@ export function workspaceView(w: Workspace): Record<string, unknown> {
 
 /** A workspace the caller may see, by id or slug; 404 otherwise. */
 export async function visibleWorkspace(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<Workspace>> {
-  const ws = await deps.store.workspaces.find(ref);
-  if (ws === null || !canSee(caller, ws.id)) return { ok: false, error: notFound('workspace', ref) };
-  return { ok: true, value: ws };
+  return visibleTo(caller, await deps.store.workspaces.find(ref), (ws) => ws.id, 'workspace', ref);
 }
 
 /** Like visibleWorkspace, for reads: an archived workspace exists only for owners and admins. */

@@ -57,7 +57,7 @@ export interface Route<B = unknown, P extends boolean = boolean> {
   scope: string | null;
   body?: (raw: unknown) => Result<B>;
   paged?: P;
-  // Method syntax: a table holds routes of many body types, each handler fed by its own checker.
+  // Method syntax (parameters checked bivariantly): one table holds routes of many body types; route() types each handler by its own checker.
   handler(req: AdminRequest<B, P>, deps: AdminDeps): Promise<Result<Reply>>;
 }
 
@@ -120,7 +120,8 @@ export class AdminRouter {
 
 /** The route's declared checks, in order, then its handler. */
 async function run(route: Route, caller: Caller, params: Record<string, string>, query: URLSearchParams, raw: unknown, deps: AdminDeps): Promise<Result<Reply>> {
-  const denied = (route.organisation === undefined ? null : requireOrganisation(caller, route.organisation)) ?? (route.scope === null ? null : requireScope(caller, route.scope));
+  const denied =
+    (route.organisation === undefined ? null : requireOrganisation(caller, route.organisation)) ?? (route.scope === null ? null : requireScope(caller, route.scope));
   if (denied !== null) return err(denied);
   const body = route.body === undefined ? ok(raw) : route.body(raw);
   if (!body.ok) return body;

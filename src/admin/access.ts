@@ -5,7 +5,7 @@
  * disclosed); organisation keys act in any workspace, in the default one
  * when they name none.
  */
-import { GatewayError, type Result } from '../shared/errors.js';
+import { err, GatewayError, ok, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Store } from '../store/store.js';
 import type { Workspace } from '../store/workspaces.js';
@@ -76,6 +76,11 @@ export function notFound(what: string, ref: string): GatewayError {
   return new GatewayError(404, `${what} '${ref}' not found`, { code: 'not_found' });
 }
 
+/** `found` if it exists for the caller (canSee the workspace `workspaceOf` gives); a 404 naming `what` and `ref` otherwise. */
+export function visibleTo<T>(caller: Caller, found: T | null, workspaceOf: (t: T) => string | null, what: string, ref: string): Result<T> {
+  return found !== null && canSee(caller, workspaceOf(found)) ? ok(found) : err(notFound(what, ref));
+}
+
 /**
  * The workspace a call acts in: the one named by `workspace_id` (id or slug),
  * else the caller's own (organisation keys: the default workspace). A
@@ -93,6 +98,18 @@ export async function actingWorkspace(store: Store, caller: Caller, ref: string 
   }
   if (ws === null) return { ok: false, error: new GatewayError(404, `workspace '${ref}' not found`, { code: 'not_found', param }) };
   return { ok: true, value: ws };
+}
+
+/**
+ * The workspace a list is narrowed to, by id: the one `workspace_id` names,
+ * else the caller's own for workspace keys; undefined (every workspace) for
+ * organisation keys that name none.
+ */
+export async function listedWorkspace(store: Store, caller: Caller, query: URLSearchParams): Promise<Result<string | undefined>> {
+  const ref = query.get('workspace_id') ?? undefined;
+  if (ref === undefined && caller.level === 'organisation') return ok(undefined);
+  const ws = await actingWorkspace(store, caller, ref);
+  return ws.ok ? ok(ws.value.id) : ws;
 }
 
 /** Like actingWorkspace, for writes: an archived workspace is read-only. */

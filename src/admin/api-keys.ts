@@ -19,11 +19,11 @@ import { BOOTSTRAP_KEY_ID, generateKey, hashKey, keyHint } from '../server/auth.
 import type { ApiKeyFilter, ApiKeyRecord, ApiKeySubType, ApiKeyType } from '../store/api-keys.js';
 import { newId } from '../store/ids.js';
 import type { Workspace } from '../store/workspaces.js';
-import { actingWorkspace, canSee, hasScope, KNOWN_SCOPES, notFound, requireOrganisation, requireScope, writableWorkspace, type Caller } from './access.js';
-import { bodyChecker, iso, listReply, pageRequest, reply, S } from './input.js';
+import { hasScope, KNOWN_SCOPES, listedWorkspace, notFound, requireOrganisation, requireScope, visibleTo, writableWorkspace, type Caller } from './access.js';
+import { bodyChecker, iso, listReply, reply, S } from './input.js';
 import { enforcePeriod, policySchema, readPolicy, transitionSchema, userKeyExpiry, type PolicyInput } from './key-policy.js';
 import { DEFAULT_TRANSITION_MS, periodMs } from './rotation.js';
-import type { AdminDeps, Reply, Route } from './router.js';
+import { route, type AdminDeps, type Reply, type Route } from './router.js';
 
 interface KeyDefaults {
   config_id?: string;
@@ -114,9 +114,7 @@ export function apiKeyView(k: ApiKeyRecord, nowMs: number): Record<string, unkno
 
 /** A key the caller may see; 404 otherwise (workspace callers never see organisation keys or other workspaces'). */
 async function visibleKey(deps: AdminDeps, caller: Caller, id: string): Promise<Result<ApiKeyRecord>> {
-  const k = await deps.store.apiKeys.get(id);
-  if (k === null || !canSee(caller, k.type === 'organisation' ? null : k.workspaceId)) return err(notFound('api key', id));
-  return ok(k);
+  return visibleTo(caller, await deps.store.apiKeys.get(id), (k) => (k.type === 'organisation' ? null : k.workspaceId), 'api key', id);
 }
 
 /** Known scopes the caller holds itself, deduplicated; the first that is not → 400 or 403 naming `scopes[i]`. */
@@ -235,15 +233,10 @@ async function create(caller: Caller, params: Readonly<Record<string, string>>, 
   return reply(201, { id, key: secret, object: 'api-key' });
 }
 
-async function update(caller: Caller, id: string, body: unknown, deps: AdminDeps): Promise<Result<Reply>> {
-  const denied = requireScope(caller, 'api_keys.update');
-  if (denied !== null) return err(denied);
-  const input = checkUpdate(body);
-  if (!input.ok) return input;
+async function update(caller: Caller, id: string, b: UpdateBody, deps: AdminDeps): Promise<Result<Reply>> {
   const found = await visibleKey(deps, caller, id);
   if (!found.ok) return found;
   const k = found.value;
-  const b = input.value;
   if (k.id === BOOTSTRAP_KEY_ID && (b.scopes !== undefined || b.expires_at !== undefined || b.rotation_policy !== undefined)) {
     return err(bootstrapFixed('narrowed, given an expiry or a rotation policy'));
   }
@@ -335,15 +328,14 @@ async function rotatedKey(caller: Caller, id: string, deps: AdminDeps): Promise<
 }
 
 export const apiKeyRoutes: Route[] = [
-  { method: 'POST', path: '/api-keys/:type/:subType', handler: ({ caller, params, body }, deps) => create(caller, params, body, deps) },
-  {
+  // create() checks access after the key type in the path: organisation keys need an organisation caller.
+  route({ method: 'POST', path: '/api-keys/:type/:subType', scope: null, handler: ({ caller, params, body }, deps) => create(caller, params, body, deps) }),
+  route({
     method: 'GET',
     path: '/api-keys',
-    async handler({ caller, query }, deps) {
-      const denied = requireScope(caller, 'api_keys.list');
-      if (denied !== null) return err(denied);
-      const page = pageRequest(query);
-      if (!page.ok) return page;
+    scope: 'api_keys.list',
+    paged: true,
+    async handler({ caller, query, page }, deps) {
       const filter: ApiKeyFilter = {};
       const type = query.get('type');
       if (type !== null) {
@@ -351,40 +343,42 @@ export const apiKeyRoutes: Route[] = [
         if (kind === undefined) return err(invalid(`type: '${type}' is not one of ${Object.keys(TYPE_FILTERS).join(', ')}`, 'type'));
         Object.assign(filter, kind);
       }
-      const ref = query.get('workspace_id');
-      if (ref !== null || caller.level === 'workspace') {
-        const ws = await actingWorkspace(deps.store, caller, ref ?? undefined);
-        if (!ws.ok) return ws;
-        filter.workspaceId = ws.value.id;
-      }
+      const workspaceId = await listedWorkspace(deps.store, caller, query);
+      if (!workspaceId.ok) return workspaceId;
+      filter.workspaceId = workspaceId.value;
       const nowMs = deps.now();
-      return listReply(await deps.store.apiKeys.list(filter, page.value), (k) => apiKeyView(k, nowMs));
+      return listReply(await deps.store.apiKeys.list(filter, page), (k) => apiKeyView(k, nowMs));
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/api-keys/:id',
+    scope: 'api_keys.read',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'api_keys.read');
-      if (denied !== null) return err(denied);
       const k = await visibleKey(deps, caller, params.id!);
       return k.ok ? reply(200, apiKeyView(k.value, deps.now())) : k;
     },
-  },
-  { method: 'PUT', path: '/api-keys/:id', handler: ({ caller, params, body }, deps) => update(caller, params.id!, body, deps) },
-  {
+  }),
+  route({
+    method: 'PUT',
+    path: '/api-keys/:id',
+    scope: 'api_keys.update',
+    body: checkUpdate,
+    handler: ({ caller, params, body }, deps) => update(caller, params.id!, body, deps),
+  }),
+  route({
     method: 'DELETE',
     path: '/api-keys/:id',
+    scope: 'api_keys.delete',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'api_keys.delete');
-      if (denied !== null) return err(denied);
       const k = await visibleKey(deps, caller, params.id!);
       if (!k.ok) return k;
       if (k.value.id === BOOTSTRAP_KEY_ID) return err(bootstrapFixed('deleted'));
       if (!(await deps.store.apiKeys.delete(k.value.id))) return err(notFound('api key', params.id!));
       return reply(200, { id: k.value.id, object: 'api-key', deleted: true });
     },
-  },
-  { method: 'POST', path: '/api-keys/:id/rotate', handler: ({ caller, params, body }, deps) => rotate(caller, params.id!, body, deps) },
-  { method: 'POST', path: '/api-keys/:id/rotated-key', handler: ({ caller, params }, deps) => rotatedKey(caller, params.id!, deps) },
+  }),
+  // maySecretOf, after the key is found: a key rotates itself, and claims its own rotated secret, without api_keys.rotate.
+  route({ method: 'POST', path: '/api-keys/:id/rotate', scope: null, handler: ({ caller, params, body }, deps) => rotate(caller, params.id!, body, deps) }),
+  route({ method: 'POST', path: '/api-keys/:id/rotated-key', scope: null, handler: ({ caller, params }, deps) => rotatedKey(caller, params.id!, deps) }),
 ];

@@ -11,9 +11,9 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { ConfigBody, ConfigStatus, ConfigVersion, SavedConfig, StoredConfig } from '../store/configs.js';
 import { isUniqueViolation } from '../store/db.js';
 import { newSlug } from '../store/ids.js';
-import { actingWorkspace, canSee, notFound, requireScope, writableWorkspace, type Caller } from './access.js';
-import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
-import type { AdminDeps, Reply, Route } from './router.js';
+import { listedWorkspace, notFound, visibleTo, writableWorkspace, type Caller } from './access.js';
+import { bodyChecker, listReply, reply, S } from './input.js';
+import { route, type AdminDeps, type Route } from './router.js';
 
 interface CreateBody {
   name: string;
@@ -114,9 +114,7 @@ function checkConfig(body: ConfigBody): GatewayError | null {
 
 /** A config the caller may see, by id or slug; 404 otherwise. */
 async function visible(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<StoredConfig>> {
-  const c = await deps.store.configs.find(ref);
-  if (c === null || !canSee(caller, c.workspaceId)) return { ok: false, error: notFound('config', ref) };
-  return { ok: true, value: c };
+  return visibleTo(caller, await deps.store.configs.find(ref), (c) => c.workspaceId, 'config', ref);
 }
 
 /** The partial unique index lets one config per workspace be the default; two writers racing for it meet here. */
@@ -124,15 +122,12 @@ const defaultRace = (): GatewayError =>
   new GatewayError(409, "another request changed this workspace's default config at the same time; retry", { code: 'conflict', param: 'is_default' });
 
 export const configRoutes: Route[] = [
-  {
+  route({
     method: 'POST',
     path: '/configs',
-    async handler({ caller, body }, deps): Promise<Result<Reply>> {
-      const denied = requireScope(caller, 'configs.create');
-      if (denied !== null) return { ok: false, error: denied };
-      const input = checkCreate(body);
-      if (!input.ok) return input;
-      const b = input.value;
+    scope: 'configs.create',
+    body: checkCreate,
+    async handler({ caller, body: b }, deps) {
       if (b.slug !== undefined && UUID_SHAPE.test(b.slug)) return { ok: false, error: invalid('slug: must not have the shape of an id', 'slug') };
       const bad = checkConfig(b.config);
       if (bad !== null) return { ok: false, error: bad };
@@ -158,44 +153,33 @@ export const configRoutes: Route[] = [
         }
       }
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/configs',
-    async handler({ caller, query }, deps) {
-      const denied = requireScope(caller, 'configs.list');
-      if (denied !== null) return { ok: false, error: denied };
-      const page = pageRequest(query);
-      if (!page.ok) return page;
-      const ref = query.get('workspace_id') ?? undefined;
-      let workspaceId: string | undefined;
-      if (ref !== undefined || caller.level === 'workspace') {
-        const ws = await actingWorkspace(deps.store, caller, ref);
-        if (!ws.ok) return ws;
-        workspaceId = ws.value.id;
-      }
-      return listReply(await deps.store.configs.list(workspaceId, page.value), configSummary);
+    scope: 'configs.list',
+    paged: true,
+    async handler({ caller, query, page }, deps) {
+      const workspaceId = await listedWorkspace(deps.store, caller, query);
+      if (!workspaceId.ok) return workspaceId;
+      return listReply(await deps.store.configs.list(workspaceId.value, page), configSummary);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/configs/:id',
+    scope: 'configs.read',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'configs.read');
-      if (denied !== null) return { ok: false, error: denied };
       const c = await visible(deps, caller, params.id!);
       return c.ok ? reply(200, configView(c.value)) : c;
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/configs/:id',
-    async handler({ caller, params, body }, deps) {
-      const denied = requireScope(caller, 'configs.update');
-      if (denied !== null) return { ok: false, error: denied };
-      const input = checkUpdate(body);
-      if (!input.ok) return input;
-      const b = input.value;
+    scope: 'configs.update',
+    body: checkUpdate,
+    async handler({ caller, params, body: b }, deps) {
       const c = await visible(deps, caller, params.id!);
       if (!c.ok) return c;
       let config: ConfigBody | undefined;
@@ -223,42 +207,38 @@ export const configRoutes: Route[] = [
         throw e;
       }
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/configs/:id',
+    scope: 'configs.delete',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'configs.delete');
-      if (denied !== null) return { ok: false, error: denied };
       const c = await visible(deps, caller, params.id!);
       if (!c.ok) return c;
       if (!(await deps.store.configs.delete(c.value.id))) return { ok: false, error: notFound('config', params.id!) };
       return reply(200, { object: 'config', id: c.value.id, deleted: true });
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/configs/:id/versions',
-    async handler({ caller, params, query }, deps) {
-      const denied = requireScope(caller, 'configs.read');
-      if (denied !== null) return { ok: false, error: denied };
-      const page = pageRequest(query);
-      if (!page.ok) return page;
+    scope: 'configs.read',
+    paged: true,
+    async handler({ caller, params, page }, deps) {
       const c = await visible(deps, caller, params.id!);
       if (!c.ok) return c;
-      return listReply(await deps.store.configs.versions(c.value.id, page.value), versionView);
+      return listReply(await deps.store.configs.versions(c.value.id, page), versionView);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/configs/:id/versions/:versionId',
+    scope: 'configs.read',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'configs.read');
-      if (denied !== null) return { ok: false, error: denied };
       const c = await visible(deps, caller, params.id!);
       if (!c.ok) return c;
       const v = await deps.store.configs.version(c.value.id, params.versionId!);
       return v === null ? { ok: false, error: notFound('config version', params.versionId!) } : reply(200, versionView(v));
     },
-  },
+  }),
 ];

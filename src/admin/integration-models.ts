@@ -9,10 +9,9 @@
 import { isHttpUrl } from '../config/schema.js';
 import { invalid, type Result } from '../shared/errors.js';
 import type { Integration, IntegrationModel } from '../store/integrations.js';
-import { requireScope } from './access.js';
 import { visibleIntegration, writableIntegration } from './integration-access.js';
 import { bodyChecker, reply } from './input.js';
-import type { AdminDeps, Reply, Route } from './router.js';
+import { route, type AdminDeps, type Reply, type Route } from './router.js';
 
 interface PutBody {
   models: { slug: string; enabled: boolean; configurations?: { custom_host?: string }; pricing_config?: Record<string, unknown> | null }[];
@@ -74,38 +73,34 @@ async function listing(deps: AdminDeps, i: Integration, allowAllModels = i.allow
 const PATH = '/integrations/:id/integration-models';
 
 export const integrationModelRoutes: Route[] = [
-  {
+  route({
     method: 'GET',
     path: PATH,
+    scope: 'integrations.read',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'integrations.read');
-      if (denied !== null) return { ok: false, error: denied };
       const found = await visibleIntegration(deps, caller, params.id!);
       return found.ok ? listing(deps, found.value) : found;
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: PATH,
+    scope: 'integrations.update',
+    body: checkPut,
     async handler({ caller, params, body }, deps) {
-      const denied = requireScope(caller, 'integrations.update');
-      if (denied !== null) return { ok: false, error: denied };
-      const input = checkPut(body);
-      if (!input.ok) return input;
-      const models = checkModels(input.value.models);
+      const models = checkModels(body.models);
       if (!models.ok) return models;
       const found = await writableIntegration(deps, caller, params.id!);
       if (!found.ok) return found;
-      await deps.store.integrations.putModels(found.value.id, models.value, input.value.allow_all_models);
-      return listing(deps, found.value, input.value.allow_all_models);
+      await deps.store.integrations.putModels(found.value.id, models.value, body.allow_all_models);
+      return listing(deps, found.value, body.allow_all_models);
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: PATH,
+    scope: 'integrations.update',
     async handler({ caller, params, query }, deps) {
-      const denied = requireScope(caller, 'integrations.update');
-      if (denied !== null) return { ok: false, error: denied };
       const slugs = (query.get('slugs') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
       if (slugs.length === 0) return { ok: false, error: invalid('slugs: name the models to remove, comma-separated', 'slugs') };
       const found = await writableIntegration(deps, caller, params.id!);
@@ -113,5 +108,5 @@ export const integrationModelRoutes: Route[] = [
       await deps.store.integrations.deleteModels(found.value.id, slugs);
       return listing(deps, found.value);
     },
-  },
+  }),
 ];

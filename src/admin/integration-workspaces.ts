@@ -7,10 +7,10 @@
  */
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { Integration } from '../store/integrations.js';
-import { requireOrganisation, requireScope, type Caller } from './access.js';
+import { requireOrganisation, type Caller } from './access.js';
 import { visibleIntegration } from './integration-access.js';
 import { bodyChecker, reply } from './input.js';
-import type { AdminDeps, Reply, Route } from './router.js';
+import { route, type AdminDeps, type Reply, type Route } from './router.js';
 
 interface PutBody {
   workspaces: { id: string; enabled: boolean }[];
@@ -34,9 +34,12 @@ const checkPut = bodyChecker<PutBody>({
   },
 });
 
-/** An organisation integration, for an organisation key holding `scope`. */
-async function organisationIntegration(deps: AdminDeps, caller: Caller, ref: string, scope: string): Promise<Result<Integration>> {
-  const denied = requireScope(caller, scope) ?? requireOrganisation(caller, 'workspace access of an integration');
+/**
+ * An organisation integration, for an organisation key. The route's scope is
+ * checked first (by the router), the key's level here, as it always was.
+ */
+async function organisationIntegration(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<Integration>> {
+  const denied = requireOrganisation(caller, 'workspace access of an integration');
   if (denied !== null) return { ok: false, error: denied };
   const found = await visibleIntegration(deps, caller, ref);
   if (!found.ok) return found;
@@ -54,19 +57,22 @@ async function listing(deps: AdminDeps, id: string): Promise<Result<Reply>> {
 const PATH = '/integrations/:id/workspaces';
 
 export const integrationWorkspaceRoutes: Route[] = [
-  {
+  route({
     method: 'GET',
     path: PATH,
+    scope: 'integrations.read',
     async handler({ caller, params }, deps) {
-      const found = await organisationIntegration(deps, caller, params.id!, 'integrations.read');
+      const found = await organisationIntegration(deps, caller, params.id!);
       return found.ok ? listing(deps, found.value.id) : found;
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: PATH,
+    scope: 'integrations.update',
+    // The body is read after the integration is found (404/409 before 400).
     async handler({ caller, params, body }, deps) {
-      const found = await organisationIntegration(deps, caller, params.id!, 'integrations.update');
+      const found = await organisationIntegration(deps, caller, params.id!);
       if (!found.ok) return found;
       const input = checkPut(body);
       if (!input.ok) return input;
@@ -81,5 +87,5 @@ export const integrationWorkspaceRoutes: Route[] = [
       await deps.store.integrations.setWorkspaces(found.value.id, changes);
       return listing(deps, found.value.id);
     },
-  },
+  }),
 ];

@@ -18,13 +18,13 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { newId, newSlug } from '../store/ids.js';
 import type { Integration, IntegrationPatch, PricingAdjustments, SecretMapping } from '../store/integrations.js';
 import type { NewVirtualKey } from '../store/virtual-keys.js';
-import { actingWorkspace, notFound, requireScope, writableWorkspace } from './access.js';
+import { listedWorkspace, notFound, writableWorkspace } from './access.js';
 import { checkCredentialSet, KEY_SCHEMA, isProviderField, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
 import { managerDenied, visibleIntegration, writableIntegration } from './integration-access.js';
 import { integrationModelRoutes } from './integration-models.js';
 import { integrationWorkspaceRoutes } from './integration-workspaces.js';
-import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
-import type { AdminDeps, AdminRequest, Reply, Route } from './router.js';
+import { bodyChecker, listReply, reply, S } from './input.js';
+import { route, type AdminDeps, type AdminRequest, type Reply, type Route } from './router.js';
 
 interface CreateBody {
   name: string;
@@ -146,12 +146,7 @@ function credentialSet(provider: string, f: StoredFields, mappings: readonly Sec
   return problem === null ? { ok: true, value: f } : { ok: false, error: problem };
 }
 
-async function create({ caller, body }: AdminRequest, deps: AdminDeps): Promise<Result<Reply>> {
-  const denied = requireScope(caller, 'integrations.create');
-  if (denied !== null) return { ok: false, error: denied };
-  const input = checkCreate(body);
-  if (!input.ok) return input;
-  const b = input.value;
+async function create({ caller, body: b }: AdminRequest<CreateBody>, deps: AdminDeps): Promise<Result<Reply>> {
   const providerParam = b.ai_provider_id !== undefined ? 'ai_provider_id' : 'provider';
   const providerName = b.ai_provider_id ?? b.provider;
   if (providerName === undefined) return { ok: false, error: invalid('ai_provider_id: is required', 'ai_provider_id') };
@@ -224,12 +219,7 @@ async function create({ caller, body }: AdminRequest, deps: AdminDeps): Promise<
   return reply(201, { id, slug, object: 'integration', ...(defaultProvider === null ? {} : { default_provider_slug: providerSlug }) });
 }
 
-async function update({ caller, params, body }: AdminRequest, deps: AdminDeps): Promise<Result<Reply>> {
-  const denied = requireScope(caller, 'integrations.update');
-  if (denied !== null) return { ok: false, error: denied };
-  const input = checkUpdate(body);
-  if (!input.ok) return input;
-  const b = input.value;
+async function update({ caller, params, body: b }: AdminRequest<UpdateBody>, deps: AdminDeps): Promise<Result<Reply>> {
   const found = await writableIntegration(deps, caller, params.id!);
   if (!found.ok) return found;
   const i = found.value;
@@ -258,52 +248,43 @@ async function update({ caller, params, body }: AdminRequest, deps: AdminDeps): 
 const TYPES = ['workspace', 'organisation', 'all'];
 
 export const integrationRoutes: Route[] = [
-  { method: 'POST', path: '/integrations', handler: create },
-  {
+  route({ method: 'POST', path: '/integrations', scope: 'integrations.create', body: checkCreate, handler: create }),
+  route({
     method: 'GET',
     path: '/integrations',
-    async handler({ caller, query }, deps) {
-      const denied = requireScope(caller, 'integrations.list');
-      if (denied !== null) return { ok: false, error: denied };
-      const page = pageRequest(query);
-      if (!page.ok) return page;
+    scope: 'integrations.list',
+    paged: true,
+    async handler({ caller, query, page }, deps) {
       const type = query.get('type') ?? 'all';
       if (!TYPES.includes(type)) return { ok: false, error: invalid(`type: '${type}' is not one of ${TYPES.join(', ')}`, 'type') };
       // workspace_id: the integrations that workspace can use; workspace keys see only theirs.
-      const named = query.get('workspace_id');
-      let accessibleBy: string | undefined;
-      if (named !== null || caller.level === 'workspace') {
-        const ws = await actingWorkspace(deps.store, caller, named ?? undefined);
-        if (!ws.ok) return ws;
-        accessibleBy = ws.value.id;
-      }
-      const filter = { accessibleBy, type: type === 'all' ? undefined : (type as 'workspace' | 'organisation') };
-      return listReply(await deps.store.integrations.list(filter, page.value), integrationView);
+      const accessibleBy = await listedWorkspace(deps.store, caller, query);
+      if (!accessibleBy.ok) return accessibleBy;
+      const filter = { accessibleBy: accessibleBy.value, type: type === 'all' ? undefined : (type as 'workspace' | 'organisation') };
+      return listReply(await deps.store.integrations.list(filter, page), integrationView);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/integrations/:id',
+    scope: 'integrations.read',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'integrations.read');
-      if (denied !== null) return { ok: false, error: denied };
       const found = await visibleIntegration(deps, caller, params.id!);
       return found.ok ? reply(200, integrationView(found.value)) : found;
     },
-  },
-  { method: 'PUT', path: '/integrations/:id', handler: update },
-  {
+  }),
+  route({ method: 'PUT', path: '/integrations/:id', scope: 'integrations.update', body: checkUpdate, handler: update }),
+  route({
     method: 'DELETE',
     path: '/integrations/:id',
+    scope: 'integrations.delete',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'integrations.delete');
-      if (denied !== null) return { ok: false, error: denied };
       const found = await writableIntegration(deps, caller, params.id!);
       if (!found.ok) return found;
       await deps.store.integrations.delete(found.value.id);
       return reply(200, { id: found.value.id, object: 'integration', deleted: true });
     },
-  },
+  }),
   ...integrationModelRoutes,
   ...integrationWorkspaceRoutes,
 ];

@@ -11,14 +11,14 @@
  */
 import { GatewayError, type Result } from '../shared/errors.js';
 import type { Invite, InviteStatus } from '../store/invites.js';
-import { normaliseEmail, ORG_ROLES, type OrgRole } from '../store/users.js';
+import { normaliseEmail, ORG_ROLES } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
-import { notFound, requireOrganisation, requireScope } from './access.js';
-import { bodyChecker, listReply, pageRequest, reply } from './input.js';
-import { resolveSeats, seconds, type Seat } from './membership.js';
-import { requireIdentityAdmin, requireOwnerFor, roleSchema } from './roles.js';
-import type { AdminDeps, Reply, Route } from './router.js';
-import { createUser, EMAIL_SCHEMA, emailTaken, joinedView, PERSON_NAME, SEATS_SCHEMA } from './users.js';
+import { notFound } from './access.js';
+import { bodyChecker, listReply, reply } from './input.js';
+import { seconds, type Seat } from './membership.js';
+import { requireIdentityAdmin, roleSchema } from './roles.js';
+import { route, type AdminDeps, type Route } from './router.js';
+import { createUser, EMAIL_SCHEMA, emailTaken, joinedView, newcomer, PERSON_NAME, SEATS_SCHEMA } from './users.js';
 
 /** Portkey's invitations last a week; so do these. */
 const INVITE_TTL_S = 7 * 86_400;
@@ -82,20 +82,19 @@ async function remainingSeats(deps: AdminDeps, invite: Invite): Promise<Seat[]> 
 }
 
 export const inviteRoutes: Route[] = [
-  {
+  route({
     method: 'POST',
     path: '/users/invites',
-    async handler({ caller, body }, deps): Promise<Result<Reply>> {
+    scope: null, // requireIdentityAdmin in the handler
+    async handler({ caller, body }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.create', 'inviting a user');
       if (denied !== null) return { ok: false, error: denied };
       const input = checkCreate(body);
       if (!input.ok) return input;
       const b = input.value;
-      const role = (b.role?.toLowerCase() ?? 'member') as OrgRole;
-      const owner = requireOwnerFor(caller, role);
-      if (owner !== null) return { ok: false, error: owner };
-      const seats = await resolveSeats(deps.store, b.workspaces ?? [], 'workspaces');
-      if (!seats.ok) return seats;
+      const joins = await newcomer(deps, caller, b);
+      if (!joins.ok) return joins;
+      const { role, seats } = joins.value;
       const email = normaliseEmail(b.email);
       const now = seconds(deps);
       if ((await deps.store.users.byEmail(email)) !== null) return { ok: false, error: emailTaken(email) };
@@ -103,40 +102,40 @@ export const inviteRoutes: Route[] = [
         return { ok: false, error: new GatewayError(409, `'${email}' already has a pending invite`, { code: 'conflict', param: 'email' }) };
       }
       const invite = await deps.store.users.invites.create(
-        { email, role, workspaces: seats.value.map((s) => ({ id: s.workspace.id, role: s.role })), expiresAt: now + INVITE_TTL_S },
+        { email, role, workspaces: seats.map((s) => ({ id: s.workspace.id, role: s.role })), expiresAt: now + INVITE_TTL_S },
         now,
       );
       return reply(201, inviteView(invite));
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/users/invites',
-    async handler({ caller, query }, deps) {
-      const denied = requireOrganisation(caller, 'listing invites') ?? requireScope(caller, 'users.list');
-      if (denied !== null) return { ok: false, error: denied };
-      const page = pageRequest(query);
-      if (!page.ok) return page;
+    organisation: 'listing invites',
+    scope: 'users.list',
+    paged: true,
+    async handler({ query, page }, deps) {
       const status = query.get('status') ?? undefined;
       if (status !== undefined && !STATUSES.includes(status as InviteStatus)) {
         return { ok: false, error: new GatewayError(400, `status: must be one of ${STATUSES.join(', ')}`, { param: 'status' }) };
       }
-      return listReply(await deps.store.users.invites.list(status as InviteStatus | undefined, seconds(deps), page.value), inviteView);
+      return listReply(await deps.store.users.invites.list(status as InviteStatus | undefined, seconds(deps), page), inviteView);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/users/invites/:id',
-    async handler({ caller, params }, deps) {
-      const denied = requireOrganisation(caller, 'reading an invite') ?? requireScope(caller, 'users.read');
-      if (denied !== null) return { ok: false, error: denied };
+    organisation: 'reading an invite',
+    scope: 'users.read',
+    async handler({ params }, deps) {
       const invite = await found(deps, params.id!);
       return invite.ok ? reply(200, inviteView(invite.value)) : invite;
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/users/invites/:id/accept',
+    scope: null, // requireIdentityAdmin in the handler
     async handler({ caller, params, body }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.create', 'accepting an invite');
       if (denied !== null) return { ok: false, error: denied };
@@ -158,15 +157,16 @@ export const inviteRoutes: Route[] = [
       if (!made.ok) return made;
       return reply(201, { ...joinedView(made.value.user, seats, made.value.issued), invite_id: i.id });
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/users/invites/:id',
+    scope: null, // requireIdentityAdmin in the handler
     async handler({ caller, params }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.delete', 'deleting an invite');
       if (denied !== null) return { ok: false, error: denied };
       if (!(await deps.store.users.invites.delete(params.id!))) return { ok: false, error: notFound('invite', params.id!) };
       return reply(200, { id: params.id, object: 'invite', deleted: true });
     },
-  },
+  }),
 ];

@@ -9,11 +9,11 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { Member } from '../store/members.js';
 import { WORKSPACE_ROLES, type User, type WorkspaceRole } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
-import { isOrgAdmin, notFound, requireScope, type Caller } from './access.js';
+import { isOrgAdmin, notFound, type Caller } from './access.js';
 import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
 import { announceDropped, seat, unseat } from './membership.js';
 import { roleSchema } from './roles.js';
-import type { AdminDeps, Reply, Route } from './router.js';
+import { route, type AdminDeps, type Route } from './router.js';
 import type { IssuedKey } from './user-keys.js';
 import { roleFilter } from './users.js';
 import { readableWorkspace, visibleWorkspace } from './workspaces.js';
@@ -61,8 +61,6 @@ function memberView(m: Member): Record<string, unknown> {
 
 /** The workspace a member change acts on: visible (404), manageable by the caller (403), active (409). */
 async function manageable(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<Workspace>> {
-  const denied = requireScope(caller, 'workspaces.update');
-  if (denied !== null) return { ok: false, error: denied };
   const ws = await visibleWorkspace(deps, caller, ref);
   if (!ws.ok) return ws;
   const manager = isOrgAdmin(caller) || (caller.level === 'workspace' && (caller.workspaceRole === 'admin' || caller.workspaceRole === 'manager'));
@@ -76,11 +74,13 @@ async function member(deps: AdminDeps, ws: Workspace, userId: string): Promise<R
   return m === null ? { ok: false, error: notFound('workspace member', userId) } : { ok: true, value: m };
 }
 
+// Member changes read their body after the workspace is found and manageable (404/403/409 before 400).
 export const memberRoutes: Route[] = [
-  {
+  route({
     method: 'POST',
     path: '/workspaces/:id/users',
-    async handler({ caller, params, body }, deps): Promise<Result<Reply>> {
+    scope: 'workspaces.update',
+    async handler({ caller, params, body }, deps) {
       const ws = await manageable(deps, caller, params.id!);
       if (!ws.ok) return ws;
       const input = checkAdd(body);
@@ -109,13 +109,13 @@ export const memberRoutes: Route[] = [
       }
       return reply(201, { object: 'list', data: added.map(memberView), api_keys: issued });
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/workspaces/:id/users',
+    scope: 'workspaces.read',
+    // Paging is read after the workspace is found (404 before 400).
     async handler({ caller, params, query }, deps) {
-      const denied = requireScope(caller, 'workspaces.read');
-      if (denied !== null) return { ok: false, error: denied };
       const ws = await readableWorkspace(deps, caller, params.id!);
       if (!ws.ok) return ws;
       const page = pageRequest(query);
@@ -124,22 +124,22 @@ export const memberRoutes: Route[] = [
       if (!role.ok) return role;
       return listReply(await deps.store.users.members.list(ws.value.id, { role: role.value, email: query.get('email') ?? undefined }, page.value), memberView);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/workspaces/:id/users/:userId',
+    scope: 'workspaces.read',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'workspaces.read');
-      if (denied !== null) return { ok: false, error: denied };
       const ws = await readableWorkspace(deps, caller, params.id!);
       if (!ws.ok) return ws;
       const m = await member(deps, ws.value, params.userId!);
       return m.ok ? reply(200, memberView(m.value)) : m;
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/workspaces/:id/users/:userId',
+    scope: 'workspaces.update',
     async handler({ caller, params, body }, deps) {
       const ws = await manageable(deps, caller, params.id!);
       if (!ws.ok) return ws;
@@ -150,10 +150,11 @@ export const memberRoutes: Route[] = [
       await deps.store.users.members.setRole(ws.value.id, m.value.id, input.value.role.toLowerCase() as WorkspaceRole);
       return reply(200, memberView({ ...m.value, role: input.value.role.toLowerCase() as WorkspaceRole }));
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/workspaces/:id/users/:userId',
+    scope: 'workspaces.update',
     async handler({ caller, params }, deps) {
       const ws = await manageable(deps, caller, params.id!);
       if (!ws.ok) return ws;
@@ -163,5 +164,5 @@ export const memberRoutes: Route[] = [
       announceDropped(deps, dropped);
       return reply(200, { id: m.value.id, object: 'workspace-user', workspace_id: ws.value.id, deleted: true, deleted_api_keys: dropped });
     },
-  },
+  }),
 ];

@@ -21,9 +21,9 @@ import {
 } from '../store/rate-limit-policies.js';
 import type { Store } from '../store/store.js';
 import type { Workspace } from '../store/workspaces.js';
-import { actingWorkspace, canSee, notFound, requireScope, writableWorkspace, type Caller } from './access.js';
-import { bodyChecker, iso, listReply, pageRequest, reply, S } from './input.js';
-import type { AdminDeps, Route } from './router.js';
+import { listedWorkspace, notFound, visibleTo, writableWorkspace, type Caller } from './access.js';
+import { bodyChecker, iso, listReply, reply, S } from './input.js';
+import { route, type AdminDeps, type Route } from './router.js';
 
 const OBJECT = 'policy_rate_limits';
 
@@ -154,9 +154,7 @@ function checkGroupBy(groupBy: readonly PolicyGroupBy[]): Result<PolicyGroupBy[]
 
 /** A policy the caller may see; 404 otherwise (another workspace's policy is not disclosed). */
 async function visible(deps: AdminDeps, caller: Caller, id: string): Promise<Result<RateLimitPolicy>> {
-  const p = await deps.store.rateLimitPolicies.get(id);
-  if (p === null || !canSee(caller, p.workspaceId)) return { ok: false, error: notFound('rate-limit policy', id) };
-  return { ok: true, value: p };
+  return visibleTo(caller, await deps.store.rateLimitPolicies.get(id), (p) => p.workspaceId, 'rate-limit policy', id);
 }
 
 /** A query parameter that must be one of `allowed` (comma-separated when `many`). */
@@ -170,15 +168,12 @@ function oneOf<T extends string>(query: URLSearchParams, name: string, allowed: 
 }
 
 export const rateLimitRoutes: Route[] = [
-  {
+  route({
     method: 'POST',
     path: '/policies/rate-limits',
-    async handler({ caller, body }, deps) {
-      const denied = requireScope(caller, 'policies.create');
-      if (denied !== null) return { ok: false, error: denied };
-      const input = checkCreate(body);
-      if (!input.ok) return input;
-      const b = input.value;
+    scope: 'policies.create',
+    body: checkCreate,
+    async handler({ caller, body: b }, deps) {
       const ws = await writableWorkspace(deps.store, caller, b.workspace_id);
       if (!ws.ok) return ws;
       const conditions = await checkConditions(deps.store, ws.value, b.conditions);
@@ -196,39 +191,30 @@ export const rateLimitRoutes: Route[] = [
       });
       return reply(201, { id: p.id, object: OBJECT });
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/policies/rate-limits',
-    async handler({ caller, query }, deps) {
-      const denied = requireScope(caller, 'policies.list');
-      if (denied !== null) return { ok: false, error: denied };
-      const page = pageRequest(query);
-      if (!page.ok) return page;
+    scope: 'policies.list',
+    paged: true,
+    async handler({ caller, query, page }, deps) {
       const statuses = oneOf(query, 'status', POLICY_STATUSES, true);
       if (!statuses.ok) return statuses;
       const type = oneOf(query, 'type', RATE_LIMIT_TYPES);
       if (!type.ok) return type;
       const unit = oneOf(query, 'unit', RATE_UNITS);
       if (!unit.ok) return unit;
-      // Organisation keys list every workspace's policies unless they name one.
-      const ref = query.get('workspace_id') ?? undefined;
-      let workspaceId: string | undefined;
-      if (ref !== undefined || caller.level === 'workspace') {
-        const ws = await actingWorkspace(deps.store, caller, ref);
-        if (!ws.ok) return ws;
-        workspaceId = ws.value.id;
-      }
-      const filter = { statuses: statuses.value ?? ['active' as const], workspaceId, type: type.value?.[0], unit: unit.value?.[0] };
-      return listReply(await deps.store.rateLimitPolicies.list(filter, page.value), rateLimitPolicyView);
+      const workspaceId = await listedWorkspace(deps.store, caller, query);
+      if (!workspaceId.ok) return workspaceId;
+      const filter = { statuses: statuses.value ?? ['active' as const], workspaceId: workspaceId.value, type: type.value?.[0], unit: unit.value?.[0] };
+      return listReply(await deps.store.rateLimitPolicies.list(filter, page), rateLimitPolicyView);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/policies/rate-limits/:id',
+    scope: 'policies.read',
     async handler({ caller, params, query }, deps) {
-      const denied = requireScope(caller, 'policies.read');
-      if (denied !== null) return { ok: false, error: denied };
       const status = oneOf(query, 'status', POLICY_STATUSES);
       if (!status.ok) return status;
       const p = await visible(deps, caller, params.id!);
@@ -236,18 +222,16 @@ export const rateLimitRoutes: Route[] = [
       if (status.value !== undefined && p.value.status !== status.value[0]) return { ok: false, error: notFound(`${status.value[0]} rate-limit policy`, params.id!) };
       return reply(200, rateLimitPolicyView(p.value));
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/policies/rate-limits/:id',
+    scope: 'policies.update',
+    body: checkUpdate,
     async handler({ caller, params, body }, deps) {
-      const denied = requireScope(caller, 'policies.update');
-      if (denied !== null) return { ok: false, error: denied };
-      const input = checkUpdate(body);
-      if (!input.ok) return input;
       const p = await visible(deps, caller, params.id!);
       if (!p.ok) return p;
-      const { conditions: newConditions, group_by: newGroupBy, ...rest } = input.value;
+      const { conditions: newConditions, group_by: newGroupBy, ...rest } = body;
       const patch: RateLimitPolicyPatch = rest;
       if (newConditions !== undefined) {
         const ws = await deps.store.workspaces.get(p.value.workspaceId);
@@ -264,17 +248,16 @@ export const rateLimitRoutes: Route[] = [
       const updated = await deps.store.rateLimitPolicies.update(p.value.id, patch);
       return updated === null ? { ok: false, error: notFound('rate-limit policy', params.id!) } : reply(200, rateLimitPolicyView(updated));
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/policies/rate-limits/:id',
+    scope: 'policies.delete',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'policies.delete');
-      if (denied !== null) return { ok: false, error: denied };
       const p = await visible(deps, caller, params.id!);
       if (!p.ok) return p;
       await deps.store.rateLimitPolicies.delete(p.value.id);
       return reply(200, { id: p.value.id, object: OBJECT, deleted: true });
     },
-  },
+  }),
 ];

@@ -1,16 +1,19 @@
 /**
  * The management API's dispatcher: a table of routes (method, path pattern,
- * handler), matched after authentication. Handlers get the caller, path
- * parameters, query and parsed JSON body, and return a reply or an error as
- * a value; this module writes either.
+ * declared checks, handler), matched after authentication. The router
+ * applies a route's access, body and paging checks; the handler gets the
+ * caller, path parameters, query and checked body, and returns a reply or an
+ * error as a value; this module writes either.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody } from '../server/body.js';
 import { sendError, sendJson } from '../server/respond.js';
-import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import { err, GatewayError, invalid, ok, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Store } from '../store/store.js';
-import { resolveCaller, type Caller } from './access.js';
+import type { PageRequest } from '../store/page.js';
+import { requireOrganisation, requireScope, resolveCaller, type Caller } from './access.js';
+import { pageRequest } from './input.js';
 import type { Secrets } from '../store/secrets.js';
 
 export interface AdminDeps {
@@ -22,12 +25,14 @@ export interface AdminDeps {
   maxBodyBytes: number;
 }
 
-export interface AdminRequest {
+export interface AdminRequest<B = unknown, P extends boolean = false> {
   caller: Caller;
   params: Readonly<Record<string, string>>;
   query: URLSearchParams;
-  /** Parsed JSON body; undefined when the request had none. */
-  body: unknown;
+  /** The body as the route's `body` checker passed it; without one, the parsed JSON (undefined when the request had none). */
+  body: B;
+  /** `limit` and `after`, on routes declared `paged: true`. */
+  page: P extends true ? PageRequest : undefined;
 }
 
 export interface Reply {
@@ -35,13 +40,30 @@ export interface Reply {
   body: unknown;
 }
 
-export type Handler = (req: AdminRequest, deps: AdminDeps) => Promise<Result<Reply>>;
-
-export interface Route {
+/**
+ * One management route. What every route checks first is declared here and
+ * applied by the router before the handler runs, in this order:
+ * `organisation` (403 for workspace keys), `scope` (403 without it), `body`
+ * (400 naming the field), `paged` (400 for a bad `limit`). A route whose
+ * access check is special declares `scope: null`, says where it checks, and
+ * reads the raw body itself when that check must come first.
+ */
+export interface Route<B = unknown, P extends boolean = boolean> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path after /v1 with `:name` parameters, e.g. `/api-keys/:id/rotate`. */
   path: string;
-  handler: Handler;
+  /** What needs an organisation key ("creating a workspace"), checked before the scope. */
+  organisation?: string;
+  scope: string | null;
+  body?: (raw: unknown) => Result<B>;
+  paged?: P;
+  // Method syntax (parameters checked bivariantly): one table holds routes of many body types; route() types each handler by its own checker.
+  handler(req: AdminRequest<B, P>, deps: AdminDeps): Promise<Result<Reply>>;
+}
+
+/** A route with its handler typed by its declarations (`body` checker, `paged`). */
+export function route<B = unknown, P extends boolean = false>(r: Route<B, P>): Route {
+  return r;
 }
 
 interface Compiled {
@@ -79,7 +101,7 @@ export class AdminRouter {
       const body = await readJson(req, deps.maxBodyBytes);
       if (!body.ok) return sendError(res, body.error);
       const caller = await resolveCaller(deps.store, key);
-      const out = await c.route.handler({ caller, params, query: new URLSearchParams(query), body: body.value }, deps);
+      const out = await run(c.route, caller, params, new URLSearchParams(query), body.value, deps);
       if (!out.ok) return sendError(res, out.error);
       if (out.value.status === 204) {
         res.writeHead(204).end();
@@ -94,6 +116,18 @@ export class AdminRouter {
         : new GatewayError(404, `no route for ${req.method} /v1${sub}`, { code: 'route_not_found' }),
     );
   }
+}
+
+/** The route's declared checks, in order, then its handler. */
+async function run(route: Route, caller: Caller, params: Record<string, string>, query: URLSearchParams, raw: unknown, deps: AdminDeps): Promise<Result<Reply>> {
+  const denied =
+    (route.organisation === undefined ? null : requireOrganisation(caller, route.organisation)) ?? (route.scope === null ? null : requireScope(caller, route.scope));
+  if (denied !== null) return err(denied);
+  const body = route.body === undefined ? ok(raw) : route.body(raw);
+  if (!body.ok) return body;
+  const page = route.paged === true ? pageRequest(query) : ok(undefined);
+  if (!page.ok) return page;
+  return route.handler({ caller, params, query, body: body.value, page: page.value }, deps);
 }
 
 /**

@@ -20,7 +20,7 @@ import type { Workspace } from '../store/workspaces.js';
 import { announceDropped, seat, seconds, unseat, type Seat } from './membership.js';
 import { requireIdentityAdmin } from './roles.js';
 import { bodyChecker, iso, reply, S } from './input.js';
-import type { AdminDeps, Reply, Route } from './router.js';
+import { route, type AdminDeps, type Route } from './router.js';
 import type { IssuedKey } from './user-keys.js';
 import { createUser, EMAIL_SCHEMA } from './users.js';
 
@@ -202,10 +202,11 @@ function nameTaken(name: string, param: string): GatewayError {
 }
 
 export const scimProvisioningRoutes: Route[] = [
-  {
+  route({
     method: 'POST',
     path: '/scim/v2/Users',
-    async handler({ caller, body }, deps): Promise<Result<Reply>> {
+    scope: null, // requireIdentityAdmin in the handler
+    async handler({ caller, body }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.create', 'provisioning a user');
       if (denied !== null) return { ok: false, error: denied };
       const input = checkUser(body);
@@ -216,10 +217,11 @@ export const scimProvisioningRoutes: Route[] = [
       const made = await createUser(deps, { email: email.value, firstName: name?.givenName ?? null, lastName: name?.familyName ?? null, role: 'member' }, []);
       return made.ok ? reply(201, userResource(made.value.user)) : made;
     },
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/scim/v2/Groups',
+    scope: null, // requireIdentityAdmin in the handler
     async handler({ caller, body }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.create', 'provisioning a group');
       if (denied !== null) return { ok: false, error: denied };
@@ -243,10 +245,11 @@ export const scimProvisioningRoutes: Route[] = [
       const issued = await applyGroup(deps, group, current, target, null);
       return reply(adopted ? 200 : 201, { ...groupResource(group, await scim.members(group.id)), api_keys: issued });
     },
-  },
-  {
+  }),
+  route({
     method: 'PATCH',
     path: '/scim/v2/Groups/:id',
+    scope: null, // requireIdentityAdmin in the handler
     async handler({ caller, params, body }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.update', 'changing a group');
       if (denied !== null) return { ok: false, error: denied };
@@ -268,5 +271,5 @@ export const scimProvisioningRoutes: Route[] = [
       const after = (await scim.group(group.id)) ?? group;
       return reply(200, { ...groupResource(after, await scim.members(group.id)), api_keys: issued });
     },
-  },
+  }),
 ];

@@ -8,15 +8,15 @@
  * (200). The group's members join the workspace with the mapping's role;
  * deleting the mapping removes the memberships it alone gave.
  */
-import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import { GatewayError, invalid } from '../shared/errors.js';
 import { isUniqueViolation } from '../store/db.js';
 import type { ScimGroup, ScimMapping } from '../store/scim.js';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../store/users.js';
-import { notFound, requireOrganisation, requireScope } from './access.js';
-import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
+import { notFound } from './access.js';
+import { bodyChecker, listReply, reply, S } from './input.js';
 import { announceDropped, seat, seconds, unseat } from './membership.js';
 import { requireIdentityAdmin, roleSchema } from './roles.js';
-import type { Reply, Route } from './router.js';
+import { route, type Route } from './router.js';
 import type { IssuedKey } from './user-keys.js';
 import { roleFilter } from './users.js';
 
@@ -39,10 +39,11 @@ function mappingView(m: ScimMapping): Record<string, unknown> {
 }
 
 export const scimMappingRoutes: Route[] = [
-  {
+  route({
     method: 'POST',
     path: '/scim/workspaces',
-    async handler({ caller, body }, deps): Promise<Result<Reply>> {
+    scope: null, // requireIdentityAdmin in the handler
+    async handler({ caller, body }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.update', 'mapping a SCIM group');
       if (denied !== null) return { ok: false, error: denied };
       const input = checkCreate(body);
@@ -92,15 +93,14 @@ export const scimMappingRoutes: Route[] = [
         throw e;
       }
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/scim/workspaces',
-    async handler({ caller, query }, deps) {
-      const denied = requireOrganisation(caller, 'listing SCIM mappings') ?? requireScope(caller, 'users.list');
-      if (denied !== null) return { ok: false, error: denied };
-      const page = pageRequest(query);
-      if (!page.ok) return page;
+    organisation: 'listing SCIM mappings',
+    scope: 'users.list',
+    paged: true,
+    async handler({ query, page }, deps) {
       const role = roleFilter(query, WORKSPACE_ROLES);
       if (!role.ok) return role;
       const wsRef = query.get('workspace_id');
@@ -111,12 +111,13 @@ export const scimMappingRoutes: Route[] = [
         workspaceId = ws.id;
       }
       const filter = { workspaceId, groupId: query.get('scim_group_id') ?? undefined, role: role.value };
-      return listReply(await deps.store.users.scim.listMappings(filter, page.value), mappingView);
+      return listReply(await deps.store.users.scim.listMappings(filter, page), mappingView);
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/scim/workspaces/:id',
+    scope: null, // requireIdentityAdmin in the handler
     async handler({ caller, params }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.update', 'deleting a SCIM mapping');
       if (denied !== null) return { ok: false, error: denied };
@@ -132,5 +133,5 @@ export const scimMappingRoutes: Route[] = [
       announceDropped(deps, dropped);
       return reply(200, { id: mapping.id, object: 'scim_workspace_mapping', deleted: true });
     },
-  },
+  }),
 ];

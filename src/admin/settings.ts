@@ -4,13 +4,11 @@
  * GET /v1/workspaces/:id/settings (overrides are written through
  * PUT /v1/workspaces/:id `settings`, see overrides.ts).
  */
-import type { Result } from '../shared/errors.js';
 import type { OrgSettings, SecuritySettings } from '../store/settings.js';
-import { requireOrganisation, requireScope } from './access.js';
 import { bodyChecker, reply } from './input.js';
 import { SECURITY_KEYS } from './overrides.js';
 import { requireIdentityAdmin } from './roles.js';
-import type { Reply, Route } from './router.js';
+import { route, type Route } from './router.js';
 import { readableWorkspace } from './workspaces.js';
 
 /** Spec Limits: the session TTL is at least 900 seconds. */
@@ -51,18 +49,19 @@ function orgView(s: OrgSettings): Record<string, unknown> {
 }
 
 export const settingsRoutes: Route[] = [
-  {
+  route({
     method: 'GET',
     path: '/organisation/settings',
-    async handler({ caller }, deps): Promise<Result<Reply>> {
-      const denied = requireOrganisation(caller, 'reading organisation settings') ?? requireScope(caller, 'organisation_settings.read');
-      if (denied !== null) return { ok: false, error: denied };
+    organisation: 'reading organisation settings',
+    scope: 'organisation_settings.read',
+    async handler(_req, deps) {
       return reply(200, orgView(await deps.store.settings.organisation()));
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/organisation/settings',
+    scope: null, // requireIdentityAdmin in the handler
     async handler({ caller, body }, deps) {
       const denied = requireIdentityAdmin(caller, 'organisation_settings.update', 'changing organisation settings');
       if (denied !== null) return { ok: false, error: denied };
@@ -79,13 +78,12 @@ export const settingsRoutes: Route[] = [
       await deps.store.settings.saveOrganisation(next);
       return reply(200, orgView(next));
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/workspaces/:id/settings',
+    scope: 'workspaces.read',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'workspaces.read');
-      if (denied !== null) return { ok: false, error: denied };
       const ws = await readableWorkspace(deps, caller, params.id!);
       if (!ws.ok) return ws;
       return reply(200, {
@@ -95,5 +93,5 @@ export const settingsRoutes: Route[] = [
         overrides: ws.value.settings ?? {},
       });
     },
-  },
+  }),
 ];

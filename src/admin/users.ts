@@ -8,11 +8,11 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { isUniqueViolation, type Db } from '../store/db.js';
 import type { Seating } from '../store/members.js';
 import { ORG_ROLES, WORKSPACE_ROLES, type NewUser, type OrgRole, type User } from '../store/users.js';
-import { notFound, requireOrganisation, requireScope } from './access.js';
-import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
+import { notFound, type Caller } from './access.js';
+import { bodyChecker, listReply, reply, S } from './input.js';
 import { resolveSeats, seat, seconds, type Seat } from './membership.js';
 import { requireIdentityAdmin, requireOwnerFor, roleSchema } from './roles.js';
-import type { AdminDeps, Reply, Route } from './router.js';
+import { route, type AdminDeps, type Route } from './router.js';
 import type { IssuedKey } from './user-keys.js';
 
 export const EMAIL_SCHEMA = { type: 'string', maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', description: 'an email address' };
@@ -97,6 +97,15 @@ export async function createUser(
   }
 }
 
+/** What a new user (or an invite) asks for: the organisation role (member unless named; only owners grant owner) and the workspaces to join. */
+export async function newcomer(deps: AdminDeps, caller: Caller, b: { role?: string; workspaces?: { id: string; role: string }[] }): Promise<Result<{ role: OrgRole; seats: Seat[] }>> {
+  const role = (b.role?.toLowerCase() ?? 'member') as OrgRole;
+  const owner = requireOwnerFor(caller, role);
+  if (owner !== null) return { ok: false, error: owner };
+  const seats = await resolveSeats(deps.store, b.workspaces ?? [], 'workspaces');
+  return seats.ok ? { ok: true, value: { role, seats: seats.value } } : seats;
+}
+
 export function emailTaken(email: string, param = 'email'): GatewayError {
   return new GatewayError(409, `a user with the email '${email}' exists`, { code: 'conflict', param });
 }
@@ -119,53 +128,52 @@ async function view(deps: AdminDeps, user: User): Promise<Record<string, unknown
 }
 
 export const userRoutes: Route[] = [
-  {
+  route({
     method: 'POST',
     path: '/users',
-    async handler({ caller, body }, deps): Promise<Result<Reply>> {
+    scope: null, // requireIdentityAdmin in the handler
+    async handler({ caller, body }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.create', 'creating a user');
       if (denied !== null) return { ok: false, error: denied };
       const input = checkCreate(body);
       if (!input.ok) return input;
       const b = input.value;
-      const role = (b.role?.toLowerCase() ?? 'member') as OrgRole;
-      const owner = requireOwnerFor(caller, role);
-      if (owner !== null) return { ok: false, error: owner };
-      const seats = await resolveSeats(deps.store, b.workspaces ?? [], 'workspaces');
-      if (!seats.ok) return seats;
-      const made = await createUser(deps, { email: b.email, firstName: b.first_name ?? null, lastName: b.last_name ?? null, role }, seats.value);
+      const joins = await newcomer(deps, caller, b);
+      if (!joins.ok) return joins;
+      const { role, seats } = joins.value;
+      const made = await createUser(deps, { email: b.email, firstName: b.first_name ?? null, lastName: b.last_name ?? null, role }, seats);
       if (!made.ok) return made;
-      return reply(201, joinedView(made.value.user, seats.value, made.value.issued));
+      return reply(201, joinedView(made.value.user, seats, made.value.issued));
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/users',
-    async handler({ caller, query }, deps) {
-      const denied = requireOrganisation(caller, 'listing users') ?? requireScope(caller, 'users.list');
-      if (denied !== null) return { ok: false, error: denied };
-      const page = pageRequest(query);
-      if (!page.ok) return page;
+    organisation: 'listing users',
+    scope: 'users.list',
+    paged: true,
+    async handler({ query, page }, deps) {
       const role = roleFilter(query, ORG_ROLES);
       if (!role.ok) return role;
-      const users = await deps.store.users.list({ email: query.get('email') ?? undefined, role: role.value }, page.value);
+      const users = await deps.store.users.list({ email: query.get('email') ?? undefined, role: role.value }, page);
       const seats = await deps.store.users.members.seatsOf(users.data.map((u) => u.id));
       return listReply(users, (u) => userView(u, seats.get(u.id) ?? []));
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/users/:id',
-    async handler({ caller, params }, deps) {
-      const denied = requireOrganisation(caller, 'reading a user') ?? requireScope(caller, 'users.read');
-      if (denied !== null) return { ok: false, error: denied };
+    organisation: 'reading a user',
+    scope: 'users.read',
+    async handler({ params }, deps) {
       const user = await found(deps, params.id!);
       return user.ok ? reply(200, await view(deps, user.value)) : user;
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/users/:id',
+    scope: null, // requireIdentityAdmin in the handler
     async handler({ caller, params, body }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.update', 'changing a user');
       if (denied !== null) return { ok: false, error: denied };
@@ -184,10 +192,11 @@ export const userRoutes: Route[] = [
       const updated = await deps.store.users.update(user.value.id, patch, seconds(deps));
       return updated === null ? { ok: false, error: notFound('user', params.id!) } : reply(200, await view(deps, updated));
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/users/:id',
+    scope: null, // requireIdentityAdmin in the handler
     async handler({ caller, params }, deps) {
       const denied = requireIdentityAdmin(caller, 'users.delete', 'deleting a user');
       if (denied !== null) return { ok: false, error: denied };
@@ -199,5 +208,5 @@ export const userRoutes: Route[] = [
       if (keys === null) return { ok: false, error: notFound('user', params.id!) };
       return reply(200, { id: user.value.id, object: 'user', deleted: true, deleted_api_keys: keys });
     },
-  },
+  }),
 ];

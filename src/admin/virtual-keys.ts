@@ -10,11 +10,11 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { isUniqueViolation } from '../store/db.js';
 import { newId, newSlug } from '../store/ids.js';
 import type { VirtualKey, VirtualKeyPatch } from '../store/virtual-keys.js';
-import { actingWorkspace, canSee, notFound, requireScope, writableWorkspace, type Caller } from './access.js';
+import { actingWorkspace, canSee, listedWorkspace, notFound, writableWorkspace, type Caller } from './access.js';
 import { checkCredentialSet, KEY_SCHEMA, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
 import { usableIntegration } from './integration-access.js';
-import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
-import type { AdminDeps, AdminRequest, Reply, Route } from './router.js';
+import { bodyChecker, listReply, reply, S } from './input.js';
+import { route, type AdminDeps, type AdminRequest, type Reply, type Route } from './router.js';
 
 interface CreateBody {
   name: string;
@@ -89,12 +89,7 @@ function slugTaken(slug: string): GatewayError {
   return new GatewayError(409, `slug '${slug}' is taken in this workspace`, { code: 'conflict', param: 'slug' });
 }
 
-async function create({ caller, body }: AdminRequest, deps: AdminDeps): Promise<Result<Reply>> {
-  const denied = requireScope(caller, 'virtual_keys.create');
-  if (denied !== null) return { ok: false, error: denied };
-  const input = checkCreate(body);
-  if (!input.ok) return input;
-  const b = input.value;
+async function create({ caller, body: b }: AdminRequest<CreateBody>, deps: AdminDeps): Promise<Result<Reply>> {
   const ws = await writableWorkspace(deps.store, caller, b.workspace_id);
   if (!ws.ok) return ws;
   const id = newId();
@@ -128,12 +123,7 @@ async function create({ caller, body }: AdminRequest, deps: AdminDeps): Promise<
   return reply(201, { id, slug, object: 'virtual-key' });
 }
 
-async function update({ caller, params, query, body }: AdminRequest, deps: AdminDeps): Promise<Result<Reply>> {
-  const denied = requireScope(caller, 'virtual_keys.update');
-  if (denied !== null) return { ok: false, error: denied };
-  const input = checkUpdate(body);
-  if (!input.ok) return input;
-  const b = input.value;
+async function update({ caller, params, query, body: b }: AdminRequest<UpdateBody>, deps: AdminDeps): Promise<Result<Reply>> {
   const found = await visible(deps, caller, params.id!, query.get('workspace_id'));
   if (!found.ok) return found;
   const vk = found.value;
@@ -162,47 +152,37 @@ async function update({ caller, params, query, body }: AdminRequest, deps: Admin
 }
 
 export const virtualKeyRoutes: Route[] = [
-  { method: 'POST', path: '/virtual-keys', handler: create },
-  {
+  route({ method: 'POST', path: '/virtual-keys', scope: 'virtual_keys.create', body: checkCreate, handler: create }),
+  route({
     method: 'GET',
     path: '/virtual-keys',
-    async handler({ caller, query }, deps) {
-      const denied = requireScope(caller, 'virtual_keys.list');
-      if (denied !== null) return { ok: false, error: denied };
-      const page = pageRequest(query);
-      if (!page.ok) return page;
-      // Workspace keys list their own workspace's; organisation keys every workspace's, or the one named.
-      const named = query.get('workspace_id');
-      let workspaceId: string | undefined;
-      if (named !== null || caller.level === 'workspace') {
-        const ws = await actingWorkspace(deps.store, caller, named ?? undefined);
-        if (!ws.ok) return ws;
-        workspaceId = ws.value.id;
-      }
-      return listReply(await deps.store.virtualKeys.list(workspaceId, page.value), virtualKeyView);
+    scope: 'virtual_keys.list',
+    paged: true,
+    async handler({ caller, query, page }, deps) {
+      const workspaceId = await listedWorkspace(deps.store, caller, query);
+      if (!workspaceId.ok) return workspaceId;
+      return listReply(await deps.store.virtualKeys.list(workspaceId.value, page), virtualKeyView);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/virtual-keys/:id',
+    scope: 'virtual_keys.read',
     async handler({ caller, params, query }, deps) {
-      const denied = requireScope(caller, 'virtual_keys.read');
-      if (denied !== null) return { ok: false, error: denied };
       const found = await visible(deps, caller, params.id!, query.get('workspace_id'));
       return found.ok ? reply(200, virtualKeyView(found.value)) : found;
     },
-  },
-  { method: 'PUT', path: '/virtual-keys/:id', handler: update },
-  {
+  }),
+  route({ method: 'PUT', path: '/virtual-keys/:id', scope: 'virtual_keys.update', body: checkUpdate, handler: update }),
+  route({
     method: 'DELETE',
     path: '/virtual-keys/:id',
+    scope: 'virtual_keys.delete',
     async handler({ caller, params, query }, deps) {
-      const denied = requireScope(caller, 'virtual_keys.delete');
-      if (denied !== null) return { ok: false, error: denied };
       const found = await visible(deps, caller, params.id!, query.get('workspace_id'));
       if (!found.ok) return found;
       await deps.store.virtualKeys.delete(found.value.id);
       return reply(200, { id: found.value.id, object: 'virtual-key', deleted: true });
     },
-  },
+  }),
 ];

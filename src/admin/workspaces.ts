@@ -9,10 +9,10 @@ import { isForeignKeyViolation, isUniqueViolation } from '../store/db.js';
 import { newSlug } from '../store/ids.js';
 import type { WorkspaceOverrides } from '../store/settings.js';
 import type { Workspace, WorkspaceStatus } from '../store/workspaces.js';
-import { canSee, isOrgAdmin, notFound, requireOrganisation, requireScope, type Caller } from './access.js';
-import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
+import { isOrgAdmin, notFound, visibleTo, type Caller } from './access.js';
+import { bodyChecker, listReply, reply, S } from './input.js';
 import { mergeOverrides, OVERRIDES_SCHEMA, type OverridesPatch } from './overrides.js';
-import type { AdminDeps, Reply, Route } from './router.js';
+import { route, type AdminDeps, type Route } from './router.js';
 
 interface CreateBody {
   name: string;
@@ -71,9 +71,7 @@ export function workspaceView(w: Workspace): Record<string, unknown> {
 
 /** A workspace the caller may see, by id or slug; 404 otherwise. */
 export async function visibleWorkspace(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<Workspace>> {
-  const ws = await deps.store.workspaces.find(ref);
-  if (ws === null || !canSee(caller, ws.id)) return { ok: false, error: notFound('workspace', ref) };
-  return { ok: true, value: ws };
+  return visibleTo(caller, await deps.store.workspaces.find(ref), (ws) => ws.id, 'workspace', ref);
 }
 
 /** Like visibleWorkspace, for reads: an archived workspace exists only for owners and admins. */
@@ -86,15 +84,13 @@ export async function readableWorkspace(deps: AdminDeps, caller: Caller, ref: st
 const STATUSES: readonly WorkspaceStatus[] = ['active', 'archived'];
 
 export const workspaceRoutes: Route[] = [
-  {
+  route({
     method: 'POST',
     path: '/workspaces',
-    async handler({ caller, body }, deps): Promise<Result<Reply>> {
-      const denied = requireOrganisation(caller, 'creating a workspace') ?? requireScope(caller, 'workspaces.create');
-      if (denied !== null) return { ok: false, error: denied };
-      const input = checkCreate(body);
-      if (!input.ok) return input;
-      const b = input.value;
+    organisation: 'creating a workspace',
+    scope: 'workspaces.create',
+    body: checkCreate,
+    async handler({ body: b }, deps) {
       try {
         const ws = await deps.store.workspaces.create({
           slug: b.slug ?? newSlug(b.name),
@@ -110,15 +106,13 @@ export const workspaceRoutes: Route[] = [
         throw e;
       }
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/workspaces',
-    async handler({ caller, query }, deps) {
-      const denied = requireScope(caller, 'workspaces.list');
-      if (denied !== null) return { ok: false, error: denied };
-      const page = pageRequest(query);
-      if (!page.ok) return page;
+    scope: 'workspaces.list',
+    paged: true,
+    async handler({ caller, query, page }, deps) {
       const raw = query.get('status');
       const statuses = raw === null ? (['active'] as WorkspaceStatus[]) : raw.split(',').map((s) => s.trim());
       const unknown = statuses.find((s) => !STATUSES.includes(s as WorkspaceStatus));
@@ -127,46 +121,44 @@ export const workspaceRoutes: Route[] = [
         return { ok: false, error: new GatewayError(403, 'only organisation owners and admins may list archived workspaces', { code: 'permission_denied', param: 'status' }) };
       }
       const only = caller.level === 'workspace' ? [caller.key.workspaceId] : undefined;
-      return listReply(await deps.store.workspaces.list(statuses as WorkspaceStatus[], page.value, only), workspaceView);
+      return listReply(await deps.store.workspaces.list(statuses as WorkspaceStatus[], page, only), workspaceView);
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/workspaces/:id',
+    scope: 'workspaces.read',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'workspaces.read');
-      if (denied !== null) return { ok: false, error: denied };
       const ws = await readableWorkspace(deps, caller, params.id!);
       return ws.ok ? reply(200, workspaceView(ws.value)) : ws;
     },
-  },
-  {
+  }),
+  route({
     method: 'PUT',
     path: '/workspaces/:id',
+    organisation: 'changing a workspace',
+    scope: 'workspaces.update',
+    body: checkUpdate,
     async handler({ caller, params, body }, deps) {
-      const denied = requireOrganisation(caller, 'changing a workspace') ?? requireScope(caller, 'workspaces.update');
-      if (denied !== null) return { ok: false, error: denied };
-      const input = checkUpdate(body);
-      if (!input.ok) return input;
       const ws = await visibleWorkspace(deps, caller, params.id!);
       if (!ws.ok) return ws;
-      if (input.value.status === 'archived' && ws.value.isDefault) {
+      if (body.status === 'archived' && ws.value.isDefault) {
         return { ok: false, error: new GatewayError(409, 'the default workspace cannot be archived', { code: 'conflict', param: 'status' }) };
       }
-      const { settings, ...fields } = input.value;
+      const { settings, ...fields } = body;
       // `settings` patches the stored overrides rather than replacing them.
       const overrides = settings === undefined ? undefined : mergeOverrides(ws.value.settings as WorkspaceOverrides | null, settings);
       const patch = overrides === undefined ? fields : { ...fields, settings: overrides as Workspace['settings'] };
       const updated = await deps.store.workspaces.update(ws.value.id, patch);
       return updated === null ? { ok: false, error: notFound('workspace', params.id!) } : reply(200, workspaceView(updated));
     },
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/workspaces/:id',
+    organisation: 'deleting a workspace',
+    scope: 'workspaces.delete',
     async handler({ caller, params }, deps) {
-      const denied = requireOrganisation(caller, 'deleting a workspace') ?? requireScope(caller, 'workspaces.delete');
-      if (denied !== null) return { ok: false, error: denied };
       const ws = await visibleWorkspace(deps, caller, params.id!);
       if (!ws.ok) return ws;
       if (ws.value.isDefault) return { ok: false, error: new GatewayError(409, 'the default workspace cannot be deleted', { code: 'conflict' }) };
@@ -180,5 +172,5 @@ export const workspaceRoutes: Route[] = [
       }
       return reply(200, { id: ws.value.id, object: 'workspace', deleted: true });
     },
-  },
+  }),
 ];

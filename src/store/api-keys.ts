@@ -1,5 +1,5 @@
 /** Gateway API keys: never the secret, only its SHA-256 (and, during a rotation, the previous one's). */
-import type { Changes } from './changes.js';
+import { deleteAndAnnounce, type Changes } from './changes.js';
 import type { Db } from './db.js';
 import { nowSeconds } from './ids.js';
 import { fromJson, listPage, toJson, type Page, type PageRequest } from './page.js';
@@ -276,9 +276,7 @@ export class ApiKeyRepo {
     return n > 0 ? row.rotated_key : null;
   }
 
-  async delete(id: string): Promise<boolean> {
-    const n = await this.db.run('DELETE FROM api_keys WHERE id = ?', [id]);
-    if (n > 0) this.changes.publish({ kind: 'api_key', id });
-    return n > 0;
+  delete(id: string): Promise<boolean> {
+    return deleteAndAnnounce(this.db, this.changes, 'api_keys', { kind: 'api_key', id });
   }
 }

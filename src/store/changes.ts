@@ -6,6 +6,8 @@
  * SQLite files shared between processes and for notices lost while a
  * connection was down.
  */
+import type { Db } from './db.js';
+
 export type ChangeKind = 'api_key' | 'workspace' | 'settings' | 'user' | 'config' | 'virtual_key' | 'integration' | 'rate_limit_policy';
 
 /** `id` names the changed object; `*` with kind `all` means drop everything (a listener reconnected). */
@@ -34,6 +36,13 @@ export class Changes {
   deliver(change: Change): void {
     for (const fn of this.listeners) fn(change);
   }
+}
+
+/** Deletes row `id` of `table` (a trusted name) and, when there was one, publishes the change. */
+export async function deleteAndAnnounce(db: Db, changes: Changes, table: string, change: { kind: ChangeKind; id: string }): Promise<boolean> {
+  const n = await db.run(`DELETE FROM ${table} WHERE id = ?`, [change.id]);
+  if (n > 0) changes.publish(change);
+  return n > 0;
 }
 
 export function encodeChange(c: Change): string {

@@ -6,7 +6,7 @@
  * the enabled ones). Integration models restrict or re-host models.
  * Credentials are one encrypted blob bound to the integration's id, opaque here.
  */
-import type { Changes } from './changes.js';
+import { deleteAndAnnounce, type Changes } from './changes.js';
 import type { Db } from './db.js';
 import { isUniqueViolation } from './db.js';
 import { nowSeconds } from './ids.js';
@@ -188,10 +188,8 @@ export class IntegrationRepo {
   }
 
   /** Deletes the integration with its providers, models and workspace access. */
-  async delete(id: string): Promise<boolean> {
-    const n = await this.db.run('DELETE FROM integrations WHERE id = ?', [id]);
-    if (n > 0) this.changes.publish({ kind: 'integration', id });
-    return n > 0;
+  delete(id: string): Promise<boolean> {
+    return deleteAndAnnounce(this.db, this.changes, 'integrations', { kind: 'integration', id });
   }
 
   /** Whether workspace `workspaceId` may use the integration: its own, or an organisation one enabled for it. */

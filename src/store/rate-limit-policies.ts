@@ -3,7 +3,7 @@
  * together (group_by) against how many requests or tokens per minute, hour,
  * day or week. Checked and enforced by src/limits; stored here.
  */
-import type { Changes } from './changes.js';
+import { deleteAndAnnounce, type Changes } from './changes.js';
 import type { Db } from './db.js';
 import { newId, nowSeconds } from './ids.js';
 import { listPage, type Page, type PageRequest } from './page.js';
@@ -136,9 +136,7 @@ export class RateLimitPolicyRepo {
     return this.get(id);
   }
 
-  async delete(id: string): Promise<boolean> {
-    const n = await this.db.run('DELETE FROM rate_limit_policies WHERE id = ?', [id]);
-    if (n > 0) this.changes.publish({ kind: 'rate_limit_policy', id });
-    return n > 0;
+  delete(id: string): Promise<boolean> {
+    return deleteAndAnnounce(this.db, this.changes, 'rate_limit_policies', { kind: 'rate_limit_policy', id });
   }
 }

@@ -6,7 +6,7 @@
  * is opaque here: encryption and decryption belong to the callers that hold
  * the key (admin routes, the credential cache).
  */
-import type { Changes } from './changes.js';
+import { deleteAndAnnounce, type Changes } from './changes.js';
 import type { Db } from './db.js';
 import { nowSeconds } from './ids.js';
 import { fromJson, listPage, toJson, type Page, type PageRequest } from './page.js';
@@ -130,9 +130,7 @@ export class VirtualKeyRepo {
     return this.get(id);
   }
 
-  async delete(id: string): Promise<boolean> {
-    const n = await this.db.run('DELETE FROM virtual_keys WHERE id = ?', [id]);
-    if (n > 0) this.changes.publish({ kind: 'virtual_key', id });
-    return n > 0;
+  delete(id: string): Promise<boolean> {
+    return deleteAndAnnounce(this.db, this.changes, 'virtual_keys', { kind: 'virtual_key', id });
   }
 }

@@ -16,7 +16,7 @@ import type { Workspace } from '../store/workspaces.js';
 import { notFound } from './access.js';
 import { bodyChecker, listReply, reply } from './input.js';
 import { seconds, type Seat } from './membership.js';
-import { requireIdentityAdmin, roleSchema } from './roles.js';
+import { roleSchema } from './roles.js';
 import { route, type AdminDeps, type Route } from './router.js';
 import { createUser, EMAIL_SCHEMA, emailTaken, joinedView, newcomer, PERSON_NAME, SEATS_SCHEMA } from './users.js';
 
@@ -85,10 +85,10 @@ export const inviteRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/users/invites',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'inviting a user',
+    scope: 'users.create',
+    admins: true,
     async handler({ caller, body }, deps) {
-      const denied = requireIdentityAdmin(caller, 'users.create', 'inviting a user');
-      if (denied !== null) return { ok: false, error: denied };
       const input = checkCreate(body);
       if (!input.ok) return input;
       const b = input.value;
@@ -135,10 +135,10 @@ export const inviteRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/users/invites/:id/accept',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'accepting an invite',
+    scope: 'users.create',
+    admins: true,
     async handler({ caller, params, body }, deps) {
-      const denied = requireIdentityAdmin(caller, 'users.create', 'accepting an invite');
-      if (denied !== null) return { ok: false, error: denied };
       const input = checkAccept(body);
       if (!input.ok) return input;
       const invite = await found(deps, params.id!);
@@ -161,10 +161,10 @@ export const inviteRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/users/invites/:id',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'deleting an invite',
+    scope: 'users.delete',
+    admins: true,
     async handler({ caller, params }, deps) {
-      const denied = requireIdentityAdmin(caller, 'users.delete', 'deleting an invite');
-      if (denied !== null) return { ok: false, error: denied };
       if (!(await deps.store.users.invites.delete(params.id!))) return { ok: false, error: notFound('invite', params.id!) };
       return reply(200, { id: params.id, object: 'invite', deleted: true });
     },

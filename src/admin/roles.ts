@@ -4,22 +4,12 @@
  */
 import type { SchemaObject } from 'ajv';
 import { GatewayError } from '../shared/errors.js';
-import { isOrgAdmin, requireOrganisation, requireScope, type Caller } from './access.js';
+import type { Caller } from './access.js';
 
 /** A string matching one of `roles` in any case (`Admin`, `MEMBER`); lower-case it after checking. */
 export function roleSchema(roles: readonly string[]): SchemaObject {
   const anyCase = (word: string): string => [...word].map((c) => `[${c}${c.toUpperCase()}]`).join('');
   return { type: 'string', pattern: `^(?:${roles.map(anyCase).join('|')})$`, description: `one of ${roles.join(', ')}` };
-}
-
-/**
- * Managing the organisation's users, invites, SCIM and settings: an
- * organisation key holding `scope` whose holder is an owner or admin.
- */
-export function requireIdentityAdmin(caller: Caller, scope: string, what: string): GatewayError | null {
-  const denied = requireOrganisation(caller, what) ?? requireScope(caller, scope);
-  if (denied !== null) return denied;
-  return isOrgAdmin(caller) ? null : new GatewayError(403, `${what} needs an organisation owner or admin`, { code: 'permission_denied' });
 }
 
 /** Only owners make owners, or change or remove one: an admin cannot raise itself above admin. */

@@ -12,7 +12,7 @@ import { err, GatewayError, invalid, ok, type Result } from '../shared/errors.js
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Store } from '../store/store.js';
 import type { PageRequest } from '../store/page.js';
-import { requireOrganisation, requireScope, resolveCaller, type Caller } from './access.js';
+import { isOrgAdmin, requireOrganisation, requireScope, resolveCaller, type Caller } from './access.js';
 import { pageRequest } from './input.js';
 import type { Secrets } from '../store/secrets.js';
 
@@ -43,7 +43,8 @@ export interface Reply {
 /**
  * One management route. What every route checks first is declared here and
  * applied by the router before the handler runs, in this order:
- * `organisation` (403 for workspace keys), `scope` (403 without it), `body`
+ * `organisation` (403 for workspace keys), `scope` (403 without it),
+ * `admins` (403 unless an organisation owner or admin), `body`
  * (400 naming the field), `paged` (400 for a bad `limit`). A route whose
  * access check is special declares `scope: null`, says where it checks, and
  * reads the raw body itself when that check must come first.
@@ -55,6 +56,8 @@ export interface Route<B = unknown, P extends boolean = boolean> {
   /** What needs an organisation key ("creating a workspace"), checked before the scope. */
   organisation?: string;
   scope: string | null;
+  /** Only organisation owners and admins (checked after the scope). */
+  admins?: true;
   body?: (raw: unknown) => Result<B>;
   paged?: P;
   // Method syntax (parameters checked bivariantly): one table holds routes of many body types; route() types each handler by its own checker.
@@ -123,6 +126,9 @@ async function run(route: Route, caller: Caller, params: Record<string, string>,
   const denied =
     (route.organisation === undefined ? null : requireOrganisation(caller, route.organisation)) ?? (route.scope === null ? null : requireScope(caller, route.scope));
   if (denied !== null) return err(denied);
+  if (route.admins === true && !isOrgAdmin(caller)) {
+    return err(new GatewayError(403, `${route.organisation ?? 'this'} needs an organisation owner or admin`, { code: 'permission_denied' }));
+  }
   const body = route.body === undefined ? ok(raw) : route.body(raw);
   if (!body.ok) return body;
   const page = route.paged === true ? pageRequest(query) : ok(undefined);

@@ -18,7 +18,6 @@ import type { GroupMember, ScimGroup } from '../store/scim.js';
 import type { User } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
 import { announceDropped, seat, seconds, unseat, type Seat } from './membership.js';
-import { requireIdentityAdmin } from './roles.js';
 import { bodyChecker, iso, reply, S } from './input.js';
 import { route, type AdminDeps, type Route } from './router.js';
 import type { IssuedKey } from './user-keys.js';
@@ -205,10 +204,10 @@ export const scimProvisioningRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/scim/v2/Users',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'provisioning a user',
+    scope: 'users.create',
+    admins: true,
     async handler({ caller, body }, deps) {
-      const denied = requireIdentityAdmin(caller, 'users.create', 'provisioning a user');
-      if (denied !== null) return { ok: false, error: denied };
       const input = checkUser(body);
       if (!input.ok) return input;
       const email = emailOf(input.value);
@@ -221,10 +220,10 @@ export const scimProvisioningRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/scim/v2/Groups',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'provisioning a group',
+    scope: 'users.create',
+    admins: true,
     async handler({ caller, body }, deps) {
-      const denied = requireIdentityAdmin(caller, 'users.create', 'provisioning a group');
-      if (denied !== null) return { ok: false, error: denied };
       const input = checkGroup(body);
       if (!input.ok) return input;
       const wanted = await knownUsers(deps, input.value.members ?? [], 'members');
@@ -249,10 +248,10 @@ export const scimProvisioningRoutes: Route[] = [
   route({
     method: 'PATCH',
     path: '/scim/v2/Groups/:id',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'changing a group',
+    scope: 'users.update',
+    admins: true,
     async handler({ caller, params, body }, deps) {
-      const denied = requireIdentityAdmin(caller, 'users.update', 'changing a group');
-      if (denied !== null) return { ok: false, error: denied };
       const input = checkPatch(body);
       if (!input.ok) return input;
       const scim = deps.store.users.scim;

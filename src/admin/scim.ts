@@ -15,7 +15,7 @@ import { WORKSPACE_ROLES, type WorkspaceRole } from '../store/users.js';
 import { notFound } from './access.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
 import { announceDropped, seat, seconds, unseat } from './membership.js';
-import { requireIdentityAdmin, roleSchema } from './roles.js';
+import { roleSchema } from './roles.js';
 import { route, type Route } from './router.js';
 import type { IssuedKey } from './user-keys.js';
 import { roleFilter } from './users.js';
@@ -42,10 +42,10 @@ export const scimMappingRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/scim/workspaces',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'mapping a SCIM group',
+    scope: 'users.update',
+    admins: true,
     async handler({ caller, body }, deps) {
-      const denied = requireIdentityAdmin(caller, 'users.update', 'mapping a SCIM group');
-      if (denied !== null) return { ok: false, error: denied };
       const input = checkCreate(body);
       if (!input.ok) return input;
       const b = input.value;
@@ -117,10 +117,10 @@ export const scimMappingRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/scim/workspaces/:id',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'deleting a SCIM mapping',
+    scope: 'users.update',
+    admins: true,
     async handler({ caller, params }, deps) {
-      const denied = requireIdentityAdmin(caller, 'users.update', 'deleting a SCIM mapping');
-      if (denied !== null) return { ok: false, error: denied };
       const scim = deps.store.users.scim;
       const mapping = await scim.mapping(params.id!);
       if (mapping === null) return { ok: false, error: notFound('SCIM mapping', params.id!) };

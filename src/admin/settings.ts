@@ -7,7 +7,6 @@
 import type { OrgSettings, SecuritySettings } from '../store/settings.js';
 import { bodyChecker, reply } from './input.js';
 import { SECURITY_KEYS } from './overrides.js';
-import { requireIdentityAdmin } from './roles.js';
 import { route, type Route } from './router.js';
 import { readableWorkspace } from './workspaces.js';
 
@@ -61,10 +60,10 @@ export const settingsRoutes: Route[] = [
   route({
     method: 'PUT',
     path: '/organisation/settings',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'changing organisation settings',
+    scope: 'organisation_settings.update',
+    admins: true,
     async handler({ caller, body }, deps) {
-      const denied = requireIdentityAdmin(caller, 'organisation_settings.update', 'changing organisation settings');
-      if (denied !== null) return { ok: false, error: denied };
       const input = checkOrgPatch(body);
       if (!input.ok) return input;
       const patch = input.value;

@@ -11,7 +11,7 @@ import { ORG_ROLES, WORKSPACE_ROLES, type NewUser, type OrgRole, type User } fro
 import { notFound, type Caller } from './access.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
 import { resolveSeats, seat, seconds, type Seat } from './membership.js';
-import { requireIdentityAdmin, requireOwnerFor, roleSchema } from './roles.js';
+import { requireOwnerFor, roleSchema } from './roles.js';
 import { route, type AdminDeps, type Route } from './router.js';
 import type { IssuedKey } from './user-keys.js';
 
@@ -131,10 +131,10 @@ export const userRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/users',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'creating a user',
+    scope: 'users.create',
+    admins: true,
     async handler({ caller, body }, deps) {
-      const denied = requireIdentityAdmin(caller, 'users.create', 'creating a user');
-      if (denied !== null) return { ok: false, error: denied };
       const input = checkCreate(body);
       if (!input.ok) return input;
       const b = input.value;
@@ -173,10 +173,10 @@ export const userRoutes: Route[] = [
   route({
     method: 'PUT',
     path: '/users/:id',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'changing a user',
+    scope: 'users.update',
+    admins: true,
     async handler({ caller, params, body }, deps) {
-      const denied = requireIdentityAdmin(caller, 'users.update', 'changing a user');
-      if (denied !== null) return { ok: false, error: denied };
       const input = checkUpdate(body);
       if (!input.ok) return input;
       const user = await found(deps, params.id!);
@@ -196,10 +196,10 @@ export const userRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/users/:id',
-    scope: null, // requireIdentityAdmin in the handler
+    organisation: 'deleting a user',
+    scope: 'users.delete',
+    admins: true,
     async handler({ caller, params }, deps) {
-      const denied = requireIdentityAdmin(caller, 'users.delete', 'deleting a user');
-      if (denied !== null) return { ok: false, error: denied };
       const user = await found(deps, params.id!);
       if (!user.ok) return user;
       const owner = requireOwnerFor(caller, user.value.role);

@@ -11,9 +11,7 @@ import { AdminRouter, type AdminDeps } from './admin/router.js';
 import { MemoryRateCounter, type RateCounter } from './limits/counter.js';
 import { RateLimiter } from './limits/limiter.js';
 import { PolicyCache } from './limits/policy-cache.js';
-import { RedisRateCounter } from './limits/redis-counter.js';
 import { MemoryCircuitStore, type CircuitStore } from './routing/circuit.js';
-import { RedisCircuitStore } from './routing/circuit-redis.js';
 import { Router } from './routing/router.js';
 import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
 import { CredentialCache } from './server/credentials.js';
@@ -22,7 +20,7 @@ import { RequestLimits } from './server/limits.js';
 import { Metrics } from './server/metrics.js';
 import { SavedConfigs } from './server/saved-configs.js';
 import type { Settings } from './settings.js';
-import { SharedRedis, type RedisStatus } from './state/redis.js';
+import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
 import { Secrets } from './store/secrets.js';
 import type { Store } from './store/store.js';
@@ -131,11 +129,20 @@ interface SharedState {
   onUnavailable(component: string): (err: unknown) => void;
 }
 
-/** Rate counters and circuits in Redis when REDIS_URL is set, else in this process. */
+/**
+ * Rate counters and circuits in Redis when REDIS_URL is set, else in this
+ * process. The Redis modules (and ioredis) load only when chosen, as the
+ * database drivers do: a process without Redis does not carry them.
+ */
 async function sharedState(settings: Settings, metrics: Metrics, logger: Logger): Promise<SharedState> {
   if (settings.redisUrl === undefined) {
     return { redis: null, counter: new MemoryRateCounter(), circuits: new MemoryCircuitStore(), onUnavailable: () => () => {} };
   }
+  const [{ SharedRedis }, { RedisRateCounter }, { RedisCircuitStore }] = await Promise.all([
+    import('./state/redis.js'),
+    import('./limits/redis-counter.js'),
+    import('./routing/circuit-redis.js'),
+  ]);
   const told = (status: RedisStatus): void =>
     status === 'up' ? logger.info('redis connected') : logger.warn('redis unreachable: rate limits fail open, circuits are kept per process');
   const redis = new SharedRedis(settings.redisUrl, { onStatus: told });

@@ -10,12 +10,12 @@
  * append: back-pressure, not loss. Records are dropped (and counted) only
  * when the disk refuses them.
  *
- * When a write fails and the store does not answer, the store is "down":
- * the pump sends batches to the spill file instead, and tries to replay the
- * spill file into the store every retry interval (doubling up to a cap);
- * the first replay that succeeds brings the store back. A write that fails
- * while the store answers is a batch the store refuses: its records are
- * written one by one and any the store refuses alone are dropped, so one bad
+ * When a write fails for any reason but the values in it (the database is
+ * away, its schema is gone), the store is "down": the pump sends batches to
+ * the spill file instead, and tries to replay the spill file into the store
+ * every retry interval (doubling up to a cap); the first replay that
+ * succeeds brings the store back. A write refused for its values is written
+ * one record at a time and any record refused alone is dropped, so one bad
  * record cannot block the rest. Spilled records from an earlier run are
  * replayed at start. Writes are idempotent by id, so a record written twice
  * (a replay after a partial write) is one row.
@@ -26,6 +26,7 @@
  * the store afterwards whenever the store is up.
  */
 import { join } from 'node:path';
+import { isDataError } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import type { LogRecord } from './record.js';
 import { SpillFiles } from './spill.js';
@@ -33,12 +34,12 @@ import { SpillFiles } from './spill.js';
 export interface LogSink {
   /** Writes records in one transaction; ids already stored are skipped. */
   insert(records: readonly LogRecord[]): Promise<void>;
-  /** Whether the store answers at all: tells a store that is away from a batch it refuses. */
-  reachable(): Promise<boolean>;
+  /** Whether insert failed because of the records' values, not because the store cannot write now. */
+  isDataError(e: unknown): boolean;
 }
 
 export function storeSink(store: Store): LogSink {
-  return { insert: (records) => store.logs.insert(records), reachable: () => store.ping() };
+  return { insert: (records) => store.logs.insert(records), isDataError };
 }
 
 /** For /metrics: counters since start, depth now. */
@@ -227,29 +228,25 @@ export class LogQueue {
     if (this.spillPending && (!this.down || Date.now() >= this.nextTryAt)) await this.replay();
   }
 
-  /** Writes a batch; false when the store is away (then the batch is not, or not wholly, written). */
+  /** Writes a batch; false when the store cannot write now (then the batch is not, or not wholly, written). */
   private async write(batch: readonly LogRecord[]): Promise<boolean> {
     try {
       await this.o.sink.insert(batch);
       return true;
     } catch (e) {
-      if (!(await this.reachable())) return this.wentDown(e);
+      if (!this.o.sink.isDataError(e)) return this.wentDown(e);
     }
-    // The store answers but refused the batch: find the records it refuses alone.
+    // The store refused a value in the batch: find the records it refuses alone.
     for (const r of batch) {
       try {
         await this.o.sink.insert([r]);
       } catch (e) {
-        if (!(await this.reachable())) return this.wentDown(e);
+        if (!this.o.sink.isDataError(e)) return this.wentDown(e);
         this.counts.dropped++;
         this.o.onError?.(e, `request log ${r.id} refused by the store; dropped`);
       }
     }
     return true;
-  }
-
-  private reachable(): Promise<boolean> {
-    return this.o.sink.reachable().catch(() => false);
   }
 
   private wentDown(e: unknown): false {

@@ -8,7 +8,7 @@
  * for an asynchronous append to the spill file; when that is full too (the
  * disk cannot keep up) the request that enqueues pays for a synchronous
  * append: back-pressure, not loss. Records are dropped (and counted) only
- * when the disk refuses them.
+ * when the disk refuses them, or the store refuses one alone (below).
  *
  * When a write fails for any reason but the values in it (the database is
  * away, its schema is gone), the store is "down": the pump sends batches to
@@ -20,7 +20,7 @@
  * replayed at start. Writes are idempotent by id, so a record written twice
  * (a replay after a partial write) is one row.
  *
- * `close()` stops taking the timer, writes everything in memory (to the
+ * `close()` stops the timer, writes everything in memory (to the
  * store, or the spill file when the store is away), replays the spill file
  * when the store is up, and resolves; a record enqueued before close() is in
  * the store afterwards whenever the store is up.

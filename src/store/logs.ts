@@ -147,8 +147,9 @@ function int(n: number | null): number | null {
   return n === null ? null : Math.round(n);
 }
 
-function toParams(r: LogRecord): SqlValue[] {
-  return [
+/** Appends a record's values in COLUMNS order (pushing: flatMap over a batch costs several µs a row). */
+function pushParams(out: SqlValue[], r: LogRecord): void {
+  out.push(
     r.id,
     Math.round(r.createdAtMs),
     text(r.traceId),
@@ -184,7 +185,7 @@ function toParams(r: LogRecord): SqlValue[] {
     text(r.requestBody),
     text(r.responseBody),
     r.logFormat,
-  ];
+  );
 }
 
 function toSummary(r: Row): LogSummary {
@@ -345,7 +346,11 @@ export class LogRepo {
       }
     }
     await this.db.transaction(async (tx) => {
-      for (const run of runs(records, LOG_RUN)) await tx.run(multiInsert('request_logs', COLUMNS, run.length), run.flatMap(toParams));
+      for (const run of runs(records, LOG_RUN)) {
+        const params: SqlValue[] = [];
+        for (const r of run) pushParams(params, r);
+        await tx.run(multiInsert('request_logs', COLUMNS, run.length), params);
+      }
       for (const run of runs(pairs, METADATA_RUN)) await tx.run(multiInsert('log_metadata', ['log_id', 'key', 'value'], run.length), run.flat());
     });
   }

@@ -14,33 +14,37 @@ export const REDACTED = '[REDACTED]';
 /** Bodies longer than this are cut (a log is for reading, not for replaying uploads). */
 export const LOG_BODY_MAX_CHARS = 1024 * 1024;
 
-/** Names compared lower-case with separators removed: `X-Api-Key`, `api_key` and `apiKey` are one name. */
-const SECRET_NAMES = new Set(['passwd', 'credentials']);
-const SECRET_SUFFIXES = ['apikey', 'secret', 'password', 'authorization', 'cookie', 'privatekey', 'accesskey', 'accesskeyid', 'serviceaccountjson'];
-/** `…token` with something before it (access_token, session_token); a bare `token` is also logprobs' generated text, kept. */
-const TOKEN_SUFFIX = 'token';
-
-function normalise(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9]/g, '');
-}
+/**
+ * A secret name ends in one of these (any case; `-`, `_` or a space may
+ * separate the words): `api_key`, `X-Api-Key`, `apiKey`, `client_secret`,
+ * `access_token`, `cloud1_secret_access_key`, … A bare `token` is not one:
+ * it is also logprobs' generated text.
+ */
+const SECRET_ENDINGS =
+  'api[-_ ]?key|secret|passw(?:or)?d|authori[sz]ation|cookie|.token|private[-_ ]?key|access[-_ ]?key(?:[-_ ]?id)?|service[-_ ]?account[-_ ]?json|credentials';
+const SECRET_NAME = new RegExp(`(?:${SECRET_ENDINGS})$`, 'i');
+/**
+ * Matches wherever a JSON key with a secret name could end (the last word of
+ * every ending, then the closing quote: `…key"`): text without a match has
+ * no such field, and skips the field-by-field pass. Literal words, so the
+ * scan is fast; a match that is no secret only costs the slower pass.
+ */
+const SECRET_KEY_HINT = /(?:key(?:[-_ ]?id)?|secret|passw(?:or)?d|authori[sz]ation|cookie|token|json|credentials)"/i;
 
 export function isSecretName(name: string): boolean {
-  const n = normalise(name);
-  if (SECRET_NAMES.has(n)) return true;
-  if (n.length > TOKEN_SUFFIX.length && n.endsWith(TOKEN_SUFFIX)) return true;
-  return SECRET_SUFFIXES.some((s) => n.endsWith(s));
+  return SECRET_NAME.test(name);
 }
 
 const SECRET_SHAPES = new RegExp(
   [
     '-----BEGIN [A-Z ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z ]*PRIVATE KEY-----',
-    '\\bBearer\\s+[A-Za-z0-9\\-._~+/]+=*',
+    '\\b[Bb]earer\\s+[A-Za-z0-9\\-._~+/]+=*',
     '\\bsk-[A-Za-z0-9_\\-]{16,}',
     '\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b',
     '\\bAIza[0-9A-Za-z_\\-]{35}',
     '\\beyJ[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}\\.[A-Za-z0-9_-]{10,}',
   ].join('|'),
-  'gi',
+  'g',
 );
 
 /** A string with every credential-shaped substring replaced. */
@@ -49,10 +53,10 @@ export function redactText(s: string): string {
 }
 
 /** `"<secret name>": "value"` inside text that is not one JSON document (SSE streams, cut bodies). */
-const SECRET_FIELD_IN_TEXT = /"((?:[^"\\]|\\.)*)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+const FIELD_IN_TEXT = /"((?:[^"\\]|\\.)*)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g;
 
-function redactLooseText(s: string): string {
-  return redactText(s).replace(SECRET_FIELD_IN_TEXT, (whole, name: string, colon: string) => (isSecretName(name) ? `"${name}"${colon}"${REDACTED}"` : whole));
+function redactFieldsInText(s: string): string {
+  return s.replace(FIELD_IN_TEXT, (whole, name: string, colon: string) => (isSecretName(name) ? `"${name}"${colon}"${REDACTED}"` : whole));
 }
 
 function replacer(key: string, value: unknown): unknown {
@@ -75,21 +79,21 @@ export function redactMetadata(m: Readonly<Record<string, string>> | null | unde
 }
 
 /**
- * A body as the log stores it: a parsed value is serialised with secrets
- * removed; raw bytes or text are parsed as JSON when they are JSON, else
- * kept as text (SSE streams, form data) with secret fields and shapes
- * removed. Null when there is no body. Cut at maxChars.
+ * A body as the log stores it: a parsed value serialised, raw bytes or text
+ * as text, with credential shapes removed and, when a secret-named field
+ * may be in it, that field's value too (JSON is then parsed and rewritten;
+ * other text, such as SSE streams, loses the values of `"name": "…"` pairs).
+ * Null when there is no body. Cut at maxChars. The usual body, with no
+ * secret-named field, costs one serialisation and two regular-expression
+ * scans.
  */
 export function logBody(body: unknown, maxChars = LOG_BODY_MAX_CHARS): string | null {
   if (body === null || body === undefined) return null;
-  let out: string;
-  if (typeof body === 'string' || body instanceof Uint8Array) {
-    const s = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
-    if (s.length === 0) return null;
-    out = looksLikeJson(s) ? (parsedText(s) ?? redactLooseText(s)) : redactLooseText(s);
-  } else {
-    out = JSON.stringify(body, replacer);
-  }
+  const raw = typeof body === 'string' || body instanceof Uint8Array;
+  const text = !raw ? JSON.stringify(body) : typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  if (text === undefined || text.length === 0) return null;
+  let out = redactText(text);
+  if (SECRET_KEY_HINT.test(out)) out = (looksLikeJson(out) ? rewritten(out) : null) ?? redactFieldsInText(out);
   return out.length > maxChars ? `${out.slice(0, maxChars)}…[cut: ${out.length - maxChars} more characters]` : out;
 }
 
@@ -98,7 +102,8 @@ function looksLikeJson(s: string): boolean {
   return c === '{' || c === '[';
 }
 
-function parsedText(s: string): string | null {
+/** JSON rewritten with secret-named fields replaced; null when the text is not JSON after all. */
+function rewritten(s: string): string | null {
   try {
     return JSON.stringify(JSON.parse(s), replacer);
   } catch {

@@ -22,6 +22,8 @@ export interface Settings {
   maxBodyBytes: number;
   /** Bounded wait for in-flight requests and streams on SIGTERM. */
   shutdownGraceMs: number;
+  /** Request logs older than this many days are deleted; 0 keeps them forever. */
+  logRetentionDays: number;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -38,6 +40,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     logLevel: env.LOG_LEVEL || 'info',
     maxBodyBytes: int(env, 'GATEWAY_MAX_BODY_BYTES', 100 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
     shutdownGraceMs: int(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
+    logRetentionDays: int(env, 'GATEWAY_LOG_RETENTION_DAYS', 30, 0, 36_500),
   };
 }
 

@@ -1,8 +1,10 @@
 /** Every management route, one line per resource. */
+import { analyticsRoutes } from './analytics.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { configRoutes } from './configs.js';
 import { integrationRoutes } from './integrations.js';
 import { inviteRoutes } from './invites.js';
+import { logRoutes } from './logs.js';
 import { memberRoutes } from './members.js';
 import { rateLimitRoutes } from './rate-limits.js';
 import type { Route } from './router.js';
@@ -26,4 +28,6 @@ export const ADMIN_ROUTES: readonly Route[] = [
   ...rateLimitRoutes,
   ...virtualKeyRoutes,
   ...integrationRoutes,
+  ...logRoutes,
+  ...analyticsRoutes,
 ];

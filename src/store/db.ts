@@ -31,6 +31,18 @@ export function isForeignKeyViolation(e: unknown): boolean {
   return err.code === '23503' || err.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }
 
+/**
+ * Whether the statement failed because of the values it was given (a value
+ * the column refuses, a row too large for an index) rather than because the
+ * database is away or its schema is not what the statement expects.
+ */
+export function isDataError(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string') return /^(22|23|54)[0-9A-Z]{3}$/.test(code) || /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH)/.test(code);
+  // better-sqlite3 refuses a value it cannot bind before SQLite sees it.
+  return e instanceof TypeError || e instanceof RangeError;
+}
+
 const converted = new Map<string, string>();
 
 /** `?` → `$1, $2…` for Postgres, memoised (the statements are a fixed set). SQL here never holds a literal `?`. */

@@ -250,6 +250,64 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rate_limit_policies_workspace ON rate_limit_policies (workspace_id, status, id);
     `,
   },
+  {
+    id: 8,
+    // No foreign keys to workspaces or keys: logs outlive the objects they name,
+    // and a check per row would slow the batch writes. Metadata pairs get a
+    // table of their own so `metadata.<key>=value` filters are an indexed
+    // lookup on both engines, not a scan of JSON text.
+    name: 'request logs',
+    sql: `
+      CREATE TABLE request_logs (
+        id TEXT PRIMARY KEY,
+        created_at_ms BIGINT NOT NULL,
+        trace_id TEXT NOT NULL,
+        span_id TEXT,
+        parent_span_id TEXT,
+        span_name TEXT,
+        workspace_id TEXT NOT NULL,
+        api_key_id TEXT NOT NULL,
+        user_id TEXT,
+        config_id TEXT,
+        virtual_key_id TEXT,
+        integration_id TEXT,
+        prompt_id TEXT,
+        provider TEXT,
+        model TEXT,
+        endpoint TEXT NOT NULL,
+        method TEXT NOT NULL,
+        path TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        latency_ms INTEGER NOT NULL,
+        upstream_ttfb_ms INTEGER,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        total_tokens INTEGER,
+        tokens_estimated INTEGER NOT NULL DEFAULT 0,
+        cost_usd DOUBLE PRECISION,
+        cache_status TEXT,
+        retry_count INTEGER NOT NULL DEFAULT 0,
+        last_used_option_index TEXT,
+        metadata TEXT,
+        error TEXT,
+        request_headers TEXT,
+        request_body TEXT,
+        response_body TEXT,
+        log_format TEXT NOT NULL
+      );
+      CREATE INDEX request_logs_created ON request_logs (created_at_ms);
+      CREATE INDEX request_logs_workspace ON request_logs (workspace_id, id);
+      CREATE INDEX request_logs_api_key ON request_logs (api_key_id, id);
+      CREATE INDEX request_logs_trace ON request_logs (trace_id);
+      CREATE TABLE log_metadata (
+        log_id TEXT NOT NULL REFERENCES request_logs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (log_id, key)
+      );
+      CREATE INDEX log_metadata_pair ON log_metadata (key, value);
+    `,
+  },
 ];
 
 /**

@@ -8,6 +8,7 @@ import { Changes } from './changes.js';
 import { ConfigRepo } from './configs.js';
 import type { Db } from './db.js';
 import { IntegrationRepo } from './integrations.js';
+import { LogRepo } from './logs.js';
 import { migrate } from './migrations.js';
 import { RateLimitPolicyRepo } from './rate-limit-policies.js';
 import { SettingsRepo } from './settings.js';
@@ -31,6 +32,7 @@ export class Store {
   readonly virtualKeys: VirtualKeyRepo;
   readonly integrations: IntegrationRepo;
   readonly rateLimitPolicies: RateLimitPolicyRepo;
+  readonly logs: LogRepo;
 
   constructor(readonly db: Engine) {
     this.workspaces = new WorkspaceRepo(db, this.changes);
@@ -41,6 +43,7 @@ export class Store {
     this.virtualKeys = new VirtualKeyRepo(db, this.changes);
     this.integrations = new IntegrationRepo(db, this.changes);
     this.rateLimitPolicies = new RateLimitPolicyRepo(db, this.changes);
+    this.logs = new LogRepo(db);
   }
 
   migrate(): Promise<void> {

@@ -101,6 +101,11 @@ export class WorkspaceRepo {
     return r === undefined ? null : toWorkspace(r);
   }
 
+  /** Every workspace, archived ones included (organisation-wide log access reads each one's settings). */
+  async all(): Promise<Workspace[]> {
+    return (await this.db.all<Row>('SELECT * FROM workspaces ORDER BY id')).map(toWorkspace);
+  }
+
   list(statuses: readonly WorkspaceStatus[], page: PageRequest, only?: readonly string[]): Promise<Page<Workspace>> {
     const where = [`status IN (${statuses.map(() => '?').join(', ')})`];
     const params: string[] = [...statuses];

@@ -1,0 +1,105 @@
+/**
+ * /v1/logs: the request logs, newest first (scope logs.list), one log with
+ * its headers and bodies (logs.view), and grouped aggregates of log rows
+ * (analytics.ts). Filters in log-filter.ts; who sees what in log-access.ts.
+ * A log the caller may not see does not exist for them (404).
+ */
+import type { LogRecord } from '../logs/record.js';
+import type { LogScope, LogSummary } from '../store/logs.js';
+import { notFound, requireScope } from './access.js';
+import { groupRoute } from './analytics.js';
+import { listReply, pageRequest, reply } from './input.js';
+import { logFilter } from './log-filter.js';
+import { logScope } from './log-access.js';
+import type { Route } from './router.js';
+
+function logView(l: LogSummary, scope: LogScope): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    object: 'log',
+    id: l.id,
+    created_at: Math.floor(l.createdAtMs / 1000),
+    created_at_ms: l.createdAtMs,
+    trace_id: l.traceId,
+    span_id: l.spanId,
+    parent_span_id: l.parentSpanId,
+    span_name: l.spanName,
+    workspace_id: l.workspaceId,
+    api_key_id: l.apiKeyId,
+    config_id: l.configId,
+    virtual_key_id: l.virtualKeyId,
+    integration_id: l.integrationId,
+    prompt_id: l.promptId,
+    provider: l.provider,
+    model: l.model,
+    endpoint: l.endpoint,
+    method: l.method,
+    path: l.path,
+    status: l.status,
+    latency_ms: l.latencyMs,
+    upstream_ttfb_ms: l.upstreamTtfbMs,
+    prompt_tokens: l.promptTokens,
+    completion_tokens: l.completionTokens,
+    total_tokens: l.totalTokens,
+    tokens_estimated: l.tokensEstimated,
+    cost: l.costUsd,
+    cost_currency: 'USD',
+    cache_status: l.cacheStatus,
+    retry_count: l.retryCount,
+    last_used_option_index: l.lastUsedOptionIndex,
+    error: l.error,
+    log_format: l.logFormat,
+  };
+  // Hidden metadata is absent, not null: null would claim the request had none.
+  if (!scope.hideMetadata.includes(l.workspaceId)) out.metadata = l.metadata;
+  return out;
+}
+
+/** A stored body as JSON when it is JSON (the usual case), else as the text it is (SSE, cut bodies). */
+function bodyView(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function detailView(l: LogRecord, scope: LogScope): Record<string, unknown> {
+  return {
+    ...logView(l, scope),
+    request: { headers: l.requestHeaders, body: bodyView(l.requestBody) },
+    response: { body: bodyView(l.responseBody) },
+  };
+}
+
+export const logRoutes: Route[] = [
+  {
+    method: 'GET',
+    path: '/logs',
+    async handler({ caller, query }, deps) {
+      const denied = requireScope(caller, 'logs.list');
+      if (denied !== null) return { ok: false, error: denied };
+      const page = pageRequest(query);
+      if (!page.ok) return page;
+      const filter = logFilter(query);
+      if (!filter.ok) return filter;
+      const read = await logScope(deps.store, caller, 'logs', query.get('workspace_id') ?? undefined);
+      if (!read.ok) return read;
+      const { scope, workspaceId } = read.value;
+      return listReply(await deps.store.logs.list({ ...filter.value, workspaceId }, scope, page.value), (l) => logView(l, scope));
+    },
+  },
+  {
+    method: 'GET',
+    path: '/logs/:id',
+    async handler({ caller, params }, deps) {
+      const denied = requireScope(caller, 'logs.view');
+      if (denied !== null) return { ok: false, error: denied };
+      const read = await logScope(deps.store, caller, 'logs', undefined);
+      if (!read.ok) return read;
+      const log = await deps.store.logs.get(params.id!, read.value.scope);
+      return log === null ? { ok: false, error: notFound('log', params.id!) } : reply(200, detailView(log, read.value.scope));
+    },
+  },
+  groupRoute('/logs/groups/:groupBy', 'logs.list', 'logs'),
+];

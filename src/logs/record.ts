@@ -1,0 +1,69 @@
+/**
+ * One request to a model endpoint or the generic proxy, as the log keeps it:
+ * built once the answer is finished (or refused), handed to the log queue,
+ * written to `request_logs`. Bodies, metadata and errors in a record are
+ * already redacted (redact.ts); nothing here holds a gateway or provider key.
+ */
+import type { Endpoint } from '../providers/types.js';
+
+/** The contract's x-gateway-cache-status values. */
+export type CacheStatus = 'HIT' | 'SEMANTIC HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
+
+/** The layout of this record; a different layout would get a new name, so readers can tell stored records apart. */
+export const LOG_FORMAT = 'v1';
+
+export interface LogRecord {
+  /** UUIDv7 (store/ids.ts newId): time-ordered, so lists page by id newest first. */
+  id: string;
+  /** Unix milliseconds when the gateway received the request. */
+  createdAtMs: number;
+  traceId: string;
+  spanId: string | null;
+  parentSpanId: string | null;
+  spanName: string | null;
+  workspaceId: string;
+  apiKeyId: string;
+  /** The key's user for user keys (data visibility: members may see only their own keys' logs); null for service keys. */
+  userId: string | null;
+  /** Saved config used (id), if any. */
+  configId: string | null;
+  /** The virtual key or provider (virtual_keys row) whose stored credentials answered, if any. */
+  virtualKeyId: string | null;
+  integrationId: string | null;
+  promptId: string | null;
+  /** Canonical provider name (`openai`, `anthropic`, …); null when the request failed before one was chosen. */
+  provider: string | null;
+  model: string | null;
+  endpoint: Endpoint;
+  method: string;
+  /** Path after /v1, without the query. */
+  path: string;
+  /** Status the client got. */
+  status: number;
+  /** Whole request, as the client saw it, until the last byte. */
+  latencyMs: number;
+  /** From the answering attempt's request to the provider's first byte; null when no provider answered. */
+  upstreamTtfbMs: number | null;
+  /** Null when unknown (no answer, or an answer without usage that could not be counted). */
+  promptTokens: number | null;
+  completionTokens: number | null;
+  totalTokens: number | null;
+  /** Tokens were counted by the gateway, not reported by the provider. */
+  tokensEstimated: boolean;
+  /** USD: catalog price times the integration's pricing multiplier; null when the model has no price. */
+  costUsd: number | null;
+  cacheStatus: CacheStatus | null;
+  /** Retries made on the answering target. */
+  retryCount: number;
+  /** x-gateway-last-used-option-index: the path of the answering target, e.g. `config.targets[1]`. */
+  lastUsedOptionIndex: string | null;
+  metadata: Record<string, string> | null;
+  /** The error the client got (the gateway's envelope or the provider's error body); null on success. */
+  error: unknown;
+  /** Allow-listed request headers (redact.ts safeHeaders). */
+  requestHeaders: Record<string, string> | null;
+  /** Redacted body text; null when bodies are not logged for the workspace. */
+  requestBody: string | null;
+  responseBody: string | null;
+  logFormat: string;
+}

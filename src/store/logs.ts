@@ -1,0 +1,427 @@
+/**
+ * Request logs: batch writes from the log queue, reads for /v1/logs and the
+ * group routes, and deletion by age. Writes are idempotent (the id is the
+ * key, `ON CONFLICT DO NOTHING`), so a batch written twice (a replay after a
+ * partial write) leaves one row per record.
+ *
+ * Who sees which rows is a LogScope the management layer computes from the
+ * caller and the workspaces' settings; every read here applies it.
+ */
+import type { LogRecord } from '../logs/record.js';
+import type { Db, SqlValue } from './db.js';
+import { fromJson, toJson, type Page, type PageRequest } from './page.js';
+
+export interface LogFilter {
+  /** Unix ms, inclusive. */
+  fromMs?: number;
+  toMs?: number;
+  provider?: string;
+  model?: string;
+  traceId?: string;
+  apiKeyId?: string;
+  workspaceId?: string;
+  /** Exact statuses and classes (4 = 400..499); a row matches any of them. */
+  status?: { exact: readonly number[]; classes: readonly number[] };
+  /** Every pair must match. */
+  metadata?: readonly (readonly [string, string])[];
+}
+
+/** What a caller may read. Archived workspaces are left out of the lists by whoever builds the scope. */
+export interface LogScope {
+  /** Workspaces whose logs are visible in full; 'any': every workspace. */
+  full: 'any' | readonly string[];
+  /** Workspaces where only the logs of userId's keys are visible. */
+  own: readonly string[];
+  userId: string | null;
+  /** Workspaces whose logs are read without metadata; metadata filters match nothing there. */
+  hideMetadata: readonly string[];
+}
+
+/** A log as lists show it: no headers or bodies (those are for a single log, scope logs.view). */
+export type LogSummary = Omit<LogRecord, 'requestHeaders' | 'requestBody' | 'responseBody'>;
+
+/** groupBy of the group routes → the column it groups by. `provider` is the stored provider (virtual key) used; `ai_service` the vendor. */
+export const GROUP_BY = {
+  ai_service: 'provider',
+  model: 'model',
+  status_code: 'status',
+  api_key: 'api_key_id',
+  config: 'config_id',
+  workspace: 'workspace_id',
+  provider: 'virtual_key_id',
+  prompt: 'prompt_id',
+} as const;
+export type GroupBy = keyof typeof GROUP_BY;
+
+/**
+ * Opt-in columns of a group. Latency percentiles are nearest-rank: the
+ * smallest latency such that at least p% of the group's requests took no
+ * longer, i.e. the ceil(p·N/100)-th of the N latencies in ascending order
+ * (the same as Postgres's percentile_disc). Rates are percentages of the
+ * group's requests: success = status 2xx, cache hit = HIT or SEMANTIC HIT.
+ * Errors are statuses of 400 and above. Averages leave out requests whose
+ * tokens are unknown.
+ */
+const COLUMN_SQL = {
+  cost: 'COALESCE(SUM(cost_usd), 0)',
+  total_tokens: 'CAST(COALESCE(SUM(total_tokens), 0) AS BIGINT)',
+  avg_tokens: 'CAST(AVG(total_tokens) AS DOUBLE PRECISION)',
+  avg_input_tokens: 'CAST(AVG(prompt_tokens) AS DOUBLE PRECISION)',
+  avg_output_tokens: 'CAST(AVG(completion_tokens) AS DOUBLE PRECISION)',
+  avg_latency: 'CAST(AVG(latency_ms) AS DOUBLE PRECISION)',
+  // rn is the row's rank by latency within its group, n the group's size; integer division: (p·n + 99) / 100 = ceil(p·n / 100).
+  p95_latency: 'MAX(CASE WHEN rn = (95 * n + 99) / 100 THEN latency_ms END)',
+  p99_latency: 'MAX(CASE WHEN rn = (99 * n + 99) / 100 THEN latency_ms END)',
+  success_rate: 'CAST(100.0 * SUM(CASE WHEN status >= 200 AND status < 300 THEN 1 ELSE 0 END) / COUNT(*) AS DOUBLE PRECISION)',
+  error_count: 'CAST(SUM(CASE WHEN status >= 400 THEN 1 ELSE 0 END) AS BIGINT)',
+  cache_hit_rate: "CAST(100.0 * SUM(CASE WHEN cache_status IN ('HIT', 'SEMANTIC HIT') THEN 1 ELSE 0 END) / COUNT(*) AS DOUBLE PRECISION)",
+  last_seen: 'MAX(created_at_ms)',
+  first_seen: 'MIN(created_at_ms)',
+} as const;
+export type GroupColumn = keyof typeof COLUMN_SQL;
+export const GROUP_COLUMNS = Object.keys(COLUMN_SQL) as GroupColumn[];
+
+export interface Group {
+  /** The grouped value (a status code is a number); null groups the requests without one. */
+  key: string | number | null;
+  requests: number;
+  /** The requested columns; last_seen and first_seen in Unix ms; null where nothing was measured. */
+  values: Partial<Record<GroupColumn, number | null>>;
+}
+
+export interface GroupPage {
+  data: Group[];
+  hasMore: boolean;
+  /** Groups in all pages. */
+  total: number;
+}
+
+const COLUMNS = [
+  'id',
+  'created_at_ms',
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'span_name',
+  'workspace_id',
+  'api_key_id',
+  'user_id',
+  'config_id',
+  'virtual_key_id',
+  'integration_id',
+  'prompt_id',
+  'provider',
+  'model',
+  'endpoint',
+  'method',
+  'path',
+  'status',
+  'latency_ms',
+  'upstream_ttfb_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'total_tokens',
+  'tokens_estimated',
+  'cost_usd',
+  'cache_status',
+  'retry_count',
+  'last_used_option_index',
+  'metadata',
+  'error',
+  'request_headers',
+  'request_body',
+  'response_body',
+  'log_format',
+] as const;
+
+const SUMMARY_COLUMNS = COLUMNS.filter((c) => c !== 'request_headers' && c !== 'request_body' && c !== 'response_body').join(', ');
+
+type Row = Record<(typeof COLUMNS)[number], SqlValue>;
+
+/** Postgres TEXT refuses NUL characters; one in a body must not make the whole batch unwritable. */
+function text(s: string | null): string | null {
+  return s !== null && s.includes('\0') ? s.replaceAll('\0', '\uFFFD') : s;
+}
+
+function int(n: number | null): number | null {
+  return n === null ? null : Math.round(n);
+}
+
+/** Appends a record's values in COLUMNS order (pushing: flatMap over a batch costs several µs a row). */
+function pushParams(out: SqlValue[], r: LogRecord): void {
+  out.push(
+    r.id,
+    Math.round(r.createdAtMs),
+    text(r.traceId),
+    text(r.spanId),
+    text(r.parentSpanId),
+    text(r.spanName),
+    r.workspaceId,
+    r.apiKeyId,
+    r.userId,
+    r.configId,
+    r.virtualKeyId,
+    r.integrationId,
+    r.promptId,
+    text(r.provider),
+    text(r.model),
+    r.endpoint,
+    r.method,
+    text(r.path),
+    int(r.status),
+    int(r.latencyMs),
+    int(r.upstreamTtfbMs),
+    int(r.promptTokens),
+    int(r.completionTokens),
+    int(r.totalTokens),
+    r.tokensEstimated ? 1 : 0,
+    r.costUsd !== null && Number.isFinite(r.costUsd) ? r.costUsd : null,
+    r.cacheStatus,
+    int(r.retryCount),
+    text(r.lastUsedOptionIndex),
+    text(toJson(r.metadata)),
+    text(toJson(r.error)),
+    text(toJson(r.requestHeaders)),
+    text(r.requestBody),
+    text(r.responseBody),
+    r.logFormat,
+  );
+}
+
+function toSummary(r: Row): LogSummary {
+  return {
+    id: r.id as string,
+    createdAtMs: r.created_at_ms as number,
+    traceId: r.trace_id as string,
+    spanId: r.span_id as string | null,
+    parentSpanId: r.parent_span_id as string | null,
+    spanName: r.span_name as string | null,
+    workspaceId: r.workspace_id as string,
+    apiKeyId: r.api_key_id as string,
+    userId: r.user_id as string | null,
+    configId: r.config_id as string | null,
+    virtualKeyId: r.virtual_key_id as string | null,
+    integrationId: r.integration_id as string | null,
+    promptId: r.prompt_id as string | null,
+    provider: r.provider as string | null,
+    model: r.model as string | null,
+    endpoint: r.endpoint as LogRecord['endpoint'],
+    method: r.method as string,
+    path: r.path as string,
+    status: r.status as number,
+    latencyMs: r.latency_ms as number,
+    upstreamTtfbMs: r.upstream_ttfb_ms as number | null,
+    promptTokens: r.prompt_tokens as number | null,
+    completionTokens: r.completion_tokens as number | null,
+    totalTokens: r.total_tokens as number | null,
+    tokensEstimated: r.tokens_estimated === 1,
+    costUsd: r.cost_usd as number | null,
+    cacheStatus: r.cache_status as LogRecord['cacheStatus'],
+    retryCount: r.retry_count as number,
+    lastUsedOptionIndex: r.last_used_option_index as string | null,
+    metadata: fromJson(r.metadata as string | null),
+    error: fromJson(r.error as string | null),
+    logFormat: r.log_format as string,
+  };
+}
+
+function toRecord(r: Row): LogRecord {
+  return {
+    ...toSummary(r),
+    requestHeaders: fromJson(r.request_headers as string | null),
+    requestBody: r.request_body as string | null,
+    responseBody: r.response_body as string | null,
+  };
+}
+
+/**
+ * Splits rows into runs of max, max/2, …, 1 (max a power of two): a batch of
+ * any size takes few statements, and there are at most log2(max)+1 distinct
+ * statement texts for the engines' prepared-statement caches.
+ */
+function* runs<T>(rows: readonly T[], max: number): Generator<readonly T[]> {
+  let i = 0;
+  for (let size = max; size >= 1; size >>= 1) {
+    while (rows.length - i >= size) {
+      yield rows.slice(i, i + size);
+      i += size;
+    }
+  }
+}
+
+const LOG_RUN = 128; // 35 parameters a row: 4480 per statement, under both engines' limits
+const METADATA_RUN = 256;
+
+const insertSql = new Map<string, string>();
+function multiInsert(table: string, columns: readonly string[], rows: number): string {
+  const key = `${table}:${rows}`;
+  let sql = insertSql.get(key);
+  if (sql === undefined) {
+    const tuple = `(${columns.map(() => '?').join(', ')})`;
+    sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array.from({ length: rows }, () => tuple).join(', ')} ON CONFLICT DO NOTHING`;
+    insertSql.set(key, sql);
+  }
+  return sql;
+}
+
+function placeholders(n: number): string {
+  return Array.from({ length: n }, () => '?').join(', ');
+}
+
+/** WHERE clauses (trusted SQL with `?`) and their values for a filter within a scope. */
+function conditions(filter: LogFilter, scope: LogScope): { where: string[]; params: SqlValue[] } {
+  const where: string[] = [];
+  const params: SqlValue[] = [];
+  const visible: string[] = [];
+  if (scope.full === 'any') visible.push('1 = 1');
+  else if (scope.full.length > 0) {
+    visible.push(`workspace_id IN (${placeholders(scope.full.length)})`);
+    params.push(...scope.full);
+  }
+  if (scope.own.length > 0 && scope.userId !== null) {
+    visible.push(`(workspace_id IN (${placeholders(scope.own.length)}) AND user_id = ?)`);
+    params.push(...scope.own, scope.userId);
+  }
+  where.push(visible.length === 0 ? '1 = 0' : `(${visible.join(' OR ')})`);
+  const eq = (column: string, value: string | undefined): void => {
+    if (value === undefined) return;
+    where.push(`${column} = ?`);
+    params.push(value);
+  };
+  eq('workspace_id', filter.workspaceId);
+  eq('provider', filter.provider);
+  eq('model', filter.model);
+  eq('trace_id', filter.traceId);
+  eq('api_key_id', filter.apiKeyId);
+  if (filter.fromMs !== undefined) {
+    where.push('created_at_ms >= ?');
+    params.push(filter.fromMs);
+  }
+  if (filter.toMs !== undefined) {
+    where.push('created_at_ms <= ?');
+    params.push(filter.toMs);
+  }
+  if (filter.status !== undefined) {
+    const any: string[] = [];
+    if (filter.status.exact.length > 0) {
+      any.push(`status IN (${placeholders(filter.status.exact.length)})`);
+      params.push(...filter.status.exact);
+    }
+    for (const c of filter.status.classes) {
+      any.push('(status >= ? AND status < ?)');
+      params.push(c * 100, c * 100 + 100);
+    }
+    where.push(`(${any.join(' OR ')})`);
+  }
+  if (filter.metadata !== undefined && filter.metadata.length > 0) {
+    if (scope.hideMetadata.length > 0) {
+      where.push(`workspace_id NOT IN (${placeholders(scope.hideMetadata.length)})`);
+      params.push(...scope.hideMetadata);
+    }
+    for (const [key, value] of filter.metadata) {
+      where.push('id IN (SELECT m.log_id FROM log_metadata m WHERE m.key = ? AND m.value = ?)');
+      params.push(key, value);
+    }
+  }
+  return { where, params };
+}
+
+/** Rows of a workspace whose metadata the scope hides are read without it. */
+function hidden<T extends { workspaceId: string; metadata: Record<string, string> | null }>(scope: LogScope, row: T): T {
+  return scope.hideMetadata.includes(row.workspaceId) ? { ...row, metadata: null } : row;
+}
+
+export class LogRepo {
+  constructor(private readonly db: Db) {}
+
+  /** Writes records in one transaction; records already stored (same id) are skipped. */
+  async insert(records: readonly LogRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    const pairs: SqlValue[][] = [];
+    for (const r of records) {
+      if (r.metadata === null) continue;
+      for (const key in r.metadata) {
+        const v = r.metadata[key];
+        if (typeof v === 'string') pairs.push([r.id, text(key), text(v)]);
+      }
+    }
+    await this.db.transaction(async (tx) => {
+      for (const run of runs(records, LOG_RUN)) {
+        const params: SqlValue[] = [];
+        for (const r of run) pushParams(params, r);
+        await tx.run(multiInsert('request_logs', COLUMNS, run.length), params);
+      }
+      for (const run of runs(pairs, METADATA_RUN)) await tx.run(multiInsert('log_metadata', ['log_id', 'key', 'value'], run.length), run.flat());
+    });
+  }
+
+  /** One log with headers and bodies, if the scope shows it. */
+  async get(id: string, scope: LogScope): Promise<LogRecord | null> {
+    const { where, params } = conditions({}, scope);
+    const row = await this.db.get<Row>(`SELECT * FROM request_logs WHERE id = ? AND ${where.join(' AND ')}`, [id, ...params]);
+    return row === undefined ? null : hidden(scope, toRecord(row));
+  }
+
+  /** Newest first (ids are time-ordered), `after` the last id of the previous page. */
+  async list(filter: LogFilter, scope: LogScope, page: PageRequest): Promise<Page<LogSummary>> {
+    const { where, params } = conditions(filter, scope);
+    if (page.after !== undefined) {
+      where.push('id < ?');
+      params.push(page.after);
+    }
+    const rows = await this.db.all<Row>(`SELECT ${SUMMARY_COLUMNS} FROM request_logs WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, [...params, page.limit + 1]);
+    const hasMore = rows.length > page.limit;
+    if (hasMore) rows.pop();
+    return { data: rows.map((r) => hidden(scope, toSummary(r))), hasMore };
+  }
+
+  /**
+   * Groups of the filtered logs by one column, ordered by the grouped value
+   * (the group without a value last); `after` is the last value of the
+   * previous page.
+   */
+  async groups(
+    groupBy: GroupBy,
+    columns: readonly GroupColumn[],
+    filter: LogFilter,
+    scope: LogScope,
+    page: { limit: number; after: string | number | undefined },
+  ): Promise<GroupPage> {
+    const key = GROUP_BY[groupBy];
+    const { where, params } = conditions(filter, scope);
+    const ranked = columns.includes('p95_latency') || columns.includes('p99_latency');
+    const window = ranked ? `, ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n` : '';
+    const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${window}
+      FROM request_logs WHERE ${where.join(' AND ')}`;
+    const selected = columns.map((c) => `, ${COLUMN_SQL[c]} AS ${c}`).join('');
+    const outer: SqlValue[] = [...params];
+    let cursor = '';
+    if (page.after !== undefined) {
+      cursor = 'WHERE (k > ? OR k IS NULL)';
+      outer.push(page.after);
+    }
+    outer.push(page.limit + 1);
+    const rows = await this.db.all<Record<string, SqlValue>>(
+      `SELECT k, COUNT(*) AS requests${selected} FROM (${inner}) t ${cursor}
+       GROUP BY k ORDER BY CASE WHEN k IS NULL THEN 1 ELSE 0 END, k LIMIT ?`,
+      outer,
+    );
+    const count = await this.db.get<{ total: number }>(`SELECT COUNT(*) AS total FROM (SELECT ${key} AS k FROM request_logs WHERE ${where.join(' AND ')} GROUP BY ${key}) g`, params);
+    const hasMore = rows.length > page.limit;
+    if (hasMore) rows.pop();
+    return {
+      data: rows.map((r) => ({
+        key: r.k as string | number | null,
+        requests: r.requests as number,
+        values: Object.fromEntries(columns.map((c) => [c, r[c] as number | null])),
+      })),
+      hasMore,
+      total: count?.total ?? 0,
+    };
+  }
+
+  /** Deletes up to `limit` logs created before cutoffMs (their metadata goes with them); resolves to how many. */
+  deleteBefore(cutoffMs: number, limit: number): Promise<number> {
+    return this.db.run('DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at_ms < ? LIMIT ?)', [cutoffMs, limit]);
+  }
+}

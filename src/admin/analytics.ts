@@ -11,11 +11,10 @@
  */
 import { invalid, type Result } from '../shared/errors.js';
 import { GROUP_BY, GROUP_COLUMNS, type Group, type GroupBy, type GroupColumn } from '../store/logs.js';
-import { requireScope } from './access.js';
 import { pageRequest, reply } from './input.js';
 import { logFilter } from './log-filter.js';
 import { logScope, type LogReader } from './log-access.js';
-import type { Reply, Route } from './router.js';
+import { route, type Reply, type Route } from './router.js';
 
 const GROUP_BYS = Object.keys(GROUP_BY) as GroupBy[];
 
@@ -46,12 +45,11 @@ function groupView(by: GroupBy, g: Group): Record<string, unknown> {
 
 /** A group route: `scope` is the key scope it needs, `reader` whether it reads log rows or only aggregates. */
 export function groupRoute(path: string, scope: string, reader: LogReader): Route {
-  return {
+  return route({
     method: 'GET',
     path,
+    scope,
     async handler({ caller, params, query }, deps): Promise<Result<Reply>> {
-      const denied = requireScope(caller, scope);
-      if (denied !== null) return { ok: false, error: denied };
       const by = groupBy(params.groupBy!);
       if (!by.ok) return by;
       const cols = columns(query.get('columns'));
@@ -81,7 +79,7 @@ export function groupRoute(path: string, scope: string, reader: LogReader): Rout
         last_id: key(groups.data.at(-1)),
       });
     },
-  };
+  });
 }
 
 export const analyticsRoutes: Route[] = [groupRoute('/analytics/groups/:groupBy', 'analytics.view', 'analytics')];

@@ -6,12 +6,12 @@
  */
 import type { LogRecord } from '../logs/record.js';
 import type { LogScope, LogSummary } from '../store/logs.js';
-import { notFound, requireScope } from './access.js';
+import { notFound } from './access.js';
 import { groupRoute } from './analytics.js';
-import { listReply, pageRequest, reply } from './input.js';
+import { listReply, reply } from './input.js';
 import { logFilter } from './log-filter.js';
 import { logScope } from './log-access.js';
-import type { Route } from './router.js';
+import { route, type Route } from './router.js';
 
 function logView(l: LogSummary, scope: LogScope): Record<string, unknown> {
   const out: Record<string, unknown> = {
@@ -73,33 +73,30 @@ function detailView(l: LogRecord, scope: LogScope): Record<string, unknown> {
 }
 
 export const logRoutes: Route[] = [
-  {
+  route({
     method: 'GET',
     path: '/logs',
-    async handler({ caller, query }, deps) {
-      const denied = requireScope(caller, 'logs.list');
-      if (denied !== null) return { ok: false, error: denied };
-      const page = pageRequest(query);
-      if (!page.ok) return page;
+    scope: 'logs.list',
+    paged: true,
+    async handler({ caller, query, page }, deps) {
       const filter = logFilter(query);
       if (!filter.ok) return filter;
       const read = await logScope(deps.store, caller, 'logs', query.get('workspace_id') ?? undefined);
       if (!read.ok) return read;
       const { scope, workspaceId } = read.value;
-      return listReply(await deps.store.logs.list({ ...filter.value, workspaceId }, scope, page.value), (l) => logView(l, scope));
+      return listReply(await deps.store.logs.list({ ...filter.value, workspaceId }, scope, page), (l) => logView(l, scope));
     },
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/logs/:id',
+    scope: 'logs.view',
     async handler({ caller, params }, deps) {
-      const denied = requireScope(caller, 'logs.view');
-      if (denied !== null) return { ok: false, error: denied };
       const read = await logScope(deps.store, caller, 'logs', undefined);
       if (!read.ok) return read;
       const log = await deps.store.logs.get(params.id!, read.value.scope);
       return log === null ? { ok: false, error: notFound('log', params.id!) } : reply(200, detailView(log, read.value.scope));
     },
-  },
+  }),
   groupRoute('/logs/groups/:groupBy', 'logs.list', 'logs'),
 ];

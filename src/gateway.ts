@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
+import { AnswerCache } from './cache/answer-cache.js';
+import { MemoryCacheStore, type CacheStore } from './cache/store.js';
 import { AdminRouter, type AdminDeps } from './admin/router.js';
 import { MemoryRateCounter, type RateCounter } from './limits/counter.js';
 import { RateLimiter } from './limits/limiter.js';
@@ -85,6 +87,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     maxBodyBytes: settings.maxBodyBytes,
     configs: new SavedConfigs(store, secrets, now),
     limits: new RequestLimits(limiter, now),
+    cache: new AnswerCache(shared.cache, now),
     onError: (err) => logger.error({ err }, 'unhandled error in request'),
   });
   try {
@@ -125,26 +128,37 @@ interface SharedState {
   redis: SharedRedis | null;
   counter: RateCounter;
   circuits: CircuitStore;
+  cache: CacheStore;
   /** Counts a failed Redis command of `component` (the callers fall back or fail open). */
   onUnavailable(component: string): (err: unknown) => void;
 }
 
+/** Bytes of answers the in-process cache holds before evicting the least recently used. */
+const MEMORY_CACHE_BYTES = 256 * 1024 * 1024;
+
 /**
- * Rate counters and circuits in Redis when REDIS_URL is set, else in this
+ * Rate counters, circuits and cached answers in Redis when REDIS_URL is set, else in this
  * process. The Redis modules (and ioredis) load only when chosen, as the
  * database drivers do: a process without Redis does not carry them.
  */
 async function sharedState(settings: Settings, metrics: Metrics, logger: Logger): Promise<SharedState> {
   if (settings.redisUrl === undefined) {
-    return { redis: null, counter: new MemoryRateCounter(), circuits: new MemoryCircuitStore(), onUnavailable: () => () => {} };
+    return {
+      redis: null,
+      counter: new MemoryRateCounter(),
+      circuits: new MemoryCircuitStore(),
+      cache: new MemoryCacheStore(MEMORY_CACHE_BYTES),
+      onUnavailable: () => () => {},
+    };
   }
-  const [{ SharedRedis }, { RedisRateCounter }, { RedisCircuitStore }] = await Promise.all([
+  const [{ SharedRedis }, { RedisRateCounter }, { RedisCircuitStore }, { RedisCacheStore }] = await Promise.all([
     import('./state/redis.js'),
     import('./limits/redis-counter.js'),
     import('./routing/circuit-redis.js'),
+    import('./cache/redis-store.js'),
   ]);
   const told = (status: RedisStatus): void =>
-    status === 'up' ? logger.info('redis connected') : logger.warn('redis unreachable: rate limits fail open, circuits are kept per process');
+    status === 'up' ? logger.info('redis connected') : logger.warn('redis unreachable: rate limits fail open, circuits are kept per process, the cache misses');
   const redis = new SharedRedis(settings.redisUrl, { onStatus: told });
   // Never throws: without Redis the gateway serves, degraded, and connects when Redis comes up.
   await redis.start();
@@ -159,6 +173,7 @@ async function sharedState(settings: Settings, metrics: Metrics, logger: Logger)
     redis,
     counter: new RedisRateCounter(redis.client, `${prefix}rate:`),
     circuits: new RedisCircuitStore(redis.client, { prefix: `${prefix}circuit:`, onUnavailable: onUnavailable('circuit') }),
+    cache: new RedisCacheStore(redis.client, `${prefix}cache:`, onUnavailable('cache')),
     onUnavailable,
   };
 }

@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type {
+  CacheConfig,
   CircuitBreakerConfig,
   Config,
   ConfigNode,
@@ -61,6 +62,10 @@ export interface Plan {
   /** Config-level settings that are about the whole request, not a target. */
   passthrough: boolean;
   strict: boolean | undefined;
+  /** The config's cache: it applies to the whole request, before any target is chosen. */
+  cache: CacheConfig | undefined;
+  /** The config's identity (saved version id, or a hash of the inline JSON); cache keys include it. */
+  identity: string;
 }
 
 interface Inherited {
@@ -92,6 +97,8 @@ function buildPlan(config: Config, identity: string): Plan {
     root: buildNode(config, 'config', { forwardHeaders: [] }, identity),
     passthrough: config.passthrough === true,
     strict: config.strict_compat_compliance,
+    cache: config.cache,
+    identity,
   };
 }
 

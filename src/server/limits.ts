@@ -16,6 +16,7 @@ import { endpointType } from '../limits/endpoint-types.js';
 import type { RateAdmission, RateLimiter, RateQuota } from '../limits/limiter.js';
 import type { ProviderHeaders } from '../providers/types.js';
 import { GatewayError, type Result } from '../shared/errors.js';
+import { through } from '../shared/through.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { RateLimitType } from '../store/rate-limit-policies.js';
 
@@ -97,15 +98,6 @@ function refusal(a: RateAdmission): GatewayError {
   const q = type === undefined ? null : a.quota[type]!;
   const what = q === null ? 'rate limit reached' : `rate limit of ${q.limit} ${type} reached (policy ${q.policyId})`;
   return new GatewayError(429, `${what}; retry after ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
-}
-
-/** `source` piped through `t`: an error of either ends both, and a consumer that stops early stops the source. */
-function through(source: Readable, t: Transform): Readable {
-  source.once('error', (e) => t.destroy(e));
-  t.once('close', () => {
-    if (!source.readableEnded) source.destroy();
-  });
-  return source.pipe(t);
 }
 
 /** Enough for the usage object and what follows it at the end of a JSON answer or the last events of a stream. */

@@ -6,6 +6,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import type { AnswerCache, AnswerKeeper, CacheStatus } from '../cache/answer-cache.js';
 import { parseConfigHeader } from '../config/schema.js';
 import type { Config } from '../config/types.js';
 import { planFor, type Plan } from '../routing/plan.js';
@@ -30,6 +31,7 @@ export interface RelayDeps {
   maxBodyBytes: number;
   configs: SavedConfigs;
   limits: RequestLimits;
+  cache: AnswerCache;
 }
 
 /** What the server knows of a request before relaying it. */
@@ -88,6 +90,15 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     }
   }
 
+  const model = typeof body?.model === 'string' ? body.model : undefined;
+  const cache = await deps.cache.open(plan.value, { workspaceId: t.key.workspaceId, method: req.method!, path, headers: req.headers, body });
+  if (!cache.ok) return fail(cache.error);
+  const { hit, status: cacheStatus } = cache.value;
+  if (hit !== null) {
+    cache.value.replay(res, gatewayHeaders({}, { provider: hit.provider, path: hit.path, retries: 0 }, t.traceId, cacheStatus));
+    return observe(deps.metrics, endpoint, model, startedAt, { status: hit.status, provider: hit.provider, retries: 0 }, 0, 0);
+  }
+
   const cancel = new Cancel();
   res.once('close', () => {
     if (!res.writableFinished) cancel.abort();
@@ -111,26 +122,26 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     signal: cancel,
   };
   const result = await deps.router.route(plan.value, routeReq);
-  const model = typeof body?.model === 'string' ? body.model : undefined;
   if (result.response === null) {
     if (result.status === 499) return; // the client is gone; nobody to answer
-    const headers = gatewayHeaders({}, result, t.traceId);
+    const headers = gatewayHeaders({}, result, t.traceId, cacheStatus);
     for (const name in headers) res.setHeader(name, headers[name]!);
     sendError(res, result.error!);
     observe(deps.metrics, endpoint, model, startedAt, result, result.failedUpstreamMs, result.waitedMs);
     return;
   }
   const upstream = result.response;
+  const keeper = cache.value.keeper(result);
   if (result.translator !== undefined) {
-    await relayTranslated(result.translator, upstream, res, gatewayHeaders({}, result, t.traceId), body?.stream === true, usage.value);
+    await relayTranslated(result.translator, upstream, res, gatewayHeaders({}, result, t.traceId, cacheStatus), body?.stream === true, usage.value, keeper);
   } else {
     // One header object for writeHead: Node's fast path, no per-header setHeader.
     const out: OutgoingHttpHeaders = {};
     for (const name in upstream.headers) {
       if (!isHopByHop(name)) out[name] = upstream.headers[name];
     }
-    res.writeHead(upstream.statusCode, gatewayHeaders(out, result, t.traceId));
-    await relayBody(usage.value.watch(upstream.body, upstream.headers), res);
+    res.writeHead(upstream.statusCode, gatewayHeaders(out, result, t.traceId, cacheStatus));
+    await relayBody(usage.value.watch(keeper.watch(upstream.body, upstream.statusCode, upstream.headers), upstream.headers), res);
   }
   const upstreamMs = result.failedUpstreamMs + (performance.now() - result.answerStartedAt);
   observe(deps.metrics, endpoint, model, startedAt, result, upstreamMs, result.waitedMs);
@@ -148,6 +159,7 @@ async function relayTranslated(
   headers: OutgoingHttpHeaders,
   streamed: boolean,
   usage: AnswerUsage,
+  keeper: AnswerKeeper,
 ): Promise<void> {
   const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
   if (ok && streamed) {
@@ -156,9 +168,10 @@ async function relayTranslated(
     events.once('close', () => {
       if (!upstream.body.readableEnded) upstream.body.destroy();
     });
-    res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    const sse = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
+    res.writeHead(200, { ...headers, ...sse });
     upstream.body.pipe(events);
-    await relayBody(usage.watch(events), res);
+    await relayBody(usage.watch(keeper.watch(events, 200, sse)), res);
     return;
   }
   let raw: Buffer;
@@ -173,6 +186,7 @@ async function relayTranslated(
   const text = tr.response(raw, upstream.headers);
   if (!text.ok) return sendError(res, text.error);
   await usage.charge(text.value);
+  await keeper.keep(200, { 'content-type': 'application/json' }, text.value);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text.value) });
   res.end(text.value);
 }
@@ -201,10 +215,15 @@ function relayBody(body: Readable, res: ServerResponse): Promise<void> {
 }
 
 /** The contract's response headers of the model endpoints, added to `out`. */
-function gatewayHeaders(out: OutgoingHttpHeaders, r: RouteResult, traceId: string): OutgoingHttpHeaders {
+function gatewayHeaders(
+  out: OutgoingHttpHeaders,
+  r: Pick<RouteResult, 'provider' | 'path' | 'retries'>,
+  traceId: string,
+  cacheStatus: CacheStatus,
+): OutgoingHttpHeaders {
   out['x-gateway-trace-id'] = traceId;
   if (r.provider !== undefined) out['x-gateway-provider'] = r.provider;
-  out['x-gateway-cache-status'] = 'DISABLED';
+  out['x-gateway-cache-status'] = cacheStatus;
   out['x-gateway-retry-attempt-count'] = String(r.retries);
   out['x-gateway-last-used-option-index'] = r.path;
   return out;

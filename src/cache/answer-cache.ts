@@ -73,10 +73,15 @@ export class AnswerCache {
     private readonly now: () => number,
   ) {}
 
-  async open(plan: Plan, r: CacheRequest): Promise<Result<CacheTicket>> {
+  /** Synchronous when the cache is off (most requests): no promise, no key. */
+  open(plan: Plan, r: CacheRequest): Result<CacheTicket> | Promise<Result<CacheTicket>> {
     const refresh = forceRefresh(r.headers['x-gateway-cache-force-refresh']);
     if (!refresh.ok) return refresh;
     if (plan.cache === undefined || r.body === null) return DISABLED;
+    return this.lookup(plan, plan.cache, r, refresh.value);
+  }
+
+  private async lookup(plan: Plan, cache: NonNullable<Plan['cache']>, r: CacheRequest, refresh: boolean): Promise<Result<CacheTicket>> {
     const h = r.headers;
     const key = cacheKey({
       workspaceId: r.workspaceId,
@@ -87,9 +92,9 @@ export class AnswerCache {
       target: [h['x-gateway-provider'], h['x-gateway-custom-host'], h['x-gateway-virtual-key'], h.authorization].map(first),
       body: r.body,
     });
-    const ttlMs = Math.min(plan.cache.max_age ?? DEFAULT_MAX_AGE_S, MAX_MAX_AGE_S) * 1000;
+    const ttlMs = Math.min(cache.max_age ?? DEFAULT_MAX_AGE_S, MAX_MAX_AGE_S) * 1000;
     const keeper = (served: Served): AnswerKeeper => new Keeper(this.store, this.now, key, ttlMs, served);
-    if (refresh.value) return { ok: true, value: ticket('REFRESH', null, keeper) };
+    if (refresh) return { ok: true, value: ticket('REFRESH', null, keeper) };
     const hit = await this.store.get(key, this.now());
     return { ok: true, value: ticket(hit === null ? 'MISS' : 'HIT', hit, keeper) };
   }

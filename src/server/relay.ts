@@ -91,7 +91,8 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
   }
 
   const model = typeof body?.model === 'string' ? body.model : undefined;
-  const cache = await deps.cache.open(plan.value, { workspaceId: t.key.workspaceId, method: req.method!, path, headers: req.headers, body });
+  let cache = deps.cache.open(plan.value, { workspaceId: t.key.workspaceId, method: req.method!, path, headers: req.headers, body });
+  if (cache instanceof Promise) cache = await cache;
   if (!cache.ok) return fail(cache.error);
   const { hit, status: cacheStatus } = cache.value;
   if (hit !== null) {

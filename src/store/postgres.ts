@@ -102,10 +102,15 @@ export class PostgresDb implements Db {
         if (this.listener === client) this.listener = null;
         retry();
       });
+      // Held before connecting, so a close() while it connects ends it too (else it would keep the process alive).
+      this.listener = client;
       try {
         await client.connect();
         await client.query(`LISTEN ${CHANNEL}`);
-        this.listener = client;
+        if (this.closed) {
+          await client.end().catch(() => {});
+          return;
+        }
         changes.deliver({ kind: 'all', id: '*' });
       } catch {
         await client.end().catch(() => {});

@@ -8,9 +8,11 @@ import { pino, type Logger } from 'pino';
 import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
 import { AdminRouter, type AdminDeps } from './admin/router.js';
+import { MemoryBudgetCounter, type BudgetCounter } from './limits/budget-counter.js';
+import { BudgetLimiter } from './limits/budgets.js';
 import { MemoryRateCounter, type RateCounter } from './limits/counter.js';
 import { RateLimiter } from './limits/limiter.js';
-import { PolicyCache } from './limits/policy-cache.js';
+import { PolicyCache, type PolicySource } from './limits/policy-cache.js';
 import { MemoryCircuitStore, type CircuitStore } from './routing/circuit.js';
 import { Router } from './routing/router.js';
 import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
@@ -24,6 +26,7 @@ import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
 import { Secrets } from './store/secrets.js';
 import type { Store } from './store/store.js';
+import type { UsageLimitPolicy } from './store/usage-limit-policies.js';
 import { closeUpstreams } from './upstream/client.js';
 
 export interface Gateway {
@@ -72,6 +75,13 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     policies: (workspaceId) => policies.forWorkspace(workspaceId),
     onUnavailable: shared.onUnavailable('rate_limit'),
   });
+  const budgetPolicies = new PolicyCache(store, now, USAGE_LIMIT_POLICIES);
+  const budgets = new BudgetLimiter({
+    counter: shared.budgets,
+    policies: (workspaceId) => budgetPolicies.forWorkspace(workspaceId),
+    repo: store.usageLimitPolicies,
+    onUnavailable: shared.onUnavailable('usage_limit'),
+  });
   const credentials = new CredentialCache(store, secrets, now, (what, id) =>
     logger.error({ id }, `stored credentials of ${what} do not decrypt: was the row altered, or GATEWAY_ENCRYPTION_KEY changed?`),
   );
@@ -84,7 +94,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     metrics,
     maxBodyBytes: settings.maxBodyBytes,
     configs: new SavedConfigs(store, secrets, now),
-    limits: new RequestLimits(limiter, now),
+    limits: new RequestLimits(limiter, budgets, now),
     onError: (err) => logger.error({ err }, 'unhandled error in request'),
   });
   try {
@@ -120,10 +130,13 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   };
 }
 
+const USAGE_LIMIT_POLICIES: PolicySource<UsageLimitPolicy> = { kind: 'usage_limit_policy', active: (s, ws) => s.usageLimitPolicies.active(ws) };
+
 interface SharedState {
   /** Null without REDIS_URL. */
   redis: SharedRedis | null;
   counter: RateCounter;
+  budgets: BudgetCounter;
   circuits: CircuitStore;
   /** Counts a failed Redis command of `component` (the callers fall back or fail open). */
   onUnavailable(component: string): (err: unknown) => void;
@@ -136,15 +149,16 @@ interface SharedState {
  */
 async function sharedState(settings: Settings, metrics: Metrics, logger: Logger): Promise<SharedState> {
   if (settings.redisUrl === undefined) {
-    return { redis: null, counter: new MemoryRateCounter(), circuits: new MemoryCircuitStore(), onUnavailable: () => () => {} };
+    return { redis: null, counter: new MemoryRateCounter(), budgets: new MemoryBudgetCounter(), circuits: new MemoryCircuitStore(), onUnavailable: () => () => {} };
   }
-  const [{ SharedRedis }, { RedisRateCounter }, { RedisCircuitStore }] = await Promise.all([
+  const [{ SharedRedis }, { RedisRateCounter }, { RedisBudgetCounter }, { RedisCircuitStore }] = await Promise.all([
     import('./state/redis.js'),
     import('./limits/redis-counter.js'),
+    import('./limits/budget-redis.js'),
     import('./routing/circuit-redis.js'),
   ]);
   const told = (status: RedisStatus): void =>
-    status === 'up' ? logger.info('redis connected') : logger.warn('redis unreachable: rate limits fail open, circuits are kept per process');
+    status === 'up' ? logger.info('redis connected') : logger.warn('redis unreachable: rate and usage limits fail open, circuits are kept per process');
   const redis = new SharedRedis(settings.redisUrl, { onStatus: told });
   // Never throws: without Redis the gateway serves, degraded, and connects when Redis comes up.
   await redis.start();
@@ -158,6 +172,7 @@ async function sharedState(settings: Settings, metrics: Metrics, logger: Logger)
   return {
     redis,
     counter: new RedisRateCounter(redis.client, `${prefix}rate:`),
+    budgets: new RedisBudgetCounter(redis.client, `${prefix}budget:`),
     circuits: new RedisCircuitStore(redis.client, { prefix: `${prefix}circuit:`, onUnavailable: onUnavailable('circuit') }),
     onUnavailable,
   };

@@ -88,6 +88,9 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     }
   }
 
+  // Budgets reserve the request's estimated usage once the body is known; nothing is sent when one is exhausted.
+  const answer = await deps.limits.reserve(usage.value, req.method!, pathname, t.key, gh.value.metadata, body, single(req.headers['x-gateway-provider']));
+  if (!answer.ok) return fail(answer.error);
   const cancel = new Cancel();
   res.once('close', () => {
     if (!res.writableFinished) cancel.abort();
@@ -113,6 +116,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
   const result = await deps.router.route(plan.value, routeReq);
   const model = typeof body?.model === 'string' ? body.model : undefined;
   if (result.response === null) {
+    void answer.value.release();
     if (result.status === 499) return; // the client is gone; nobody to answer
     const headers = gatewayHeaders({}, result, t.traceId);
     for (const name in headers) res.setHeader(name, headers[name]!);
@@ -122,7 +126,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
   }
   const upstream = result.response;
   if (result.translator !== undefined) {
-    await relayTranslated(result.translator, upstream, res, gatewayHeaders({}, result, t.traceId), body?.stream === true, usage.value);
+    await relayTranslated(result.translator, upstream, res, gatewayHeaders({}, result, t.traceId), body?.stream === true, answer.value);
   } else {
     // One header object for writeHead: Node's fast path, no per-header setHeader.
     const out: OutgoingHttpHeaders = {};
@@ -130,7 +134,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
       if (!isHopByHop(name)) out[name] = upstream.headers[name];
     }
     res.writeHead(upstream.statusCode, gatewayHeaders(out, result, t.traceId));
-    await relayBody(usage.value.watch(upstream.body, upstream.headers), res);
+    await relayBody(answer.value.watch(upstream.body, upstream.headers, upstream.statusCode), res);
   }
   const upstreamMs = result.failedUpstreamMs + (performance.now() - result.answerStartedAt);
   observe(deps.metrics, endpoint, model, startedAt, result, upstreamMs, result.waitedMs);
@@ -169,9 +173,11 @@ async function relayTranslated(
     return;
   }
   for (const name in headers) res.setHeader(name, headers[name]!);
-  if (!ok) return sendError(res, tr.error(upstream.statusCode, raw, upstream.headers));
-  const text = tr.response(raw, upstream.headers);
-  if (!text.ok) return sendError(res, text.error);
+  const text = ok ? tr.response(raw, upstream.headers) : null;
+  if (text === null || !text.ok) {
+    void usage.release();
+    return sendError(res, text === null ? tr.error(upstream.statusCode, raw, upstream.headers) : text.error);
+  }
   await usage.charge(text.value);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text.value) });
   res.end(text.value);

@@ -10,9 +10,11 @@ import { ADMIN_ROUTES } from './admin/routes.js';
 import { AnswerCache } from './cache/answer-cache.js';
 import { MemoryCacheStore, type CacheStore } from './cache/store.js';
 import { AdminRouter, type AdminDeps } from './admin/router.js';
+import { MemoryBudgetCounter, type BudgetCounter } from './limits/budget-counter.js';
+import { BudgetLimiter } from './limits/budgets.js';
 import { MemoryRateCounter, type RateCounter } from './limits/counter.js';
 import { RateLimiter } from './limits/limiter.js';
-import { PolicyCache } from './limits/policy-cache.js';
+import { PolicyCache, type PolicySource } from './limits/policy-cache.js';
 import { MemoryCircuitStore, type CircuitStore } from './routing/circuit.js';
 import { Router } from './routing/router.js';
 import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
@@ -26,6 +28,7 @@ import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
 import { Secrets } from './store/secrets.js';
 import type { Store } from './store/store.js';
+import type { UsageLimitPolicy } from './store/usage-limit-policies.js';
 import { closeUpstreams } from './upstream/client.js';
 
 export interface Gateway {
@@ -74,6 +77,13 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     policies: (workspaceId) => policies.forWorkspace(workspaceId),
     onUnavailable: shared.onUnavailable('rate_limit'),
   });
+  const budgetPolicies = new PolicyCache(store, now, USAGE_LIMIT_POLICIES);
+  const budgets = new BudgetLimiter({
+    counter: shared.budgets,
+    policies: (workspaceId) => budgetPolicies.forWorkspace(workspaceId),
+    repo: store.usageLimitPolicies,
+    onUnavailable: shared.onUnavailable('usage_limit'),
+  });
   const credentials = new CredentialCache(store, secrets, now, (what, id) =>
     logger.error({ id }, `stored credentials of ${what} do not decrypt: was the row altered, or GATEWAY_ENCRYPTION_KEY changed?`),
   );
@@ -86,7 +96,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     metrics,
     maxBodyBytes: settings.maxBodyBytes,
     configs: new SavedConfigs(store, secrets, now),
-    limits: new RequestLimits(limiter, now),
+    limits: new RequestLimits(limiter, budgets, now),
     cache: new AnswerCache(shared.cache, now),
     onError: (err) => logger.error({ err }, 'unhandled error in request'),
   });
@@ -123,10 +133,13 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   };
 }
 
+const USAGE_LIMIT_POLICIES: PolicySource<UsageLimitPolicy> = { kind: 'usage_limit_policy', active: (s, ws) => s.usageLimitPolicies.active(ws) };
+
 interface SharedState {
   /** Null without REDIS_URL. */
   redis: SharedRedis | null;
   counter: RateCounter;
+  budgets: BudgetCounter;
   circuits: CircuitStore;
   cache: CacheStore;
   /** Counts a failed Redis command of `component` (the callers fall back or fail open). */
@@ -146,19 +159,21 @@ async function sharedState(settings: Settings, metrics: Metrics, logger: Logger)
     return {
       redis: null,
       counter: new MemoryRateCounter(),
+      budgets: new MemoryBudgetCounter(),
       circuits: new MemoryCircuitStore(),
       cache: new MemoryCacheStore(MEMORY_CACHE_BYTES),
       onUnavailable: () => () => {},
     };
   }
-  const [{ SharedRedis }, { RedisRateCounter }, { RedisCircuitStore }, { RedisCacheStore }] = await Promise.all([
+  const [{ SharedRedis }, { RedisRateCounter }, { RedisBudgetCounter }, { RedisCircuitStore }, { RedisCacheStore }] = await Promise.all([
     import('./state/redis.js'),
     import('./limits/redis-counter.js'),
+    import('./limits/budget-redis.js'),
     import('./routing/circuit-redis.js'),
     import('./cache/redis-store.js'),
   ]);
   const told = (status: RedisStatus): void =>
-    status === 'up' ? logger.info('redis connected') : logger.warn('redis unreachable: rate limits fail open, circuits are kept per process, the cache misses');
+    status === 'up' ? logger.info('redis connected') : logger.warn('redis unreachable: rate and usage limits fail open, circuits are kept per process, the cache misses');
   const redis = new SharedRedis(settings.redisUrl, { onStatus: told });
   // Never throws: without Redis the gateway serves, degraded, and connects when Redis comes up.
   await redis.start();
@@ -172,6 +187,7 @@ async function sharedState(settings: Settings, metrics: Metrics, logger: Logger)
   return {
     redis,
     counter: new RedisRateCounter(redis.client, `${prefix}rate:`),
+    budgets: new RedisBudgetCounter(redis.client, `${prefix}budget:`),
     circuits: new RedisCircuitStore(redis.client, { prefix: `${prefix}circuit:`, onUnavailable: onUnavailable('circuit') }),
     cache: new RedisCacheStore(redis.client, `${prefix}cache:`, onUnavailable('cache')),
     onUnavailable,

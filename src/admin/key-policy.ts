@@ -19,7 +19,7 @@ export interface PolicyInput {
 }
 
 // A date-time needs its offset: without one JavaScript would read it in the server's time zone.
-const ISO_DATE = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2}))?$';
+export const ISO_DATE = '^\\d{4}-\\d{2}-\\d{2}(T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:\\d{2}))?$';
 
 export const transitionSchema = { type: 'integer', minimum: MIN_TRANSITION_MS } satisfies SchemaObject;
 
@@ -64,7 +64,7 @@ export function readPolicy(input: PolicyInput, nowMs: number, param = 'rotation_
 }
 
 /** Whether the string's YYYY-MM-DD is a day of the calendar (Date.parse turns 02-30 into 03-02). */
-function realDay(text: string): boolean {
+export function realDay(text: string): boolean {
   const [y, m, d] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
   return new Date(Date.UTC(y, m - 1, d)).getUTCDate() === d;
 }

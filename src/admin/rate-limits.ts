@@ -56,8 +56,8 @@ const KEY = {
   description: 'workspace_id, api_key, endpoint_type or metadata.<key> (a key of up to 64 characters)',
 };
 
-const fields = {
-  name: S.name,
+/** Which requests a policy applies to and how it groups them: shared with usage-limit policies. */
+export const MATCH_FIELDS = {
   conditions: {
     type: 'array',
     minItems: 1,
@@ -75,6 +75,11 @@ const fields = {
     maxItems: 32,
     items: { type: 'object', additionalProperties: false, required: ['key'], properties: { key: KEY } },
   },
+};
+
+const fields = {
+  name: S.name,
+  ...MATCH_FIELDS,
   type: { enum: RATE_LIMIT_TYPES },
   unit: { enum: RATE_UNITS },
   value: { type: 'number', exclusiveMinimum: 0 },
@@ -118,7 +123,7 @@ const ENDPOINTS: ReadonlySet<string> = new Set(ENDPOINT_TYPES);
  * exists, and a workspace or key that requests of this workspace can carry.
  * Conditions come back with a workspace named by slug stored as its id.
  */
-async function checkConditions(store: Store, ws: Workspace, conditions: readonly PolicyCondition[]): Promise<Result<PolicyCondition[]>> {
+export async function checkConditions(store: Store, ws: Workspace, conditions: readonly PolicyCondition[]): Promise<Result<PolicyCondition[]>> {
   const out: PolicyCondition[] = [];
   for (const [i, c] of conditions.entries()) {
     const param = `conditions[${i}]`;
@@ -145,7 +150,7 @@ async function checkConditions(store: Store, ws: Workspace, conditions: readonly
   return { ok: true, value: out };
 }
 
-function checkGroupBy(groupBy: readonly PolicyGroupBy[]): Result<PolicyGroupBy[]> {
+export function checkGroupBy(groupBy: readonly PolicyGroupBy[]): Result<PolicyGroupBy[]> {
   for (const [i, g] of groupBy.entries()) {
     if (groupBy.findIndex((o) => o.key === g.key) !== i) return { ok: false, error: invalid(`group_by[${i}].key: '${g.key}' appears twice`, `group_by[${i}].key`) };
   }
@@ -158,7 +163,7 @@ async function visible(deps: AdminDeps, caller: Caller, id: string): Promise<Res
 }
 
 /** A query parameter that must be one of `allowed` (comma-separated when `many`). */
-function oneOf<T extends string>(query: URLSearchParams, name: string, allowed: readonly T[], many = false): Result<T[] | undefined> {
+export function oneOf<T extends string>(query: URLSearchParams, name: string, allowed: readonly T[], many = false): Result<T[] | undefined> {
   const raw = query.get(name);
   if (raw === null) return { ok: true, value: undefined };
   const values = many ? raw.split(',').map((s) => s.trim()) : [raw];

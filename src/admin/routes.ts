@@ -11,6 +11,7 @@ import type { Route } from './router.js';
 import { scimProvisioningRoutes } from './scim-provisioning.js';
 import { scimMappingRoutes } from './scim.js';
 import { settingsRoutes } from './settings.js';
+import { usageLimitRoutes } from './usage-limits.js';
 import { userRoutes } from './users.js';
 import { virtualKeyRoutes } from './virtual-keys.js';
 import { workspaceRoutes } from './workspaces.js';
@@ -26,6 +27,7 @@ export const ADMIN_ROUTES: readonly Route[] = [
   ...apiKeyRoutes,
   ...configRoutes,
   ...rateLimitRoutes,
+  ...usageLimitRoutes,
   ...virtualKeyRoutes,
   ...integrationRoutes,
   ...logRoutes,

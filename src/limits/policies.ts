@@ -1,12 +1,12 @@
 /**
- * Which rate-limit policies a request falls under, and which of each
+ * Which rate-limit or usage-limit policies a request falls under, and which of each
  * policy's counters it counts in. A policy applies when every condition
  * matches (`*` matches any value the request has); its counter is chosen by
  * the request's values of the group_by keys. A request without a metadata
  * key it is grouped by counts in the group of requests without it, so
  * leaving metadata out never escapes a limit.
  */
-import type { PolicyCondition, RateLimitPolicy } from '../store/rate-limit-policies.js';
+import type { PolicyCondition, PolicyGroupBy, PolicyStatus } from '../store/rate-limit-policies.js';
 import type { EndpointType } from './endpoint-types.js';
 
 /** What a policy can match and group a request by. */
@@ -38,7 +38,17 @@ function matches(c: PolicyCondition, r: RequestFacts): boolean {
   return v !== undefined && (c.value === '*' || c.value === v);
 }
 
-export function applies(p: RateLimitPolicy, r: RequestFacts): boolean {
+/** What matching needs of a policy: rate-limit and usage-limit policies share it. */
+export interface MatchedPolicy {
+  id: string;
+  workspaceId: string;
+  status: PolicyStatus;
+  type: string;
+  conditions: readonly PolicyCondition[];
+  groupBy: readonly PolicyGroupBy[];
+}
+
+export function applies(p: MatchedPolicy, r: RequestFacts): boolean {
   return p.status === 'active' && p.workspaceId === r.workspaceId && p.conditions.every((c) => matches(c, r));
 }
 
@@ -47,7 +57,7 @@ export function applies(p: RateLimitPolicy, r: RequestFacts): boolean {
  * switched from requests to tokens starts afresh) and the group's values,
  * each escaped so that no two groups share a key.
  */
-export function counterKey(p: RateLimitPolicy, r: RequestFacts): string {
+export function counterKey(p: MatchedPolicy, r: RequestFacts): string {
   const group = p.groupBy.map((g) => encodeURIComponent(valueOf(g.key, r) ?? '')).join('/');
   return `${p.id}:${p.type}:${group}`;
 }

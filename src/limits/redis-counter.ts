@@ -22,7 +22,7 @@ const CLOCK_SKEW_GRACE_MS = 60_000;
  * Refuses unless every counter has room (same rule as counter.ts `refuses`);
  * counts only when admitted. Returns `{allowed (1|0), used…}`.
  */
-const HIT = new LuaScript(`
+export const HIT = new LuaScript(`
 local used = {}
 local allowed = 1
 for i = 1, #KEYS do
@@ -46,7 +46,7 @@ return used
 `);
 
 /** KEYS: the counter. ARGV: amount (may be negative), expire-at ms. Returns the usage after it, floored at 0. */
-const CHARGE = new LuaScript(`
+export const CHARGE = new LuaScript(`
 local v = redis.call('INCRBY', KEYS[1], ARGV[1])
 if v < 0 then
   redis.call('SET', KEYS[1], 0)

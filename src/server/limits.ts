@@ -1,7 +1,9 @@
 /**
- * Rate-limit policies on the request path: the check before routing (429
- * with Retry-After when over a limit), the quota headers every answer then
- * carries, and the answer's token usage charged to the token policies.
+ * Rate-limit and usage-limit policies on the request path: the rate check
+ * before the body is read (429 with Retry-After when over a limit), the quota
+ * headers every answer then carries, the budget reservation once the body is
+ * known (412 when a budget is exhausted), and after the answer its usage
+ * charged to the token rate limits and settled against the budgets.
  *
  * Usage is read from the last bytes of the answer as they pass to the client
  * (UsageTap): the body stays streamed, only its tail is kept, and the charge
@@ -14,32 +16,73 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { refuses } from '../limits/counter.js';
 import { endpointType } from '../limits/endpoint-types.js';
 import type { RateAdmission, RateLimiter, RateQuota } from '../limits/limiter.js';
+import type { CatalogModel } from '../catalog/catalog.js';
+import { actual, estimate, pricedModel, type Amounts } from '../limits/budget-estimate.js';
+import type { BudgetAdmission, BudgetLimiter } from '../limits/budgets.js';
+import type { RequestFacts } from '../limits/policies.js';
 import type { ProviderHeaders } from '../providers/types.js';
 import { GatewayError, type Result } from '../shared/errors.js';
 import { through } from '../shared/through.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { RateLimitType } from '../store/rate-limit-policies.js';
 
-/** What an admitted request's answer goes through. */
-export interface AnswerUsage {
-  /** The answer's body on its way to the client; the same stream when there is nothing to charge. */
-  watch(body: Readable, headers?: ProviderHeaders): Readable;
-  /** Charges a whole answer the gateway holds as JSON text. */
-  charge(json: string): Promise<void>;
+/** Takes an answer's usage: `settle` with the answer's text (null: unreadable), or `release` when no answer came. */
+interface Charger {
+  settle(text: string | null): Promise<void>;
+  release(): Promise<void>;
 }
 
-const NOTHING_TO_CHARGE: AnswerUsage = {
-  watch: (body) => body,
-  charge: async () => {},
-};
+/**
+ * What an admitted request's answer goes through: every charger of the
+ * request (rate-limit tokens, budgets) shares one UsageTap.
+ */
+export class AnswerUsage {
+  constructor(private readonly chargers: readonly Charger[]) {}
 
-const UNCHARGED: Result<AnswerUsage> = { ok: true, value: NOTHING_TO_CHARGE };
+  with(c: Charger): AnswerUsage {
+    return new AnswerUsage([...this.chargers, c]);
+  }
+
+  /** The answer's body on its way to the client; the same stream when there is nothing to charge. */
+  watch(body: Readable, headers?: ProviderHeaders, status = 200): Readable {
+    if (this.chargers.length === 0) return body;
+    // An error answer used nothing: reservations are given back.
+    if (status < 200 || status >= 300) {
+      void this.release();
+      return body;
+    }
+    // A compressed answer cannot be read on the way through: reservations stand as the charge.
+    const encoding = headers?.['content-encoding'];
+    if (encoding !== undefined && encoding !== 'identity') {
+      void this.settle(null);
+      return body;
+    }
+    return through(body, new UsageTap((tail) => this.settle(tail.toString('utf8'))));
+  }
+
+  /** Charges a whole answer the gateway holds as JSON text. */
+  charge(json: string): Promise<void> {
+    return this.settle(json);
+  }
+
+  /** No answer (routing failed, provider error): nothing used. */
+  async release(): Promise<void> {
+    await Promise.all(this.chargers.map((c) => c.release()));
+  }
+
+  private async settle(text: string | null): Promise<void> {
+    await Promise.all(this.chargers.map((c) => c.settle(text)));
+  }
+}
+
+const UNCHARGED: Result<AnswerUsage> = { ok: true, value: new AnswerUsage([]) };
 
 const TYPES: readonly RateLimitType[] = ['requests', 'tokens'];
 
 export class RequestLimits {
   constructor(
     private readonly limiter: RateLimiter,
+    private readonly budgets: BudgetLimiter,
     private readonly now: () => number,
   ) {}
 
@@ -49,31 +92,65 @@ export class RequestLimits {
    */
   async admit(res: ServerResponse, method: string, pathname: string, key: ApiKeyRecord, metadata: Readonly<Record<string, string>>): Promise<Result<AnswerUsage>> {
     const now = this.now();
-    const a = await this.limiter.check({ workspaceId: key.workspaceId, apiKeyId: key.id, endpointType: endpointType(method, pathname.slice(3)), metadata }, now);
+    const a = await this.limiter.check(factsOf(method, pathname, key, metadata), now);
     for (const type of TYPES) {
       const q = a.quota[type];
       if (q !== null) setQuotaHeaders(res, type, q, now);
     }
     if (!a.allowed) return { ok: false, error: refusal(a) };
     // Counters unreachable: admitted uncounted, so nothing to charge either.
-    return a.tokenCounters.length === 0 || a.unavailable ? UNCHARGED : { ok: true, value: this.usageOf(a) };
+    return a.tokenCounters.length === 0 || a.unavailable ? UNCHARGED : { ok: true, value: new AnswerUsage([this.tokenCharger(a)]) };
   }
 
-  private usageOf(a: RateAdmission): AnswerUsage {
-    const charge = async (text: string): Promise<void> => {
-      const tokens = usageTokens(text);
-      if (tokens !== null) await this.limiter.charge(a, tokens, this.now());
-    };
+  /**
+   * Once the body is known: reserves the request's estimated usage in the
+   * budgets it falls under (412 when one is exhausted or has no room for it),
+   * adding their settlement to `usage`.
+   */
+  async reserve(usage: AnswerUsage, method: string, pathname: string, key: ApiKeyRecord, metadata: Readonly<Record<string, string>>, body: Record<string, unknown> | null, provider: string | undefined): Promise<Result<AnswerUsage>> {
+    let model: CatalogModel | null = null;
+    const demand = (): Amounts => estimate(body, (model = pricedModel(provider, body?.model)));
+    const a = await this.budgets.reserve(factsOf(method, pathname, key, metadata), demand, this.now());
+    if (!a.allowed) return { ok: false, error: budgetRefusal(a) };
+    if (a.hold.settled) return { ok: true, value: usage };
+    const hold = a.hold;
     return {
-      watch(body, headers) {
-        // A compressed answer cannot be read on the way through: not charged.
-        const encoding = headers?.['content-encoding'];
-        if (encoding !== undefined && encoding !== 'identity') return body;
-        return through(body, new UsageTap((tail) => charge(tail.toString('utf8'))));
-      },
-      charge,
+      ok: true,
+      value: usage.with({
+        settle: (text) => {
+          const u = text === null ? null : lastUsage(text);
+          return this.budgets.settle(hold, u === null ? null : actual(u, model), this.now());
+        },
+        release: () => this.budgets.settle(hold, { tokens: 0, cost: 0 }, this.now()),
+      }),
     };
   }
+
+  private tokenCharger(a: RateAdmission): Charger {
+    return {
+      settle: async (text) => {
+        const u = text === null ? null : lastUsage(text);
+        const tokens = u === null ? null : tokensOf(u);
+        if (tokens !== null) await this.limiter.charge(a, tokens, this.now());
+      },
+      release: async () => {},
+    };
+  }
+}
+
+function factsOf(method: string, pathname: string, key: ApiKeyRecord, metadata: Readonly<Record<string, string>>): RequestFacts {
+  return { workspaceId: key.workspaceId, apiKeyId: key.id, endpointType: endpointType(method, pathname.slice(3)), metadata };
+}
+
+function budgetRefusal(a: Extract<BudgetAdmission, { allowed: false }>): GatewayError {
+  const p = a.policy;
+  const limit = `${p.creditLimit} ${p.type === 'cost' ? 'USD' : 'tokens'}`;
+  const why = a.unavailable
+    ? 'usage limits cannot be checked now'
+    : a.exhausted
+      ? `usage limit of ${limit} exhausted (policy ${p.id})`
+      : `usage limit of ${limit} has no room for this request's estimated usage (policy ${p.id})`;
+  return new GatewayError(412, why, { code: 'usage_limit_exceeded' });
 }
 
 /**
@@ -140,6 +217,12 @@ class UsageTap extends Transform {
  * is a key; the last such key is the answer's.
  */
 export function usageTokens(text: string): number | null {
+  const u = lastUsage(text);
+  return u === null ? null : tokensOf(u);
+}
+
+/** The last `"usage": {…}` object in `text`, parsed; null when there is none. */
+function lastUsage(text: string): Record<string, unknown> | null {
   for (let at = text.lastIndexOf('"usage"'); at !== -1; at = at === 0 ? -1 : text.lastIndexOf('"usage"', at - 1)) {
     const key = /^"usage"\s*:\s*(\{)?/.exec(text.slice(at, at + 64));
     if (key === null) continue; // a string value "usage", not the key
@@ -147,13 +230,11 @@ export function usageTokens(text: string): number | null {
     const start = at + key[0].length - 1;
     const end = objectEnd(text, start);
     if (end === -1) return null;
-    let usage: Record<string, unknown>;
     try {
-      usage = JSON.parse(text.slice(start, end + 1)) as Record<string, unknown>;
+      return JSON.parse(text.slice(start, end + 1)) as Record<string, unknown>;
     } catch {
       return null;
     }
-    return tokensOf(usage);
   }
   return null;
 }

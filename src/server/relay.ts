@@ -100,6 +100,9 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     return observe(deps.metrics, endpoint, model, startedAt, { status: hit.status, provider: hit.provider, retries: 0 }, 0, 0);
   }
 
+  // Budgets reserve the request's estimated usage once the body is known; nothing is sent when one is exhausted.
+  const answer = await deps.limits.reserve(usage.value, req.method!, pathname, t.key, gh.value.metadata, body, single(req.headers['x-gateway-provider']));
+  if (!answer.ok) return fail(answer.error);
   const cancel = new Cancel();
   res.once('close', () => {
     if (!res.writableFinished) cancel.abort();
@@ -124,6 +127,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
   };
   const result = await deps.router.route(plan.value, routeReq);
   if (result.response === null) {
+    void answer.value.release();
     if (result.status === 499) return; // the client is gone; nobody to answer
     const headers = gatewayHeaders({}, result, t.traceId, cacheStatus);
     for (const name in headers) res.setHeader(name, headers[name]!);
@@ -134,7 +138,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
   const upstream = result.response;
   const keeper = cache.value.keeper(result);
   if (result.translator !== undefined) {
-    await relayTranslated(result.translator, upstream, res, gatewayHeaders({}, result, t.traceId, cacheStatus), body?.stream === true, usage.value, keeper);
+    await relayTranslated(result.translator, upstream, res, gatewayHeaders({}, result, t.traceId, cacheStatus), body?.stream === true, answer.value, keeper);
   } else {
     // One header object for writeHead: Node's fast path, no per-header setHeader.
     const out: OutgoingHttpHeaders = {};
@@ -142,7 +146,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
       if (!isHopByHop(name)) out[name] = upstream.headers[name];
     }
     res.writeHead(upstream.statusCode, gatewayHeaders(out, result, t.traceId, cacheStatus));
-    await relayBody(usage.value.watch(keeper.watch(upstream.body, upstream.statusCode, upstream.headers), upstream.headers), res);
+    await relayBody(answer.value.watch(keeper.watch(upstream.body, upstream.statusCode, upstream.headers), upstream.headers, upstream.statusCode), res);
   }
   const upstreamMs = result.failedUpstreamMs + (performance.now() - result.answerStartedAt);
   observe(deps.metrics, endpoint, model, startedAt, result, upstreamMs, result.waitedMs);
@@ -183,9 +187,11 @@ async function relayTranslated(
     return;
   }
   for (const name in headers) res.setHeader(name, headers[name]!);
-  if (!ok) return sendError(res, tr.error(upstream.statusCode, raw, upstream.headers));
-  const text = tr.response(raw, upstream.headers);
-  if (!text.ok) return sendError(res, text.error);
+  const text = ok ? tr.response(raw, upstream.headers) : null;
+  if (text === null || !text.ok) {
+    void usage.release();
+    return sendError(res, text === null ? tr.error(upstream.statusCode, raw, upstream.headers) : text.error);
+  }
   await usage.charge(text.value);
   await keeper.keep(200, { 'content-type': 'application/json' }, text.value);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text.value) });

@@ -308,6 +308,34 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX log_metadata_pair ON log_metadata (key, value);
     `,
   },
+  {
+    id: 9,
+    // Usage is counted in memory or Redis (src/limits/budgets.ts); the row holds
+    // the policy and its alert state. next_usage_reset_at is an anchor the user
+    // set (unix seconds, UTC midnight); null: periods follow the calendar.
+    name: 'usage-limit policies',
+    sql: `
+      CREATE TABLE usage_limit_policies (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        name TEXT,
+        conditions TEXT NOT NULL,
+        group_by TEXT NOT NULL,
+        type TEXT NOT NULL,
+        credit_limit DOUBLE PRECISION NOT NULL,
+        alert_threshold DOUBLE PRECISION,
+        periodic_reset TEXT,
+        periodic_reset_days INTEGER,
+        next_usage_reset_at BIGINT,
+        status TEXT NOT NULL DEFAULT 'active',
+        threshold_alerted_at BIGINT,
+        exhausted_at BIGINT,
+        created_at BIGINT NOT NULL,
+        last_updated_at BIGINT NOT NULL
+      );
+      CREATE INDEX usage_limit_policies_workspace ON usage_limit_policies (workspace_id, status, id);
+    `,
+  },
 ];
 
 /**

@@ -12,6 +12,7 @@ import { LogRepo } from './logs.js';
 import { migrate } from './migrations.js';
 import { RateLimitPolicyRepo } from './rate-limit-policies.js';
 import { SettingsRepo } from './settings.js';
+import { UsageLimitPolicyRepo } from './usage-limit-policies.js';
 import { UserRepo } from './users.js';
 import { VirtualKeyRepo } from './virtual-keys.js';
 import { WorkspaceRepo } from './workspaces.js';
@@ -32,6 +33,7 @@ export class Store {
   readonly virtualKeys: VirtualKeyRepo;
   readonly integrations: IntegrationRepo;
   readonly rateLimitPolicies: RateLimitPolicyRepo;
+  readonly usageLimitPolicies: UsageLimitPolicyRepo;
   readonly logs: LogRepo;
 
   constructor(readonly db: Engine) {
@@ -43,6 +45,7 @@ export class Store {
     this.virtualKeys = new VirtualKeyRepo(db, this.changes);
     this.integrations = new IntegrationRepo(db, this.changes);
     this.rateLimitPolicies = new RateLimitPolicyRepo(db, this.changes);
+    this.usageLimitPolicies = new UsageLimitPolicyRepo(db, this.changes);
     this.logs = new LogRepo(db);
   }
 

@@ -6,7 +6,8 @@
 import { deleteAndAnnounce, type Changes } from './changes.js';
 import type { Db } from './db.js';
 import { newId, nowSeconds } from './ids.js';
-import { listPage, type Page, type PageRequest } from './page.js';
+import type { Page, PageRequest } from './page.js';
+import { activePolicies, listPolicies } from './policy-rows.js';
 
 export const RATE_UNITS = ['rpm', 'rph', 'rpd', 'rpw'] as const;
 export type RateUnit = (typeof RATE_UNITS)[number];
@@ -104,24 +105,16 @@ export class RateLimitPolicyRepo {
   }
 
   list(filter: RateLimitPolicyFilter, page: PageRequest): Promise<Page<RateLimitPolicy>> {
-    const where = [`status IN (${filter.statuses.map(() => '?').join(', ')})`];
-    const params: string[] = [...filter.statuses];
-    for (const [column, value] of [
+    return listPolicies(this.db, 'rate_limit_policies', filter.statuses, [
       ['workspace_id', filter.workspaceId],
       ['type', filter.type],
       ['unit', filter.unit],
-    ] as const) {
-      if (value === undefined) continue;
-      where.push(`${column} = ?`);
-      params.push(value);
-    }
-    return listPage(this.db, 'rate_limit_policies', where, params, page, toPolicy);
+    ], page, toPolicy);
   }
 
   /** Every active policy of a workspace: what requests made in it are checked against. */
-  async active(workspaceId: string): Promise<RateLimitPolicy[]> {
-    const rows = await this.db.all<Row>("SELECT * FROM rate_limit_policies WHERE workspace_id = ? AND status = 'active' ORDER BY id", [workspaceId]);
-    return rows.map(toPolicy);
+  active(workspaceId: string): Promise<RateLimitPolicy[]> {
+    return activePolicies(this.db, 'rate_limit_policies', workspaceId, toPolicy);
   }
 
   async update(id: string, patch: RateLimitPolicyPatch): Promise<RateLimitPolicy | null> {

@@ -8,7 +8,8 @@
 import { deleteAndAnnounce, type Changes } from './changes.js';
 import type { Db } from './db.js';
 import { newId, nowSeconds } from './ids.js';
-import { listPage, type Page, type PageRequest } from './page.js';
+import type { Page, PageRequest } from './page.js';
+import { activePolicies, listPolicies } from './policy-rows.js';
 import type { PolicyCondition, PolicyGroupBy, PolicyStatus } from './rate-limit-policies.js';
 
 export const USAGE_LIMIT_TYPES = ['cost', 'tokens'] as const;
@@ -120,23 +121,15 @@ export class UsageLimitPolicyRepo {
   }
 
   list(filter: UsageLimitPolicyFilter, page: PageRequest): Promise<Page<UsageLimitPolicy>> {
-    const where = [`status IN (${filter.statuses.map(() => '?').join(', ')})`];
-    const params: string[] = [...filter.statuses];
-    for (const [column, value] of [
+    return listPolicies(this.db, 'usage_limit_policies', filter.statuses, [
       ['workspace_id', filter.workspaceId],
       ['type', filter.type],
-    ] as const) {
-      if (value === undefined) continue;
-      where.push(`${column} = ?`);
-      params.push(value);
-    }
-    return listPage(this.db, 'usage_limit_policies', where, params, page, toPolicy);
+    ], page, toPolicy);
   }
 
   /** Every active policy of a workspace: what requests made in it are checked against. */
-  async active(workspaceId: string): Promise<UsageLimitPolicy[]> {
-    const rows = await this.db.all<Row>("SELECT * FROM usage_limit_policies WHERE workspace_id = ? AND status = 'active' ORDER BY id", [workspaceId]);
-    return rows.map(toPolicy);
+  active(workspaceId: string): Promise<UsageLimitPolicy[]> {
+    return activePolicies(this.db, 'usage_limit_policies', workspaceId, toPolicy);
   }
 
   async update(id: string, patch: UsageLimitPolicyPatch): Promise<UsageLimitPolicy | null> {

@@ -3,6 +3,7 @@
  * main.ts runs it as a process; tests start it in-process on port 0.
  */
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
@@ -15,6 +16,9 @@ import { BudgetLimiter } from './limits/budgets.js';
 import { MemoryRateCounter, type RateCounter } from './limits/counter.js';
 import { RateLimiter } from './limits/limiter.js';
 import { PolicyCache, type PolicySource } from './limits/policy-cache.js';
+import { LogQueue, storeSink } from './logs/queue.js';
+import { LogRetention } from './logs/retention.js';
+import { SpillFiles } from './logs/spill.js';
 import { MemoryCircuitStore, type CircuitStore } from './routing/circuit.js';
 import { Router } from './routing/router.js';
 import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
@@ -22,6 +26,7 @@ import { CredentialCache } from './server/credentials.js';
 import { createGatewayServer } from './server/http.js';
 import { RequestLimits } from './server/limits.js';
 import { Metrics } from './server/metrics.js';
+import { LogBodies, RequestLogger } from './server/request-log.js';
 import { SavedConfigs } from './server/saved-configs.js';
 import type { Settings } from './settings.js';
 import type { RedisStatus, SharedRedis } from './state/redis.js';
@@ -84,6 +89,15 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     repo: store.usageLimitPolicies,
     onUnavailable: shared.onUnavailable('usage_limit'),
   });
+  const logQueue = new LogQueue({
+    sink: storeSink(store),
+    spill: new SpillFiles(join(settings.dataDir, 'log-spill')),
+    onError: (err, message) => logger.error({ err }, message),
+  });
+  logQueue.start();
+  metrics.watchLogQueue(() => logQueue.stats());
+  const retention = new LogRetention(store.logs, settings.logRetentionDays, now, (err) => logger.error({ err }, 'log retention failed'));
+  retention.start();
   const credentials = new CredentialCache(store, secrets, now, (what, id) =>
     logger.error({ id }, `stored credentials of ${what} do not decrypt: was the row altered, or GATEWAY_ENCRYPTION_KEY changed?`),
   );
@@ -92,12 +106,13 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     admin: new AdminRouter(ADMIN_ROUTES),
     adminDeps,
     healthy: async () => (await Promise.all([store.ping(), shared.redis?.ping() ?? true])).every(Boolean),
-    router: new Router({ circuits: shared.circuits, now, credentials }),
+    router: new Router({ circuits: shared.circuits, now, credentials, onCircuit: (key, state) => metrics.circuit(key, state) }),
     metrics,
     maxBodyBytes: settings.maxBodyBytes,
     configs: new SavedConfigs(store, secrets, now),
     limits: new RequestLimits(limiter, budgets, now),
     cache: new AnswerCache(shared.cache, now),
+    logs: settings.requestLogs ? new RequestLogger(logQueue, new LogBodies(store), metrics, now) : null,
     onError: (err) => logger.error({ err }, 'unhandled error in request'),
   });
   try {
@@ -106,6 +121,8 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       server.listen(settings.port, settings.host, () => resolve());
     });
   } catch (e) {
+    await retention.stop();
+    await logQueue.close();
     await shared.redis?.close();
     await store.close().catch(() => {});
     throw e;
@@ -126,7 +143,9 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       await drain(settings.shutdownGraceMs);
       await sweep.stop();
       await closeUpstreams().catch(() => {});
-      // After the drain: answers finishing during it still charge their usage.
+      // After the drain: answers finishing during it still charge their usage and are logged.
+      await retention.stop();
+      await logQueue.close();
       await shared.redis?.close();
       await store.close();
     },

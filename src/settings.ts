@@ -24,6 +24,8 @@ export interface Settings {
   shutdownGraceMs: number;
   /** Request logs older than this many days are deleted; 0 keeps them forever. */
   logRetentionDays: number;
+  /** Log every request to a model endpoint or the proxy (GATEWAY_REQUEST_LOGS, default on). */
+  requestLogs: boolean;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -41,6 +43,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     maxBodyBytes: int(env, 'GATEWAY_MAX_BODY_BYTES', 100 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
     shutdownGraceMs: int(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     logRetentionDays: int(env, 'GATEWAY_LOG_RETENTION_DAYS', 30, 0, 36_500),
+    requestLogs: onOff(env, 'GATEWAY_REQUEST_LOGS', true),
   };
 }
 
@@ -52,6 +55,14 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
     throw new Error(`${name} must be an integer between ${min} and ${max}, got '${raw}'`);
   }
   return n;
+}
+
+function onOff(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (raw === 'on' || raw === 'true' || raw === '1') return true;
+  if (raw === 'off' || raw === 'false' || raw === '0') return false;
+  throw new Error(`${name} must be on or off, got '${raw}'`);
 }
 
 /** The URL is not echoed in the error: it may hold a password. */

@@ -20,6 +20,7 @@ const DEFAULTS = {
     managersWriteWsMcpIntegrations: true,
     managersWriteMcpServers: true,
   },
+  log_bodies: true,
 };
 
 for (const engine of engines()) {

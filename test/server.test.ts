@@ -182,8 +182,9 @@ describe('bootstrap admin key', { timeout: 30_000 }, () => {
     await stop(first);
 
     // Every file of the data dir (the SQLite file and its WAL) is free of the secret.
-    for (const f of readdirSync(dataDir)) {
-      const bytes = readFileSync(join(dataDir, f));
+    for (const f of readdirSync(dataDir, { recursive: true, withFileTypes: true })) {
+      if (!f.isFile()) continue;
+      const bytes = readFileSync(join(f.parentPath, f.name));
       assert.ok(!bytes.includes(key), `${f} holds the key in plain text`);
       assert.ok(!bytes.includes(Buffer.from(key, 'utf16le')), `${f} holds the key in plain text`);
     }

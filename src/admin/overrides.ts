@@ -10,6 +10,7 @@ export const SECURITY_KEYS = Object.keys(DEFAULT_SETTINGS.security_settings) as 
 
 export interface OverridesPatch {
   user_api_key_auto_create?: boolean | null;
+  log_bodies?: boolean | null;
   security_settings?: Partial<Record<keyof SecuritySettings, boolean | null>> | null;
 }
 
@@ -18,6 +19,7 @@ export const OVERRIDES_SCHEMA: SchemaObject = {
   additionalProperties: false,
   properties: {
     user_api_key_auto_create: { type: ['boolean', 'null'] },
+    log_bodies: { type: ['boolean', 'null'] },
     security_settings: {
       type: ['object', 'null'],
       additionalProperties: false,
@@ -32,6 +34,8 @@ export function mergeOverrides(current: WorkspaceOverrides | null, patch: Overri
   const next: WorkspaceOverrides = { ...current };
   if (patch.user_api_key_auto_create === null) delete next.user_api_key_auto_create;
   else if (patch.user_api_key_auto_create !== undefined) next.user_api_key_auto_create = patch.user_api_key_auto_create;
+  if (patch.log_bodies === null) delete next.log_bodies;
+  else if (patch.log_bodies !== undefined) next.log_bodies = patch.log_bodies;
   if (patch.security_settings === null) delete next.security_settings;
   else if (patch.security_settings !== undefined) {
     const security: Partial<SecuritySettings> = { ...next.security_settings };

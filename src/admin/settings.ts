@@ -21,6 +21,7 @@ interface OrgPatch {
   user_api_key_rotation_period?: OrgSettings['user_api_key_rotation_period'];
   session_settings?: { max_session_ttl?: number };
   security_settings?: Partial<SecuritySettings>;
+  log_bodies?: boolean;
 }
 
 const checkOrgPatch = bodyChecker<OrgPatch>({
@@ -28,6 +29,7 @@ const checkOrgPatch = bodyChecker<OrgPatch>({
   additionalProperties: false,
   properties: {
     user_api_key_auto_create: { type: 'boolean' },
+    log_bodies: { type: 'boolean' },
     user_api_key_ttl: { type: ['integer', 'null'], minimum: MIN_USER_KEY_TTL_S },
     user_api_key_rotation_period: { enum: ['weekly', 'monthly', null] },
     session_settings: {

@@ -36,6 +36,8 @@ export interface StoredCredential {
   allowAllModels: boolean;
   /** Integration models by slug; empty for a virtual key with its own credentials. */
   models: ReadonlyMap<string, ModelRule>;
+  /** The integration's pricing_adjustments.multiplier (1 without one): logged cost is catalog price times this. */
+  pricingMultiplier: number;
 }
 
 /** Synchronous when cached (the hot path); null: no such credential in this workspace. */

@@ -66,6 +66,8 @@ export interface Plan {
   cache: CacheConfig | undefined;
   /** The config's identity (saved version id, or a hash of the inline JSON); cache keys include it. */
   identity: string;
+  /** The saved config's id; null for an inline config or none. */
+  configId: string | null;
 }
 
 interface Inherited {
@@ -99,6 +101,7 @@ function buildPlan(config: Config, identity: string): Plan {
     strict: config.strict_compat_compliance,
     cache: config.cache,
     identity,
+    configId: null,
   };
 }
 

@@ -12,7 +12,7 @@ import type { Endpoint, ProviderAdapter, ResolvedTarget, Translator } from '../p
 import type { Cancel } from '../upstream/cancel.js';
 import { discard, send, type UpstreamResponse } from '../upstream/client.js';
 import { isCircuitFailure, type CircuitStore } from './circuit.js';
-import { credentialRef, fillTarget, unknownCredential, type CredentialSource } from './credentials.js';
+import { credentialRef, fillTarget, unknownCredential, type CredentialSource, type StoredCredential } from './credentials.js';
 import { isPrivateHeader } from './headers.js';
 import { evaluateQuery } from './conditions.js';
 import { applyParamEdits } from './params.js';
@@ -58,6 +58,14 @@ export interface RouteResult {
   /** Time spent in attempts that did not answer, and in backoff waits (ms); filled in by route(). */
   failedUpstreamMs: number;
   waitedMs: number;
+  /** Fallback targets tried after the first; filled in by route(). */
+  fallbacks: number;
+  /** The answering attempt's time from sending to the provider's response headers (ms); null when no provider answered. */
+  firstByteMs: number | null;
+  /** The model the answering attempt sent (after the target's param edits). */
+  model: string | undefined;
+  /** Stored credentials the answering attempt used (virtual key, integration, pricing), if any. */
+  credential: StoredCredential | null;
 }
 
 export interface RouterDeps {
@@ -66,6 +74,8 @@ export interface RouterDeps {
   now: () => number;
   /** Stored credentials: virtual keys and `@slug` providers. */
   credentials: CredentialSource;
+  /** Told a target's circuit state each time a request finds it (for metrics). */
+  onCircuit?: (circuitKey: string, state: 'closed' | 'half-open' | 'open') => void;
 }
 
 /** Whether a plan may send the same body twice (then a streamed body must be buffered first). */
@@ -78,10 +88,11 @@ export class Router {
   constructor(private readonly deps: RouterDeps) {}
 
   async route(plan: Plan, req: RouteRequest): Promise<RouteResult> {
-    const acc: Accumulator = { failedUpstreamMs: 0, waitedMs: 0 };
+    const acc: Accumulator = { failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0 };
     const result = await this.node(plan.root, req, acc);
     result.failedUpstreamMs = acc.failedUpstreamMs;
     result.waitedMs = acc.waitedMs;
+    result.fallbacks = acc.fallbacks;
     return result;
   }
 
@@ -133,6 +144,7 @@ export class Router {
         if (last.response !== null) discard(last.response);
         // The earlier attempt's time is not the answer's.
         acc.failedUpstreamMs += performance.now() - last.answerStartedAt;
+        acc.fallbacks++;
       }
       last = await this.node(group.targets[i]!, req, acc);
       if (isSuccess(last.status) || req.signal.aborted) return last;
@@ -153,7 +165,12 @@ export class Router {
 
   /** A leaf whose circuit is open (not yet due for a probe), or a group all of whose targets are. */
   private async isOpen(node: PlanNode, now: number): Promise<boolean> {
-    if (node.kind === 'leaf') return node.cb !== undefined && (await this.deps.circuits.state(node.circuitKey, now)) === 'open';
+    if (node.kind === 'leaf') {
+      if (node.cb === undefined) return false;
+      const state = await this.deps.circuits.state(node.circuitKey, now);
+      this.deps.onCircuit?.(node.circuitKey, state);
+      return state === 'open';
+    }
     if (!node.guarded) return false;
     for (const t of node.targets) if (!(await this.isOpen(t, now))) return false;
     return true;
@@ -162,6 +179,7 @@ export class Router {
   private async leaf(leaf: PlanLeaf, req: RouteRequest, acc: Accumulator): Promise<RouteResult> {
     const { circuits } = this.deps;
     const admission = leaf.cb === undefined ? 'closed' : await circuits.admit(leaf.circuitKey, this.deps.now());
+    if (leaf.cb !== undefined) this.deps.onCircuit?.(leaf.circuitKey, admission === 'probe' ? 'half-open' : admission);
     if (admission === 'open') return gatewayAnswer(circuitOpen(leaf.path), leaf.path);
     // Edited once per target, not per retry.
     const edited = req.body !== null && leaf.edits !== null ? applyParamEdits(req.body, leaf.edits) : req.body;
@@ -195,13 +213,16 @@ export class Router {
 
   private async attempt(leaf: PlanLeaf, req: RouteRequest, edited: Record<string, unknown> | null, retries: number): Promise<RouteResult> {
     const start = performance.now();
+    const model = typeof edited?.model === 'string' ? edited.model : undefined;
+    let credential: StoredCredential | null = null;
     const answer = (error: GatewayError, provider?: string): RouteResult => ({
       response: null, error, status: error.status, provider, path: leaf.path, retries, answerStartedAt: start,
-      failedUpstreamMs: 0, waitedMs: 0,
+      failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0, firstByteMs: null, model, credential,
     });
     const resolved = await this.resolve(leaf, req, edited);
     if (!resolved.ok) return answer(resolved.error);
     const { adapter, target } = resolved.value;
+    credential = resolved.value.credential;
     let call = adapter.prepare({ target, endpoint: req.endpoint, path: req.path, body: edited, method: req.method, raw: req.raw });
     if (call instanceof Promise) call = await call;
     if (!call.ok) return answer(call.error, target.provider);
@@ -226,7 +247,8 @@ export class Router {
       const response = await send({ url: call.value.url, method: req.method, headers, body }, timer?.cancel ?? req.signal);
       return {
         response, error: null, status: response.statusCode, provider: target.provider, path: leaf.path, retries,
-        answerStartedAt: start, failedUpstreamMs: 0, waitedMs: 0, translator: call.value.translator,
+        answerStartedAt: start, failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0, firstByteMs: performance.now() - start, model, credential,
+        translator: call.value.translator,
       };
     } catch (e) {
       if (timer?.timedOut() === true) {
@@ -249,12 +271,13 @@ export class Router {
     leaf: PlanLeaf,
     req: RouteRequest,
     edited: Record<string, unknown> | null,
-  ): Promise<Result<{ adapter: ProviderAdapter; target: ResolvedTarget }>> {
+  ): Promise<Result<{ adapter: ProviderAdapter; target: ResolvedTarget; credential: StoredCredential | null }>> {
     const node = leaf.node;
     // A target without its own provider or virtual key takes them from the request's headers.
     const fromRequest = node.provider === undefined && node.virtual_key === undefined;
     const ref = credentialRef(node, leaf.path, req.virtualKey, req.provider);
     let target: ResolvedTarget;
+    let credential: StoredCredential | null = null;
     if (ref !== null) {
       let stored = this.deps.credentials.resolve(req.workspaceId, ref.kind, ref.ref);
       if (stored instanceof Promise) stored = await stored;
@@ -265,6 +288,7 @@ export class Router {
       if (!filled.ok) return filled;
       // The stored credential is the whole credential: the client's Authorization is not mixed in.
       target = { provider: stored.value.provider, node: filled.value.node, clientAuthorization: undefined, customHost: filled.value.customHost };
+      credential = stored.value;
     } else {
       const name = node.provider ?? req.provider;
       if (name === undefined) {
@@ -283,13 +307,14 @@ export class Router {
     if (found instanceof Promise) found = await found;
     if (!found.ok) return found;
     target.provider = found.value.name;
-    return { ok: true, value: { adapter: found.value, target } };
+    return { ok: true, value: { adapter: found.value, target, credential } };
   }
 }
 
 interface Accumulator {
   failedUpstreamMs: number;
   waitedMs: number;
+  fallbacks: number;
 }
 
 function isSuccess(status: number): boolean {
@@ -309,7 +334,7 @@ function circuitOpen(path: string): GatewayError {
 function gatewayAnswer(error: GatewayError, path: string): RouteResult {
   return {
     response: null, error, status: error.status, provider: undefined, path, retries: 0,
-    answerStartedAt: performance.now(), failedUpstreamMs: 0, waitedMs: 0,
+    answerStartedAt: performance.now(), failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0, firstByteMs: null, model: undefined, credential: null,
   };
 }
 

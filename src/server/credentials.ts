@@ -134,6 +134,7 @@ function credential(
     fields: Object.freeze(fields),
     allowAllModels: integration?.allowAllModels ?? true,
     models: new Map<string, ModelRule>(models.map((m) => [m.slug, { enabled: m.enabled, customHost: m.configurations?.custom_host }])),
+    pricingMultiplier: integration?.pricingAdjustments?.multiplier ?? 1,
   });
 }
 

@@ -6,13 +6,12 @@
  * charged to the token rate limits and settled against the budgets.
  *
  * Usage is read from the last bytes of the answer as they pass to the client
- * (UsageTap): the body stays streamed, only its tail is kept, and the charge
- * lands before the client sees the last byte, so the client's next request
- * counts it. A workspace with no applying policy costs one cache lookup and
+ * (logs/capture.ts): the body stays streamed, only its tail is read, and the
+ * charge lands before the client sees the last byte, so the client's next
+ * request counts it. A workspace with no applying policy costs one cache lookup and
  * none of this.
  */
 import type { ServerResponse } from 'node:http';
-import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { refuses } from '../limits/counter.js';
 import { endpointType } from '../limits/endpoint-types.js';
 import type { RateAdmission, RateLimiter, RateQuota } from '../limits/limiter.js';
@@ -20,9 +19,7 @@ import type { CatalogModel } from '../catalog/catalog.js';
 import { actual, estimate, pricedModel, type Amounts } from '../limits/budget-estimate.js';
 import type { BudgetAdmission, BudgetLimiter } from '../limits/budgets.js';
 import type { RequestFacts } from '../limits/policies.js';
-import type { ProviderHeaders } from '../providers/types.js';
 import { GatewayError, type Result } from '../shared/errors.js';
-import { through } from '../shared/through.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { RateLimitType } from '../store/rate-limit-policies.js';
 
@@ -33,8 +30,8 @@ interface Charger {
 }
 
 /**
- * What an admitted request's answer goes through: every charger of the
- * request (rate-limit tokens, budgets) shares one UsageTap.
+ * The chargers of an admitted request (rate-limit tokens, budgets): each
+ * settles from the same answer text.
  */
 export class AnswerUsage {
   constructor(private readonly chargers: readonly Charger[]) {}
@@ -43,35 +40,23 @@ export class AnswerUsage {
     return new AnswerUsage([...this.chargers, c]);
   }
 
-  /** The answer's body on its way to the client; the same stream when there is nothing to charge. */
-  watch(body: Readable, headers?: ProviderHeaders, status = 200): Readable {
-    if (this.chargers.length === 0) return body;
-    // An error answer used nothing: reservations are given back.
-    if (status < 200 || status >= 300) {
-      void this.release();
-      return body;
-    }
-    // A compressed answer cannot be read on the way through: reservations stand as the charge.
-    const encoding = headers?.['content-encoding'];
-    if (encoding !== undefined && encoding !== 'identity') {
-      void this.settle(null);
-      return body;
-    }
-    return through(body, new UsageTap((tail) => this.settle(tail.toString('utf8'))));
+  /** Whether any policy waits for this request's usage. */
+  get charging(): boolean {
+    return this.chargers.length > 0;
   }
 
-  /** Charges a whole answer the gateway holds as JSON text. */
-  charge(json: string): Promise<void> {
-    return this.settle(json);
+  /**
+   * Charges an answer from its text (a whole JSON answer, or the tail of a
+   * stream, where the usage is); null: unreadable (compressed), the
+   * reservations stand as the charge.
+   */
+  async settle(text: string | null): Promise<void> {
+    await Promise.all(this.chargers.map((c) => c.settle(text)));
   }
 
   /** No answer (routing failed, provider error): nothing used. */
   async release(): Promise<void> {
     await Promise.all(this.chargers.map((c) => c.release()));
-  }
-
-  private async settle(text: string | null): Promise<void> {
-    await Promise.all(this.chargers.map((c) => c.settle(text)));
   }
 }
 
@@ -177,38 +162,6 @@ function refusal(a: RateAdmission): GatewayError {
   return new GatewayError(429, `${what}; retry after ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
 }
 
-/** Enough for the usage object and what follows it at the end of a JSON answer or the last events of a stream. */
-const TAIL_BYTES = 8192;
-
-/** Passes chunks through unchanged, keeping the last TAIL_BYTES; at the end, settles with them before ending. */
-class UsageTap extends Transform {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-
-  constructor(private readonly settle: (tail: Buffer) => Promise<void>) {
-    super();
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    this.chunks.push(chunk);
-    this.kept += chunk.length;
-    while (this.kept - this.chunks[0]!.length >= TAIL_BYTES) this.kept -= this.chunks.shift()!.length;
-    const excess = this.kept - TAIL_BYTES;
-    if (excess > 0) {
-      this.chunks[0] = this.chunks[0]!.subarray(excess);
-      this.kept = TAIL_BYTES;
-    }
-    done(null, chunk);
-  }
-
-  override _flush(done: TransformCallback): void {
-    this.settle(Buffer.concat(this.chunks, this.kept)).then(
-      () => done(),
-      () => done(),
-    );
-  }
-}
-
 /**
  * The tokens of the last `"usage": {…}` object in `text` (an OpenAI answer,
  * or the final event of a stream sent with stream_options.include_usage):
@@ -222,7 +175,7 @@ export function usageTokens(text: string): number | null {
 }
 
 /** The last `"usage": {…}` object in `text`, parsed; null when there is none. */
-function lastUsage(text: string): Record<string, unknown> | null {
+export function lastUsage(text: string): Record<string, unknown> | null {
   for (let at = text.lastIndexOf('"usage"'); at !== -1; at = at === 0 ? -1 : text.lastIndexOf('"usage"', at - 1)) {
     const key = /^"usage"\s*:\s*(\{)?/.exec(text.slice(at, at + 64));
     if (key === null) continue; // a string value "usage", not the key

@@ -4,6 +4,7 @@
  * gateway.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
+import type { LogQueueStats } from '../logs/queue.js';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const OVERHEAD_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
@@ -44,6 +45,37 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly fallbacks = new Counter({
+    name: 'switchyard_fallbacks_total',
+    help: 'Fallback targets tried after the first target of a fallback group failed, by the provider that finally answered.',
+    labelNames: ['provider'] as const,
+    registers: [this.registry],
+  });
+  readonly cache = new Counter({
+    name: 'switchyard_cache_requests_total',
+    help: 'Requests by cache status (HIT, SEMANTIC HIT, MISS, REFRESH, DISABLED).',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+  readonly tokens = new Counter({
+    name: 'switchyard_tokens_total',
+    help: 'Tokens of answered requests (from the request log: provider usage, or counted when estimated), by type input or output.',
+    labelNames: ['provider', 'model', 'type'] as const,
+    registers: [this.registry],
+  });
+  readonly cost = new Counter({
+    name: 'switchyard_cost_usd_total',
+    help: 'Cost in USD of answered requests (catalog price times the integration multiplier; from the request log).',
+    labelNames: ['provider', 'model'] as const,
+    registers: [this.registry],
+  });
+  readonly circuits = new Gauge({
+    name: 'switchyard_circuit_state',
+    help: 'Circuit breaker state of a target as the last request saw it: 0 closed, 1 half-open (probing), 2 open. Labelled by config identity and target path.',
+    labelNames: ['circuit'] as const,
+    registers: [this.registry],
+  });
+
   readonly redisErrors = new Counter({
     name: 'switchyard_redis_errors_total',
     help: 'Redis commands that failed (Redis away, timed out, refused), by the part of the gateway that sent them.',
@@ -53,6 +85,7 @@ export class Metrics {
 
   /** Label children by label values: prom-client hashes the label object on every call otherwise. */
   private readonly children = new Map<string, Children>();
+  private readonly cacheChildren = new Map<string, ReturnType<Counter<string>['labels']>>();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
@@ -70,8 +103,56 @@ export class Metrics {
     });
   }
 
+  /** The log queue's depth and its counters, read at each scrape. */
+  watchLogQueue(stats: () => LogQueueStats): void {
+    new Gauge({
+      name: 'switchyard_log_queue_depth',
+      help: 'Request log records in memory, waiting to be written to the store or the spill file.',
+      registers: [this.registry],
+      collect() {
+        this.set(stats().depth);
+      },
+    });
+    new Gauge({
+      name: 'switchyard_log_store_down',
+      help: '1 while log writes find the store away (records go to the spill file on disk until a replay succeeds).',
+      registers: [this.registry],
+      collect() {
+        this.set(stats().storeDown ? 1 : 0);
+      },
+    });
+    const outcomes = ['flushed', 'spilled', 'replayed', 'dropped'] as const;
+    const seen = { flushed: 0, spilled: 0, replayed: 0, dropped: 0 };
+    new Counter({
+      name: 'switchyard_log_records_total',
+      help: 'Request log records by outcome: flushed (to the store), spilled (to disk), replayed (from disk to the store), dropped (lost).',
+      labelNames: ['outcome'] as const,
+      registers: [this.registry],
+      collect() {
+        const now = stats();
+        for (const o of outcomes) {
+          // Zero increments too, so every outcome (dropped above all) is exposed from the start.
+          this.labels({ outcome: o }).inc(now[o] - seen[o]);
+          seen[o] = now[o];
+        }
+      },
+    });
+  }
+
+  /** A circuit's state as a request saw it. */
+  circuit(key: string, state: 'closed' | 'half-open' | 'open'): void {
+    this.circuits.labels({ circuit: key }).set(state === 'closed' ? 0 : state === 'half-open' ? 1 : 2);
+  }
+
+  /** Tokens and cost of one answered request, from its log record. */
+  usage(provider: string, model: string, input: number | null, output: number | null, costUsd: number | null): void {
+    if (input !== null) this.tokens.labels({ provider, model, type: 'input' }).inc(input);
+    if (output !== null) this.tokens.labels({ provider, model, type: 'output' }).inc(output);
+    if (costUsd !== null) this.cost.labels({ provider, model }).inc(costUsd);
+  }
+
   /** One finished request. Times in milliseconds. */
-  record(endpoint: string, provider: string, model: string, status: number, totalMs: number, upstreamMs: number, waitedMs: number, retries: number): void {
+  record(endpoint: string, provider: string, model: string, status: number, totalMs: number, upstreamMs: number, waitedMs: number, retries: number, fallbacks: number, cacheStatus: string | null): void {
     const key = `${endpoint}\u0000${provider}\u0000${model}\u0000${status}`;
     let c = this.children.get(key);
     if (c === undefined) {
@@ -90,6 +171,12 @@ export class Metrics {
     if (upstreamMs > 0) c.upstream.observe(upstreamMs / 1000);
     c.overhead.observe(Math.max(0, totalMs - upstreamMs - waitedMs) / 1000);
     if (retries > 0) this.retries.labels({ provider }).inc(retries);
+    if (fallbacks > 0) this.fallbacks.labels({ provider }).inc(fallbacks);
+    if (cacheStatus !== null) {
+      let c = this.cacheChildren.get(cacheStatus);
+      if (c === undefined) this.cacheChildren.set(cacheStatus, (c = this.cache.labels({ status: cacheStatus })));
+      c.inc();
+    }
   }
 }
 

@@ -12,7 +12,9 @@ import type { Config } from '../config/types.js';
 import { planFor, type Plan } from '../routing/plan.js';
 import { isHopByHop } from '../routing/headers.js';
 import { mayRepeat, type RouteRequest, type RouteResult, type Router } from '../routing/router.js';
-import type { Endpoint, Translator } from '../providers/types.js';
+import type { Translator } from '../providers/types.js';
+import { AnswerCapture } from '../logs/capture.js';
+import { through } from '../shared/through.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { Cancel } from '../upstream/cancel.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
@@ -22,6 +24,7 @@ import type { AnswerUsage, RequestLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { parseGatewayHeaders, single } from './request-headers.js';
 import { sendError } from './respond.js';
+import { LOGGED_ANSWER_BYTES, RequestTrail, type RequestLogger, type TrailTarget } from './request-log.js';
 import { HEADERS_ONLY, type PlanLookup, type SavedConfigs } from './saved-configs.js';
 import { validateBody } from './validation.js';
 
@@ -32,39 +35,46 @@ export interface RelayDeps {
   configs: SavedConfigs;
   limits: RequestLimits;
   cache: AnswerCache;
+  /** Null when request logging is off. */
+  logs: RequestLogger | null;
 }
 
 /** What the server knows of a request before relaying it. */
-export interface RelayTarget {
-  endpoint: Endpoint;
+export interface RelayTarget extends TrailTarget {
   /** Path after /v1, query included. */
   path: string;
-  pathname: string;
-  traceId: string;
-  startedAt: number;
-  /** The authenticated gateway key: its workspace scopes saved configs and stored credentials. */
-  key: ApiKeyRecord;
 }
 
+/** Relays one request, then logs it and counts it, whatever happened to it. */
 export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerResponse, t: RelayTarget): Promise<void> {
-  const { endpoint, path, pathname, startedAt } = t;
+  const trail = new RequestTrail();
+  await serve(deps, req, res, t, trail);
+  observe(deps.metrics, t, trail);
+  deps.logs?.write(t, req.method!, req.headers, trail);
+}
+
+async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse, t: RelayTarget, trail: RequestTrail): Promise<void> {
+  const { endpoint, path, pathname } = t;
   const fail = (error: GatewayError): void => {
     // An oversized upload is not worth draining: close once the 413 is out.
     if (error.status === 413) res.setHeader('connection', 'close');
     res.setHeader('x-gateway-trace-id', t.traceId);
     res.setHeader('x-gateway-cache-status', 'DISABLED');
     sendError(res, error);
-    observe(deps.metrics, endpoint, undefined, startedAt, { status: error.status, provider: undefined, retries: 0 }, 0, 0);
+    trail.status = error.status;
+    trail.error = error;
   };
 
   const gh = parseGatewayHeaders(req.headers);
   if (!gh.ok) return fail(gh.error);
+  trail.metadata = gh.value.metadata;
   // Before the body is read: a client over its limit costs no upload and no provider call.
   const usage = await deps.limits.admit(res, req.method!, pathname, t.key, gh.value.metadata);
   if (!usage.ok) return fail(usage.error);
   let plan = resolvePlan(deps.configs, req.headers, t.key);
   if (plan instanceof Promise) plan = await plan;
   if (!plan.ok) return fail(plan.error);
+  trail.configId = plan.value.configId;
 
   let body: Record<string, unknown> | null = null;
   let raw: RouteRequest['raw'] = null;
@@ -73,14 +83,14 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     if (hasBody && mayRepeat(plan.value.root)) {
       const read = await readBody(req, deps.maxBodyBytes);
       if (!read.ok) return fail(read.error);
-      raw = read.value;
+      raw = trail.requestBody = read.value;
     } else if (hasBody) {
       raw = req; // streamed straight through: one attempt only
     }
   } else {
     const read = await readBody(req, deps.maxBodyBytes);
     if (!read.ok) return fail(read.error);
-    raw = read.value;
+    raw = trail.requestBody = read.value;
     if (!plan.value.passthrough) {
       const parsed = parseJsonBody(read.value);
       if (!parsed.ok) return fail(parsed.error);
@@ -90,14 +100,18 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     }
   }
 
-  const model = typeof body?.model === 'string' ? body.model : undefined;
+  if (typeof body?.model === 'string') trail.model = body.model;
   let cache = deps.cache.open(plan.value, { workspaceId: t.key.workspaceId, method: req.method!, path, headers: req.headers, body });
   if (cache instanceof Promise) cache = await cache;
   if (!cache.ok) return fail(cache.error);
   const { hit, status: cacheStatus } = cache.value;
+  trail.cacheStatus = cacheStatus;
   if (hit !== null) {
     cache.value.replay(res, gatewayHeaders({}, { provider: hit.provider, path: hit.path, retries: 0 }, t.traceId, cacheStatus));
-    return observe(deps.metrics, endpoint, model, startedAt, { status: hit.status, provider: hit.provider, retries: 0 }, 0, 0);
+    trail.status = hit.status;
+    trail.servedBy = hit.provider;
+    if (deps.logs !== null) trail.answerText = hit.body.toString('utf8');
+    return;
   }
 
   // Budgets reserve the request's estimated usage once the body is known; nothing is sent when one is exhausted.
@@ -126,30 +140,52 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     signal: cancel,
   };
   const result = await deps.router.route(plan.value, routeReq);
+  trail.result = result;
+  trail.status = result.status;
   if (result.response === null) {
     void answer.value.release();
+    trail.error = result.error;
     if (result.status === 499) return; // the client is gone; nobody to answer
     const headers = gatewayHeaders({}, result, t.traceId, cacheStatus);
     for (const name in headers) res.setHeader(name, headers[name]!);
     sendError(res, result.error!);
-    observe(deps.metrics, endpoint, model, startedAt, result, result.failedUpstreamMs, result.waitedMs);
     return;
   }
   const upstream = result.response;
   const keeper = cache.value.keeper(result);
+  const out = gatewayHeaders({}, result, t.traceId, cacheStatus);
   if (result.translator !== undefined) {
-    await relayTranslated(result.translator, upstream, res, gatewayHeaders({}, result, t.traceId, cacheStatus), body?.stream === true, answer.value, keeper);
-  } else {
-    // One header object for writeHead: Node's fast path, no per-header setHeader.
-    const out: OutgoingHttpHeaders = {};
-    for (const name in upstream.headers) {
-      if (!isHopByHop(name)) out[name] = upstream.headers[name];
-    }
-    res.writeHead(upstream.statusCode, gatewayHeaders(out, result, t.traceId, cacheStatus));
-    await relayBody(answer.value.watch(keeper.watch(upstream.body, upstream.statusCode, upstream.headers), upstream.headers, upstream.statusCode), res);
+    await relayTranslated(result.translator, upstream, res, out, body?.stream === true, answer.value, keeper, trail, deps.logs !== null);
+    return;
   }
-  const upstreamMs = result.failedUpstreamMs + (performance.now() - result.answerStartedAt);
-  observe(deps.metrics, endpoint, model, startedAt, result, upstreamMs, result.waitedMs);
+  // One header object for writeHead: Node's fast path, no per-header setHeader.
+  for (const name in upstream.headers) {
+    if (!isHopByHop(name)) out[name] = upstream.headers[name];
+  }
+  res.writeHead(upstream.statusCode, out);
+  const watched = watchAnswer(upstream.body, upstream.statusCode, upstream.headers['content-encoding'], answer.value, trail, deps.logs !== null);
+  trail.cut = !(await relayBody(keeper.watch(watched, upstream.statusCode, upstream.headers), res));
+}
+
+/**
+ * The answer's body on its way to the client, copied for the log and the
+ * usage charge when either wants it (logs/capture.ts); the same stream when
+ * neither does. An error answer used nothing: reservations are given back at
+ * once. A compressed answer cannot be read on the way: reservations stand.
+ */
+function watchAnswer(body: Readable, status: number, encoding: string | string[] | undefined, usage: AnswerUsage, trail: RequestTrail, logging: boolean): Readable {
+  const ok = status >= 200 && status < 300;
+  if (!ok) void usage.release();
+  const readable = encoding === undefined || encoding === 'identity';
+  if (!readable) {
+    if (ok) void usage.settle(null);
+    return body;
+  }
+  const charge = ok && usage.charging;
+  if (!logging && !charge) return body;
+  const capture = new AnswerCapture(logging ? LOGGED_ANSWER_BYTES : 0, charge ? (c) => usage.settle(c.tailText()) : () => {});
+  trail.answer = capture;
+  return through(body, capture);
 }
 
 /**
@@ -165,6 +201,8 @@ async function relayTranslated(
   streamed: boolean,
   usage: AnswerUsage,
   keeper: AnswerKeeper,
+  trail: RequestTrail,
+  logging: boolean,
 ): Promise<void> {
   const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
   if (ok && streamed) {
@@ -176,7 +214,7 @@ async function relayTranslated(
     const sse = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
     res.writeHead(200, { ...headers, ...sse });
     upstream.body.pipe(events);
-    await relayBody(usage.watch(keeper.watch(events, 200, sse)), res);
+    trail.cut = !(await relayBody(keeper.watch(watchAnswer(events, 200, undefined, usage, trail, logging), 200, sse), res));
     return;
   }
   let raw: Buffer;
@@ -184,15 +222,20 @@ async function relayTranslated(
     raw = Buffer.from(await upstream.body.arrayBuffer());
   } catch {
     res.destroy();
+    trail.cut = true;
     return;
   }
   for (const name in headers) res.setHeader(name, headers[name]!);
   const text = ok ? tr.response(raw, upstream.headers) : null;
   if (text === null || !text.ok) {
     void usage.release();
-    return sendError(res, text === null ? tr.error(upstream.statusCode, raw, upstream.headers) : text.error);
+    const error = text === null ? tr.error(upstream.statusCode, raw, upstream.headers) : text.error;
+    trail.status = error.status;
+    trail.error = error;
+    return sendError(res, error);
   }
-  await usage.charge(text.value);
+  trail.answerText = text.value;
+  await usage.settle(text.value);
   await keeper.keep(200, { 'content-type': 'application/json' }, text.value);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text.value) });
   res.end(text.value);
@@ -201,21 +244,22 @@ async function relayTranslated(
 /**
  * Streams the provider's body to the client. pipe() keeps back-pressure; a
  * provider that breaks mid-stream closes the client's connection, and a
- * client that leaves stops the provider's stream. (Not stream.pipeline: its
+ * client that leaves stops the provider's stream; resolves to whether the
+ * whole answer went out. (Not stream.pipeline: its
  * per-call AbortController costs more than the rest of the relay.)
  */
-function relayBody(body: Readable, res: ServerResponse): Promise<void> {
+function relayBody(body: Readable, res: ServerResponse): Promise<boolean> {
   return new Promise((resolve) => {
     if (res.closed) {
       // The client left while the provider was answering.
       body.destroy();
-      resolve();
+      resolve(false);
       return;
     }
     body.once('error', () => res.destroy());
     res.once('close', () => {
       if (!body.readableEnded) body.destroy();
-      resolve();
+      resolve(res.writableFinished);
     });
     body.pipe(res);
   });
@@ -273,14 +317,10 @@ function strictCheck(plan: Plan, headerStrict: boolean | undefined, body: unknow
   return null;
 }
 
-function observe(
-  m: Metrics,
-  endpoint: Endpoint,
-  model: string | undefined,
-  startedAt: number,
-  r: Pick<RouteResult, 'status' | 'provider' | 'retries'>,
-  upstreamMs: number,
-  waitedMs: number,
-): void {
-  m.record(endpoint, r.provider ?? 'none', model ?? 'none', r.status, performance.now() - startedAt, upstreamMs, waitedMs, r.retries);
+function observe(m: Metrics, t: RelayTarget, trail: RequestTrail): void {
+  const r = trail.result;
+  // Provider time: every attempt that did not answer, and the answering one until its last byte.
+  const upstreamMs = r === null ? 0 : r.failedUpstreamMs + (r.response === null ? 0 : performance.now() - r.answerStartedAt);
+  const provider = r?.provider ?? trail.servedBy ?? 'none';
+  m.record(t.endpoint, provider, r?.model ?? trail.model ?? 'none', trail.status, performance.now() - t.startedAt, upstreamMs, r?.waitedMs ?? 0, r?.retries ?? 0, r?.fallbacks ?? 0, trail.cacheStatus);
 }

@@ -124,7 +124,7 @@ function toPlan(c: StoredConfig | null, ref: string | null, secrets: Secrets): R
   const parsed = parseConfig(body);
   if (!parsed.ok) return { ok: false, error: invalid(`saved config '${c.slug}' is no longer valid: ${parsed.error.message}`, HEADER, 'invalid_config') };
   // The version id names the plan's circuits: a new version starts with fresh circuit state.
-  return { ok: true, value: planFor(parsed.value, c.versionId) };
+  return { ok: true, value: { ...planFor(parsed.value, c.versionId), configId: c.id } };
 }
 
 function unknown(ref: string): Result<Plan> {

@@ -29,12 +29,15 @@ export interface OrgSettings {
   user_api_key_rotation_period: RotationPeriod | null;
   session_settings: { max_session_ttl: number };
   security_settings: SecuritySettings;
+  /** Request logs keep request and response bodies (redacted); false: metadata, tokens and cost only. */
+  log_bodies: boolean;
 }
 
 /** What a workspace's `settings` may hold. */
 export interface WorkspaceOverrides {
   user_api_key_auto_create?: boolean;
   security_settings?: Partial<SecuritySettings>;
+  log_bodies?: boolean;
 }
 
 /** The effective settings for one workspace. */
@@ -54,6 +57,7 @@ export const DEFAULT_SETTINGS: OrgSettings = Object.freeze({
     managersWriteWsMcpIntegrations: true,
     managersWriteMcpServers: true,
   },
+  log_bodies: true,
 }) as OrgSettings;
 
 export class SettingsRepo {
@@ -91,6 +95,7 @@ export function applyOverrides(org: OrgSettings, o: WorkspaceOverrides): Effecti
   return {
     ...org,
     user_api_key_auto_create: o.user_api_key_auto_create ?? org.user_api_key_auto_create,
+    log_bodies: o.log_bodies ?? org.log_bodies,
     security_settings: { ...org.security_settings, ...o.security_settings },
   };
 }

@@ -111,6 +111,15 @@ for (const engine of engines()) {
           assert.equal(res.status, 200, `${path}: ${text}`);
           answers.push(text);
         }
+        const SENT = 4; // the send() calls above
+        // The request logs of those calls (written in batches off the request path), each log's bodies and headers included.
+        let logs: { id: string }[] = [];
+        for (let i = 0; i < 100 && logs.length < SENT; i++) {
+          logs = ((await (await gw.call('/logs?limit=100')).json()) as { data: { id: string }[] }).data;
+          if (logs.length < SENT) await new Promise((r) => setTimeout(r, 50));
+        }
+        assert.equal(logs.length, SENT, 'every call was logged');
+        for (const l of logs) answers.push(await (await gw.call(`/logs/${l.id}`)).text());
         const rows = await dump(gw);
         for (const [name, value] of Object.entries(secrets)) {
           assert.ok(!answers.some((a) => a.includes(value)), `${name} appears in an answer after creation`);
@@ -122,7 +131,13 @@ for (const engine of engines()) {
       }
       // On disk (SQLite: the database and its WAL; Postgres keeps nothing here) and in the log.
       const dir = env.GATEWAY_DATA_DIR;
-      const files = dir === undefined ? [] : readdirSync(dir).filter((f) => f !== 'encryption.key').map((f) => readFileSync(join(dir, f)));
+      // Every file of the data dir, the log spill directory's included.
+      const files =
+        dir === undefined
+          ? []
+          : readdirSync(dir, { recursive: true, withFileTypes: true })
+              .filter((f) => f.isFile() && f.name !== 'encryption.key')
+              .map((f) => readFileSync(join(f.parentPath, f.name)));
       const log = lines.join('');
       assert.ok(log.length > 0, 'the log was captured');
       for (const [name, value] of Object.entries(secrets)) {

@@ -22,6 +22,7 @@ import type { AnswerUsage, RequestLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
 import { parseGatewayHeaders, single } from './request-headers.js';
 import { sendError } from './respond.js';
+import { stripAddedUsage, stripsAddedUsage } from './usage-strip.js';
 import { HEADERS_ONLY, type PlanLookup, type SavedConfigs } from './saved-configs.js';
 import { validateBody } from './validation.js';
 
@@ -138,15 +139,20 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
   const upstream = result.response;
   const keeper = cache.value.keeper(result);
   if (result.translator !== undefined) {
-    await relayTranslated(result.translator, upstream, res, gatewayHeaders({}, result, t.traceId, cacheStatus), body?.stream === true, answer.value, keeper);
+    const headers = gatewayHeaders({}, result, t.traceId, cacheStatus);
+    await relayTranslated(result.translator, upstream, res, headers, body?.stream === true, result.addedUsage === true, answer.value, keeper);
   } else {
     // One header object for writeHead: Node's fast path, no per-header setHeader.
     const out: OutgoingHttpHeaders = {};
     for (const name in upstream.headers) {
       if (!isHopByHop(name)) out[name] = upstream.headers[name];
     }
+    const strip = stripsAddedUsage(result.addedUsage, upstream.statusCode, upstream.headers);
+    if (strip) delete out['content-length']; // the answer gets shorter
     res.writeHead(upstream.statusCode, gatewayHeaders(out, result, t.traceId, cacheStatus));
-    await relayBody(answer.value.watch(keeper.watch(upstream.body, upstream.statusCode, upstream.headers), upstream.headers, upstream.statusCode), res);
+    // Usage is read before the usage the client did not ask for is stripped; the cache keeps what the client gets.
+    const read = answer.value.watch(upstream.body, upstream.headers, upstream.statusCode);
+    await relayBody(keeper.watch(strip ? stripAddedUsage(read) : read, upstream.statusCode, upstream.headers), res);
   }
   const upstreamMs = result.failedUpstreamMs + (performance.now() - result.answerStartedAt);
   observe(deps.metrics, endpoint, model, startedAt, result, upstreamMs, result.waitedMs);
@@ -163,6 +169,7 @@ async function relayTranslated(
   res: ServerResponse,
   headers: OutgoingHttpHeaders,
   streamed: boolean,
+  addedUsage: boolean,
   usage: AnswerUsage,
   keeper: AnswerKeeper,
 ): Promise<void> {
@@ -176,7 +183,8 @@ async function relayTranslated(
     const sse = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
     res.writeHead(200, { ...headers, ...sse });
     upstream.body.pipe(events);
-    await relayBody(usage.watch(keeper.watch(events, 200, sse)), res);
+    const read = usage.watch(events);
+    await relayBody(keeper.watch(addedUsage ? stripAddedUsage(read) : read, 200, sse), res);
     return;
   }
   let raw: Buffer;

@@ -7,9 +7,10 @@
  * byte (no decoding, no re-serialising).
  *
  * Events are edited whole, so a chunk is passed on up to its last complete
- * event (a blank line, LF or CRLF, ends one) and the rest waits for the next chunk; a
- * client's SSE parser could not act on a partial event anyway. A run of
- * events with no `"usage"` in it goes on as it came.
+ * event (a blank line ends one; LF or CRLF line ends, as providers send them)
+ * and the rest waits for the next chunk: a client's SSE parser could not act
+ * on a partial event anyway. A run of events with no `"usage"` in it goes on
+ * as the same buffer, unread past that one search.
  */
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { ProviderHeaders } from '../providers/types.js';
@@ -52,66 +53,73 @@ class UsageStripper extends Transform {
 }
 
 const USAGE = Buffer.from('"usage"');
+const DATA = Buffer.from('data:');
+const NULL = Buffer.from('null');
 
 /** Complete events, edited; the same buffer when none mentions usage. */
 function strip(events: Buffer): Buffer {
-  if (events.indexOf(USAGE) === -1) return events;
+  let usageAt = events.indexOf(USAGE);
+  if (usageAt === -1) return events;
   const parts: Buffer[] = [];
-  let changed = false;
-  for (let start = 0; start < events.length; ) {
+  let kept = 0; // events[kept..] is still to be copied out
+  for (let start = 0; usageAt !== -1; ) {
     const end = nextEventEnd(events, start);
-    const event = events.subarray(start, end);
-    const edited = event.indexOf(USAGE) === -1 ? event : editEvent(event);
-    if (edited !== event) changed = true;
-    if (edited !== null) parts.push(edited);
+    if (usageAt < end) {
+      const cut = cutOf(events, start, end);
+      if (cut !== null) {
+        parts.push(events.subarray(kept, cut[0]));
+        kept = cut[1];
+      }
+      usageAt = events.indexOf(USAGE, end);
+    }
     start = end;
   }
-  return changed ? Buffer.concat(parts) : events;
+  if (kept === 0) return events;
+  parts.push(events.subarray(kept));
+  return Buffer.concat(parts);
 }
 
-/** The end of the event starting at `from` (after its blank line), or the buffer's end. */
+/** The end of the event starting at `from` (after its blank line: LF LF, or LF CR LF), or the buffer's end. */
 function nextEventEnd(buf: Buffer, from: number): number {
-  const lf = buf.indexOf('\n\n', from);
-  const crlf = buf.indexOf('\n\r\n', from);
-  if (lf === -1 && crlf === -1) return buf.length;
-  if (crlf === -1 || (lf !== -1 && lf < crlf)) return lf + 2;
-  return crlf + 3;
+  for (let lf = buf.indexOf(0x0a, from); lf !== -1; lf = buf.indexOf(0x0a, lf + 1)) {
+    if (buf[lf + 1] === 0x0a) return lf + 2;
+    if (buf[lf + 1] === 0x0d && buf[lf + 2] === 0x0a) return lf + 3;
+  }
+  return buf.length;
 }
 
 /** The end of the last complete event in `buf`; 0 when there is none. */
 function lastEventEnd(buf: Buffer): number {
-  const lf = buf.lastIndexOf('\n\n');
-  const crlf = buf.lastIndexOf('\n\r\n');
-  return Math.max(lf === -1 ? 0 : lf + 2, crlf === -1 ? 0 : crlf + 3);
+  for (let lf = buf.lastIndexOf(0x0a); lf > 0; lf = buf.lastIndexOf(0x0a, lf - 1)) {
+    if (buf[lf - 1] === 0x0a || (buf[lf - 1] === 0x0d && buf[lf - 2] === 0x0a)) return lf + 1;
+  }
+  return 0;
 }
 
 /**
- * One event mentioning usage: null to drop it (the usage chunk), a shorter
- * copy without `"usage": null`, or the event itself.
+ * What to cut from the event in [start, end) that mentions usage: all of it
+ * (the usage chunk), its `"usage": null`, or nothing (null).
  */
-function editEvent(event: Buffer): Buffer | null {
-  const data = dataField(event);
-  if (data === null) return event;
-  const { usage, emptyChoices } = topLevelKeys(event, data.start, data.end);
-  if (usage === null) return event;
-  if (usage.value === 'object') return emptyChoices ? null : event;
-  if (usage.value !== 'null') return event;
-  const [from, to] = nullUsageSpan(event, usage, data.start);
-  return Buffer.concat([event.subarray(0, from), event.subarray(to)]);
+function cutOf(buf: Buffer, start: number, end: number): [number, number] | null {
+  const data = dataField(buf, start, end);
+  if (data === null) return null;
+  const { usage, emptyChoices } = topLevelKeys(buf, data.start, data.end);
+  if (usage === null) return null;
+  if (usage.value === 'object') return emptyChoices ? [start, end] : null;
+  return usage.value === 'null' ? nullUsageSpan(buf, usage, data.start, data.end) : null;
 }
 
-/** The value of the event's one `data:` line; null with none or several (not a chunk of OpenAI's). */
-function dataField(event: Buffer): { start: number; end: number } | null {
+/** The value of the one `data:` line of the event in [start, end); null with none or several (not a chunk of OpenAI's). */
+function dataField(buf: Buffer, start: number, end: number): { start: number; end: number } | null {
   let found: { start: number; end: number } | null = null;
-  for (let line = 0; line < event.length; ) {
+  for (let line = start; line < end; ) {
     let eol = line;
-    while (eol < event.length && event[eol] !== 0x0a && event[eol] !== 0x0d) eol++;
-    if (eol - line >= 5 && event.toString('latin1', line, line + 5) === 'data:') {
+    while (eol < end && buf[eol] !== 0x0a && buf[eol] !== 0x0d) eol++;
+    if (eol - line >= 5 && bytesAt(buf, line, DATA)) {
       if (found !== null) return null;
-      const start = event[line + 5] === 0x20 ? line + 6 : line + 5;
-      found = { start, end: eol };
+      found = { start: buf[line + 5] === 0x20 ? line + 6 : line + 5, end: eol };
     }
-    line = eol + (event[eol] === 0x0d && event[eol + 1] === 0x0a ? 2 : 1);
+    line = eol + (buf[eol] === 0x0d && buf[eol + 1] === 0x0a ? 2 : 1);
   }
   return found;
 }
@@ -146,7 +154,7 @@ function topLevelKeys(buf: Buffer, start: number, end: number): { usage: UsageKe
       if (buf[colon] !== 0x3a /* : */) continue; // a string value, not a key
       const v = skipSpace(buf, colon + 1, end);
       if (isName(buf, open, i, USAGE)) {
-        const value = buf.toString('latin1', v, v + 4) === 'null' ? 'null' : buf[v] === 0x7b /* { */ ? 'object' : 'other';
+        const value = v + 4 <= end && bytesAt(buf, v, NULL) ? 'null' : buf[v] === 0x7b /* { */ ? 'object' : 'other';
         usage = { start: open, end: value === 'null' ? v + 4 : v, value };
       } else if (isName(buf, open, i, CHOICES)) {
         emptyChoices = buf[v] === 0x5b /* [ */ && buf[skipSpace(buf, v + 1, end)] === 0x5d; /* ] */
@@ -159,16 +167,22 @@ function topLevelKeys(buf: Buffer, start: number, end: number): { usage: UsageKe
 
 /** Whether the string from quote `open` to quote `close` is `name` (quotes included). */
 function isName(buf: Buffer, open: number, close: number, name: Buffer): boolean {
-  return close - open + 1 === name.length && buf.compare(name, 0, name.length, open, close + 1) === 0;
+  return close - open + 1 === name.length && bytesAt(buf, open, name);
+}
+
+/** Whether `buf` holds `bytes` at `at` (a loop: cheaper than a native compare for a few bytes). */
+function bytesAt(buf: Buffer, at: number, bytes: Buffer): boolean {
+  for (let k = 0; k < bytes.length; k++) if (buf[at + k] !== bytes[k]) return false;
+  return true;
 }
 
 /** The bytes to cut for `"usage": null`: with the comma before it, or the one after it when it is the first key. */
-function nullUsageSpan(buf: Buffer, key: UsageKey, dataStart: number): [number, number] {
+function nullUsageSpan(buf: Buffer, key: UsageKey, dataStart: number, dataEnd: number): [number, number] {
   let before = key.start - 1;
   while (before > dataStart && isSpace(buf[before]!)) before--;
   if (buf[before] === 0x2c /* , */) return [before, key.end];
-  const after = skipSpace(buf, key.end, buf.length);
-  return buf[after] === 0x2c ? [key.start, skipSpace(buf, after + 1, buf.length)] : [key.start, key.end];
+  const after = skipSpace(buf, key.end, dataEnd);
+  return buf[after] === 0x2c ? [key.start, skipSpace(buf, after + 1, dataEnd)] : [key.start, key.end];
 }
 
 function skipSpace(buf: Buffer, i: number, end: number): number {

@@ -2,7 +2,7 @@
 // engines and both counter homes (process memory, Redis): exact request
 // limits with 429 + Retry-After and nothing sent upstream, groups, conditions,
 // archived and changed policies, token limits charged from each answer's
-// usage (JSON, streams with include_usage, translated answers), the quota
+// usage (JSON, streams whether or not they asked for it, translated answers), the quota
 // headers; across two gateway processes sharing Redis under concurrent load;
 // and Redis unreachable: requests still served, /health degraded, metrics.
 // Windows are the gateway's manual clock (gw.clock), so nothing waits.
@@ -234,7 +234,7 @@ for (const engine of engines()) {
         }
       });
 
-      it('token limits: each answer’s usage is charged (JSON, embeddings, streams with include_usage); over it, 429', async () => {
+      it('token limits: each answer’s usage is charged (JSON, embeddings, streams with and without include_usage); over it, 429', async () => {
         const t = await c.tenant('tokens');
         const LIMIT = 300;
         await c.policy(t.workspaceId, { type: 'tokens', value: LIMIT, conditions: [{ key: 'api_key', value: '*' }], group_by: [{ key: 'api_key' }] });
@@ -255,12 +255,14 @@ for (const engine of engines()) {
         expectRemaining(streamed);
         const events = await readEvents(streamed);
         assert.equal(events.at(-1)?.data, '[DONE]');
-        used += (JSON.parse(events.at(-2)!.data) as { usage: { total_tokens: number } }).usage.total_tokens;
+        const streamedUsage = (JSON.parse(events.at(-2)!.data) as { usage: { total_tokens: number } }).usage.total_tokens;
+        used += streamedUsage;
 
-        // Without include_usage a stream reports no usage, and nothing is charged.
+        // A client that did not ask for usage is charged all the same: the gateway asked, and strips it from the stream.
         const bare = await c.chat(t.secret, { body: { ...long.body, stream: true } });
         expectRemaining(bare);
-        await readEvents(bare);
+        assert.ok((await readEvents(bare)).every((e) => !e.data.includes('usage')));
+        used += streamedUsage;
 
         // A large answer (its usage well past the first 8 KiB): only the tail is kept, and it is enough.
         const input = Array.from({ length: 200 }, (_, i) => `text ${i}`);

@@ -13,7 +13,8 @@ export const TAIL_BYTES = 8192;
 
 export class AnswerCapture extends Transform {
   private readonly head: Buffer[] = [];
-  private headLength = 0;
+  /** Bytes of the head kept so far. */
+  headLength = 0;
   private readonly tail: Buffer[] = [];
   private tailLength = 0;
   /** Bytes that passed. */

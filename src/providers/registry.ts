@@ -5,24 +5,32 @@
 import { invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import { openAICompatible } from './openai/adapter.js';
 import { OPENAI_COMPATIBLE } from './openai/hosts.js';
+import { askingUsage } from './shared/stream-usage.js';
 import type { ProviderAdapter } from './types.js';
 
 /**
  * Providers with their own wire format, loaded on first use: a deployment
- * pays the memory of a translator only for the providers it calls.
+ * pays the memory of a translator only for the providers it calls. The
+ * translators' streams end with a usage chunk when asked, so they are asked
+ * on every stream (shared/stream-usage.ts). Azure OpenAI takes the option
+ * from some API versions on, and decides per call; Azure AI Foundry's models
+ * are not known to take it.
  */
 const TRANSLATED: Readonly<Record<string, () => Promise<ProviderAdapter>>> = {
-  anthropic: () => import('./anthropic/adapter.js').then((m) => m.anthropicAdapter),
+  anthropic: () => import('./anthropic/adapter.js').then((m) => askingUsage(m.anthropicAdapter)),
   'azure-openai': () => import('./azure/openai-adapter.js').then((m) => m.azureOpenAI),
   'azure-ai': () => import('./azure/foundry-adapter.js').then((m) => m.azureAI),
-  bedrock: () => import('./bedrock/adapter.js').then((m) => m.bedrockAdapter),
-  cohere: () => import('./cohere/adapter.js').then((m) => m.cohere),
-  google: () => import('./google/adapter.js').then((m) => m.googleAdapter),
-  'vertex-ai': () => import('./vertex-ai/adapter.js').then((m) => m.vertexAdapter),
+  bedrock: () => import('./bedrock/adapter.js').then((m) => askingUsage(m.bedrockAdapter)),
+  cohere: () => import('./cohere/adapter.js').then((m) => askingUsage(m.cohere)),
+  google: () => import('./google/adapter.js').then((m) => askingUsage(m.googleAdapter)),
+  'vertex-ai': () => import('./vertex-ai/adapter.js').then((m) => askingUsage(m.vertexAdapter)),
 };
 
 const adapters = new Map<string, ProviderAdapter>();
-for (const [name, host] of Object.entries(OPENAI_COMPATIBLE)) adapters.set(name, openAICompatible(name, host));
+for (const [name, host] of Object.entries(OPENAI_COMPATIBLE)) {
+  const adapter = openAICompatible(name, host);
+  adapters.set(name, host.streamUsage === 'on-request' ? askingUsage(adapter) : adapter);
+}
 const loading = new Map<string, Promise<Result<ProviderAdapter, GatewayError>>>();
 
 /** The contract's neutral aliases of the three clouds. */

@@ -53,6 +53,8 @@ export interface ProviderCall {
   body?: string | Buffer;
   /** How to read the provider's answer back into OpenAI's shape; absent: relay it as it is. */
   translator?: Translator;
+  /** The gateway asked for stream usage the client did not (shared/stream-usage.ts): the relay strips it. */
+  addedUsage?: boolean;
 }
 
 /** What an adapter is given to build the provider call. */

@@ -55,6 +55,8 @@ export interface RouteResult {
   answerStartedAt: number;
   /** How to turn the provider's answer into OpenAI's shape; absent: relay it as it is. */
   translator?: Translator;
+  /** The answer carries stream usage the gateway asked for and the client did not: strip it on the way out. */
+  addedUsage?: boolean;
   /** Time spent in attempts that did not answer, and in backoff waits (ms); filled in by route(). */
   failedUpstreamMs: number;
   waitedMs: number;
@@ -248,7 +250,7 @@ export class Router {
       return {
         response, error: null, status: response.statusCode, provider: target.provider, path: leaf.path, retries,
         answerStartedAt: start, failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0, firstByteMs: performance.now() - start, model, credential,
-        translator: call.value.translator,
+        translator: call.value.translator, addedUsage: call.value.addedUsage === true,
       };
     } catch (e) {
       if (timer?.timedOut() === true) {

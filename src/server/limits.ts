@@ -13,6 +13,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { refuses } from '../limits/counter.js';
+import { lastUsage } from '../logs/usage.js';
 import { endpointType } from '../limits/endpoint-types.js';
 import type { RateAdmission, RateLimiter, RateQuota } from '../limits/limiter.js';
 import type { CatalogModel } from '../catalog/catalog.js';
@@ -163,33 +164,12 @@ function refusal(a: RateAdmission): GatewayError {
 }
 
 /**
- * The tokens of the last `"usage": {…}` object in `text` (an OpenAI answer,
- * or the final event of a stream sent with stream_options.include_usage):
+ * The tokens of the last `"usage": {…}` object in `text` (logs/usage.ts):
  * total_tokens, else input plus output tokens; null when there is none.
- * Inside a JSON string a quote is escaped, so `"usage"` followed by a colon
- * is a key; the last such key is the answer's.
  */
 export function usageTokens(text: string): number | null {
   const u = lastUsage(text);
   return u === null ? null : tokensOf(u);
-}
-
-/** The last `"usage": {…}` object in `text`, parsed; null when there is none. */
-export function lastUsage(text: string): Record<string, unknown> | null {
-  for (let at = text.lastIndexOf('"usage"'); at !== -1; at = at === 0 ? -1 : text.lastIndexOf('"usage"', at - 1)) {
-    const key = /^"usage"\s*:\s*(\{)?/.exec(text.slice(at, at + 64));
-    if (key === null) continue; // a string value "usage", not the key
-    if (key[1] === undefined) return null; // usage: null (stream chunks before the last)
-    const start = at + key[0].length - 1;
-    const end = objectEnd(text, start);
-    if (end === -1) return null;
-    try {
-      return JSON.parse(text.slice(start, end + 1)) as Record<string, unknown>;
-    } catch {
-      return null;
-    }
-  }
-  return null;
 }
 
 function tokensOf(u: Record<string, unknown>): number | null {
@@ -197,17 +177,4 @@ function tokensOf(u: Record<string, unknown>): number | null {
   if (typeof u.total_tokens === 'number') return n(u.total_tokens);
   const sum = n(u.prompt_tokens) + n(u.completion_tokens) + n(u.input_tokens) + n(u.output_tokens);
   return sum > 0 ? sum : null;
-}
-
-/** Index of the `}` closing the object opened at `start`, skipping strings; -1 when it does not close. */
-function objectEnd(text: string, start: number): number {
-  let depth = 0;
-  for (let i = start; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++) if (text.charCodeAt(i) === 0x5c /* \ */) i++;
-    } else if (c === 0x7b /* { */) depth++;
-    else if (c === 0x7d /* } */ && --depth === 0) return i;
-  }
-  return -1;
 }

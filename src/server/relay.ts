@@ -25,6 +25,7 @@ import type { Metrics } from './metrics.js';
 import { parseGatewayHeaders, single } from './request-headers.js';
 import { sendError } from './respond.js';
 import { LOGGED_ANSWER_BYTES, RequestTrail, type RequestLogger, type TrailTarget } from './request-log.js';
+import { stripAddedUsage, stripsAddedUsage } from './usage-strip.js';
 import { HEADERS_ONLY, type PlanLookup, type SavedConfigs } from './saved-configs.js';
 import { validateBody } from './validation.js';
 
@@ -96,7 +97,7 @@ async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse,
       if (!parsed.ok) return fail(parsed.error);
       const problem = validateBody(endpoint, parsed.value) ?? strictCheck(plan.value, gh.value.strict, parsed.value);
       if (problem !== null) return fail(problem);
-      body = parsed.value as Record<string, unknown>;
+      body = trail.body = parsed.value as Record<string, unknown>;
     }
   }
 
@@ -155,16 +156,19 @@ async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse,
   const keeper = cache.value.keeper(result);
   const out = gatewayHeaders({}, result, t.traceId, cacheStatus);
   if (result.translator !== undefined) {
-    await relayTranslated(result.translator, upstream, res, out, body?.stream === true, answer.value, keeper, trail, deps.logs !== null);
+    await relayTranslated(result.translator, upstream, res, out, body?.stream === true, result.addedUsage === true, answer.value, keeper, trail, deps.logs !== null);
     return;
   }
   // One header object for writeHead: Node's fast path, no per-header setHeader.
   for (const name in upstream.headers) {
     if (!isHopByHop(name)) out[name] = upstream.headers[name];
   }
+  const strip = stripsAddedUsage(result.addedUsage, upstream.statusCode, upstream.headers);
+  if (strip) delete out['content-length']; // the answer gets shorter
   res.writeHead(upstream.statusCode, out);
-  const watched = watchAnswer(upstream.body, upstream.statusCode, upstream.headers['content-encoding'], answer.value, trail, deps.logs !== null);
-  trail.cut = !(await relayBody(keeper.watch(watched, upstream.statusCode, upstream.headers), res));
+  // Usage is read before the usage the client did not ask for is stripped; the cache keeps what the client gets.
+  const read = watchAnswer(upstream.body, upstream.statusCode, upstream.headers['content-encoding'], answer.value, trail, deps.logs !== null);
+  trail.cut = !(await relayBody(keeper.watch(strip ? stripAddedUsage(read) : read, upstream.statusCode, upstream.headers), res));
 }
 
 /**
@@ -199,6 +203,7 @@ async function relayTranslated(
   res: ServerResponse,
   headers: OutgoingHttpHeaders,
   streamed: boolean,
+  addedUsage: boolean,
   usage: AnswerUsage,
   keeper: AnswerKeeper,
   trail: RequestTrail,
@@ -214,7 +219,8 @@ async function relayTranslated(
     const sse = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
     res.writeHead(200, { ...headers, ...sse });
     upstream.body.pipe(events);
-    trail.cut = !(await relayBody(keeper.watch(watchAnswer(events, 200, undefined, usage, trail, logging), 200, sse), res));
+    const read = watchAnswer(events, 200, undefined, usage, trail, logging);
+    trail.cut = !(await relayBody(keeper.watch(addedUsage ? stripAddedUsage(read) : read, 200, sse), res));
     return;
   }
   let raw: Buffer;

@@ -19,7 +19,7 @@ import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Metrics } from './metrics.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/store.js';
-import { lastUsage } from './limits.js';
+import { answerUsage, readUsage, type TokenUsage } from '../logs/usage.js';
 
 /** Bytes of an answer the log keeps: as much as a logged body may hold. */
 export const LOGGED_ANSWER_BYTES = LOG_BODY_MAX_CHARS;
@@ -31,6 +31,8 @@ export class RequestTrail {
   metadata: Readonly<Record<string, string>> | null = null;
   /** The request's bytes when the gateway read them (not a body streamed straight through). */
   requestBody: Buffer | null = null;
+  /** The parsed JSON body of a model endpoint (for counting tokens when the answer has no usage). */
+  body: Record<string, unknown> | null = null;
   /** The model the client asked for; the answering attempt's model wins when known. */
   model: string | undefined = undefined;
   cacheStatus: CacheStatus | null = null;
@@ -65,13 +67,18 @@ export class RequestLogger {
 
   write(t: TrailTarget, method: string, headers: IncomingHttpHeaders, trail: RequestTrail): void {
     const latencyMs = performance.now() - t.startedAt;
+    const endedAt = this.now();
+    const answer = answerOf(trail);
+    const ok = trail.status >= 200 && trail.status < 300;
+    // An answer without usage is counted with a tokenizer (loaded on first use): then the record waits for it, as it
+    // waits for a workspace's log_bodies setting not cached yet; the request never does.
+    const usage = !ok || answer === null ? null : (readUsage(answer.tail) ?? answerUsage(t.endpoint, trail.body, '', answer.text));
     const bodies = this.bodies.of(t.key.workspaceId);
-    if (typeof bodies === 'boolean') return this.enqueue(record(t, method, headers, trail, latencyMs, this.now(), bodies));
-    // A workspace not in the cache yet: the record waits for its setting (never for the store's write).
-    const at = this.now();
-    bodies.then(
-      (on) => this.enqueue(record(t, method, headers, trail, latencyMs, at, on)),
-      () => this.enqueue(record(t, method, headers, trail, latencyMs, at, false)),
+    if (typeof bodies === 'boolean' && !(usage instanceof Promise)) {
+      return this.enqueue(record(t, method, headers, trail, latencyMs, endedAt, bodies, answer?.text ?? null, usage));
+    }
+    Promise.all([Promise.resolve(bodies).catch(() => false), Promise.resolve(usage).catch(() => null)]).then(([on, u]) =>
+      this.enqueue(record(t, method, headers, trail, latencyMs, endedAt, on, answer?.text ?? null, u)),
     );
   }
 
@@ -83,12 +90,30 @@ export class RequestLogger {
   }
 }
 
-function record(t: TrailTarget, method: string, headers: IncomingHttpHeaders, trail: RequestTrail, latencyMs: number, endedAt: number, bodies: boolean): LogRecord {
+/** The answer as the log keeps it (its start) and its end (where its usage is); null when there was none. */
+function answerOf(trail: RequestTrail): { text: string; tail: string } | null {
+  if (trail.answerText !== null) return { text: trail.answerText, tail: trail.answerText };
+  const c = trail.answer;
+  if (c === null) return null;
+  const text = c.headText();
+  // The whole answer when the head holds it all, else its tail.
+  return { text, tail: c.total === c.headLength ? text : c.tailText() };
+}
+
+function record(
+  t: TrailTarget,
+  method: string,
+  headers: IncomingHttpHeaders,
+  trail: RequestTrail,
+  latencyMs: number,
+  endedAt: number,
+  bodies: boolean,
+  answerText: string | null,
+  usage: TokenUsage | null,
+): LogRecord {
   const r = trail.result;
   const createdAtMs = Math.round(endedAt - latencyMs);
-  const answerText = trail.answerText ?? trail.answer?.headText() ?? null;
   const ok = trail.status >= 200 && trail.status < 300;
-  const usage = ok ? usageOf(trail, answerText) : null;
   const model = r?.model ?? trail.model ?? null;
   const provider = r?.provider ?? trail.servedBy ?? null;
   return {
@@ -129,31 +154,6 @@ function record(t: TrailTarget, method: string, headers: IncomingHttpHeaders, tr
     responseBody: bodies && answerText !== null ? logBody(answerText) : null,
     logFormat: LOG_FORMAT,
   };
-}
-
-function usageOf(trail: RequestTrail, answerText: string | null): TokenUsage | null {
-  if (trail.answerText !== null) return parseUsage(trail.answerText);
-  if (trail.answer === null) return null;
-  // The whole answer when it was short, else its tail: the usage is at the end either way.
-  const whole = answerText !== null && trail.answer.total === Buffer.byteLength(answerText);
-  return parseUsage(whole ? answerText! : trail.answer.tailText());
-}
-
-interface TokenUsage {
-  promptTokens: number | null;
-  completionTokens: number | null;
-  totalTokens: number | null;
-  estimated: boolean;
-}
-
-function parseUsage(text: string): TokenUsage | null {
-  const u = lastUsage(text);
-  if (u === null) return null;
-  const n = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : null);
-  const prompt = n(u.prompt_tokens) ?? n(u.input_tokens);
-  const completion = n(u.completion_tokens) ?? n(u.output_tokens);
-  const total = n(u.total_tokens) ?? (prompt === null && completion === null ? null : (prompt ?? 0) + (completion ?? 0));
-  return { promptTokens: prompt, completionTokens: completion, totalTokens: total, estimated: false };
 }
 
 function costOf(provider: string | null, model: string | null, u: TokenUsage, multiplier: number): number | null {

@@ -20,15 +20,19 @@
  *   an unknown deployment 404 {"error":{"code":"DeploymentNotFound",…}}. Relayed as Azure sent them,
  *   with their headers (retry-after-ms and x-ratelimit-* on 429 guide the OpenAI SDK's own retries).
  *
+ *   Streams are asked for usage (stream_options.include_usage, stripped again by the relay) where the API
+ *   version takes the option: see takesStreamOptions.
+ *
  *   api_version "v1" selects the v1 API (https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle):
  *   POST https://{resource_name}.openai.azure.com/openai/v1/chat/completions, no api-version query, and the
- *   body's `model` names the deployment — the one place the body is rewritten.
+ *   body's `model` names the deployment (the body is rewritten for it).
  *
  * A custom host replaces https://{resource_name}.openai.azure.com (an APIM gateway, a test mock).
  * Generic proxy: {host}/openai{path}, the target's api-version added unless the client's query has one.
  */
 import type { ConfigNode } from '../../config/types.js';
 import { ok, type GatewayError, type Result } from '../../shared/errors.js';
+import { wantsUsage, withUsage } from '../shared/stream-usage.js';
 import { ENDPOINT_PATHS, type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
 import { credentialOf, withAuth } from './auth.js';
 import { chooseDeployment, targetApiVersion } from './deployments.js';
@@ -53,20 +57,35 @@ export const azureOpenAI: ProviderAdapter = {
       const chosen = chooseDeployment(NAME, target.node, body?.model);
       if (!chosen.ok) return chosen;
       const { deploymentId, apiVersion } = chosen.value;
+      let sent = body;
       if (apiVersion === V1) {
         call = { url: `${host.value}/openai/v1${ENDPOINT_PATHS[endpoint]}`, headers: {} };
         // In the v1 API the body's model names the deployment.
-        if (body !== null && body.model !== deploymentId) call.body = JSON.stringify({ ...body, model: deploymentId });
+        if (sent !== null && sent.model !== deploymentId) sent = { ...sent, model: deploymentId };
       } else {
         const url = `${host.value}/openai/deployments/${encodeURIComponent(deploymentId)}${ENDPOINT_PATHS[endpoint]}`;
         call = { url: withApiVersion(url, apiVersion), headers: {} };
       }
+      if (takesStreamOptions(apiVersion) && wantsUsage(endpoint, sent)) {
+        sent = withUsage(sent);
+        call.addedUsage = true;
+      }
+      if (sent !== body) call.body = JSON.stringify(sent);
     }
     const cred = credentialOf(target, AZURE_OPENAI_SCOPE);
     if (!cred.ok) return cred;
     return withAuth(call, cred.value, 'api-key');
   },
 };
+
+/**
+ * Whether an API version takes stream_options: the v1 API and dated versions
+ * from 2024-09-01-preview on (GA in 2024-10-21); earlier ones refuse it with a
+ * 400, so streams there are not asked for usage (shared/stream-usage.ts).
+ */
+function takesStreamOptions(apiVersion: string): boolean {
+  return apiVersion === V1 || apiVersion.slice(0, 10) >= '2024-09-01';
+}
 
 /** https://{resource_name}.openai.azure.com, or the custom host that replaces it. */
 function resourceHost(customHost: string | undefined, node: ConfigNode): Result<string, GatewayError> {

@@ -48,6 +48,8 @@ const SLICE_S = 2;
 const WARMUP_S = 2;
 const STREAMS_PER_SLICE = 60;
 const STREAM_WARMUP = 20;
+/** Idle time after each run, longer than the gateway's log flush interval (100 ms), so its deferred writes do not land in the next target's run. */
+const SETTLE_MS = 250;
 
 const PATH: Record<Kind, string> = { chat: '/v1/chat/completions', stream: '/v1/chat/completions', embeddings: '/v1/embeddings' };
 const BODY: Record<Kind, string> = { chat: CHAT_REQUEST, stream: STREAM_REQUEST, embeddings: EMBEDDINGS_REQUEST };
@@ -304,6 +306,7 @@ async function main(tmp: string): Promise<number> {
     workDir: tmp,
     upstreamPid: { chat: upstreamNginx.pid, embeddings: upstreamNginx.pid, stream: streamUpstream.pid },
     serverPids: [upstreamNginx, streamUpstream, proxy, floor, gateway].flatMap((c) => (c?.pid === undefined ? [] : [c.pid])),
+    settleMs: SETTLE_MS,
     log,
   };
   const results: TargetResult[] = await measureAll(targets, SCENARIOS, plan);
@@ -324,7 +327,7 @@ async function main(tmp: string): Promise<number> {
         `core ${LOAD_CORE}: wrk (\`taskset -c ${LOAD_CORE} wrk -t1\`), the streaming client, and this orchestrator (samples /proc every 100 ms)`,
         "why the upstream shares the proxy's core: a wake-up across cores costs tens of µs on this VM, so with the upstream there direct and proxied requests each cross cores once per direction, and added latency is the proxy's own; the upstream's CPU per request on that core is in Run details",
       ],
-      load: `per scenario, ${ROUNDS} rounds of ${SLICE_S} s runs interleaving the targets, after a ${WARMUP_S} s warm-up run per target (discarded); wrk -t1; streaming: ${STREAMS_PER_SLICE} sequential requests per round on one keep-alive connection, after ${STREAM_WARMUP} discarded`,
+      load: `per scenario, ${ROUNDS} rounds of ${SLICE_S} s runs interleaving the targets, after a ${WARMUP_S} s warm-up run per target (discarded), ${SETTLE_MS} ms idle after each run; wrk -t1; streaming: ${STREAMS_PER_SLICE} sequential requests per round on one keep-alive connection, after ${STREAM_WARMUP} discarded`,
       gatewayStatus,
       floorStatus,
       targets: results,

@@ -7,6 +7,7 @@
  * so work it defers past its own runs is still charged to it.
  */
 import type { ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { coreDelta, coreTimes, cpuSeconds, memMiB, processTree, RssSampler, type CoreTimes } from './procfs.js';
 import type { RunResult, ScenarioId, TargetName, TargetResult } from './report.js';
 import { measureStreams, percentiles, type Percentiles, type Timing } from './ttfb.js';
@@ -44,6 +45,8 @@ export interface Plan {
   upstreamPid: Record<Kind, number | undefined>;
   /** Every server the bench started on the server core, so that the rest of that core's time is someone else's. */
   serverPids: number[];
+  /** Idle time after each run, so work a target defers (log writes) is done before the next target's run. */
+  settleMs: number;
   log(msg: string): void;
 }
 
@@ -164,6 +167,7 @@ export async function measureAll(targets: Target[], scenarios: Scenario[], plan:
       r.failure = failure(t, s, err);
       plan.log(`${t.name} failed: ${r.failure}`);
     }
+    await sleep(plan.settleMs);
   };
 
   for (const s of scenarios) {

@@ -4,7 +4,9 @@
  */
 import type { Percentiles } from './ttfb.js';
 
-export type TargetName = 'direct' | 'nginx' | 'node floor' | 'gateway';
+/** The gateway variants (bench/variants.ts); `gateway` is the defaults, the headline. */
+export type GatewayName = 'gateway' | 'gateway, logs off' | 'gateway, Redis rate limit';
+export type TargetName = 'direct' | 'nginx' | 'node floor' | GatewayName;
 export type ScenarioId = 'chat16' | 'chat1' | 'embed16' | 'stream';
 
 export interface RunResult {
@@ -38,6 +40,19 @@ export interface TargetResult {
   servedRequests?: number;
   /** Why its runs stopped early (or never started); its figures are then missing. */
   failure?: string;
+  /** Gateways: whether they logged what they answered (undefined: could not be read). */
+  logs?: LogFigures;
+}
+
+export interface LogFigures {
+  /** Requests the bench got answers to: servedRequests and the checks before the load. */
+  answered: number;
+  /** Rows of request_logs once the gateway had stopped. */
+  rows?: number;
+  /** switchyard_log_records_total{outcome="dropped"} after the load (absent with request logs off). */
+  dropped?: number;
+  /** Records written to the spill file because the store fell behind (replayed later, not lost). */
+  spilled?: number;
 }
 
 export interface Report {
@@ -46,6 +61,8 @@ export interface Report {
   pinning: string[];
   load: string;
   gatewayStatus: string;
+  /** What each gateway variant changes. */
+  variants: string[];
   /** How the node floor was run. */
   floorStatus: string;
   targets: TargetResult[];
@@ -63,6 +80,9 @@ const DASH = '—';
 /** Row order of the per-target tables. */
 const TARGETS: readonly TargetName[] = ['direct', 'nginx', 'node floor', 'gateway'];
 const PROXIES: readonly TargetName[] = ['nginx', 'node floor', 'gateway'];
+const GATEWAYS: readonly GatewayName[] = ['gateway', 'gateway, logs off', 'gateway, Redis rate limit'];
+const LOGS_OFF: GatewayName = 'gateway, logs off';
+const REDIS_LIMITED: GatewayName = 'gateway, Redis rate limit';
 
 /** Busy % of the load core from which the load side (wrk, or whatever else took that core) may have set the pace. */
 const LOAD_BOUND = 90;
@@ -82,8 +102,22 @@ function added(us: number | undefined): string {
   return `${us >= 0 ? '+' : '−'}${time(Math.abs(us))}`;
 }
 
+/** A percentage with one decimal, signed when `signed` (a cost can come out negative within noise). */
+function percent(v: number, signed = false): string {
+  return `${signed && v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(v).toFixed(1)} %`;
+}
+
 function verdict(ok: boolean | undefined): string {
   return ok === undefined ? 'not measured' : ok ? '✅ met' : '❌ missed';
+}
+
+/**
+ * The verdict on a ratio whose base was load-bound (¹): the base is then a
+ * floor, and the ratio a bound on one side only, which decides a miss but
+ * not a pass (`ok`: the figure as measured would pass).
+ */
+function boundVerdict(ok: boolean | undefined, baseLoadBound: boolean): string {
+  return ok && baseLoadBound ? 'undecided (base load-bound, see ¹ under Throughput)' : verdict(ok);
 }
 
 function table(header: string[], rows: string[][]): string {
@@ -103,6 +137,7 @@ export function renderReport(r: Report, profileSection: string): string {
   };
 
   const has = (v: number | undefined): v is number => v !== undefined && Number.isFinite(v);
+  const loadBound = (name: TargetName, s: ScenarioId): boolean => (run(name, s)?.coreBusy[1] ?? 0) >= LOAD_BOUND;
   /** The figures the targets are about, for any proxy (the verdicts judge the gateway's). */
   const figures = (name: TargetName) => ({
     rps: run(name, 'chat16')?.rps,
@@ -126,6 +161,76 @@ export function renderReport(r: Report, profileSection: string): string {
     ],
   );
 
+  // What request logging and a Redis-backed rate limit cost, and whether the logging gateways logged everything.
+  const onRps = run('gateway', 'chat16')?.rps;
+  const offRps = run(LOGS_OFF, 'chat16')?.rps;
+  const limitedRps = run(REDIS_LIMITED, 'chat16')?.rps;
+  const logShare = has(onRps) && has(offRps) ? (100 * onRps) / offRps : undefined;
+  const redisCost = has(onRps) && has(limitedRps) ? 100 * (1 - limitedRps / onRps) : undefined;
+  const logged = r.targets.flatMap((t) => (t.logs ? [{ name: t.name, ...t.logs }] : []));
+  const withDropped = logged.filter((l) => l.dropped !== undefined);
+  const withRows = logged.filter((l) => l.rows !== undefined);
+  const rowsOk = (l: (typeof logged)[number]): boolean => (l.name === LOGS_OFF ? l.rows === 0 : (l.rows ?? 0) >= l.answered);
+  const costs = table(
+    ['target', 'measured', 'verdict'],
+    [
+      [
+        'request logging: chat, 16 connections, req/s with logs on ≥ 90 % of logs off',
+        has(logShare) ? `${loadBound(LOGS_OFF, 'chat16') ? '≤ ' : ''}${percent(logShare)} (${int(onRps ?? 0)} / ${int(offRps ?? 0)} req/s)` : DASH,
+        boundVerdict(has(logShare) ? logShare >= 90 : undefined, loadBound(LOGS_OFF, 'chat16')),
+      ],
+      [
+        'Redis-backed rate-limit check: chat, 16 connections, req/s cost < 10 % (logs on both)',
+        has(redisCost) ? `${loadBound('gateway', 'chat16') ? '≥ ' : ''}${percent(redisCost, true)} (${int(limitedRps ?? 0)} vs ${int(onRps ?? 0)} req/s)` : DASH,
+        boundVerdict(has(redisCost) ? redisCost < 10 : undefined, loadBound('gateway', 'chat16')),
+      ],
+      [
+        'log records dropped (`switchyard_log_records_total{outcome="dropped"}` after the load) = 0',
+        withDropped.length ? withDropped.map((l) => `${l.name}: ${int(l.dropped ?? 0)}`).join('; ') : DASH,
+        verdict(withDropped.length ? withDropped.every((l) => l.dropped === 0) : undefined),
+      ],
+      [
+        'request_logs rows after the run ≥ requests answered (none with logs off)',
+        withRows.length ? withRows.map((l) => `${l.name}: ${int(l.rows ?? 0)} / ${int(l.answered)}`).join('; ') : DASH,
+        verdict(withRows.length ? withRows.every(rowsOk) : undefined),
+      ],
+    ],
+  );
+
+  const variantFigures = table(
+    ['variant', 'chat16 req/s', '% of gateway', 'embed16 req/s', '% of gateway', 'chat1 p50', 'chat1 p99', 'stream TTFB p50', 'chat16 CPU µs/req', 'RSS peak'],
+    GATEWAYS.filter(target).map((name) => {
+      const rps = (s: ScenarioId): string => {
+        const v = run(name, s)?.rps;
+        return v === undefined ? DASH : `${loadBound(name, s) ? '≥ ' : ''}${int(v)}`;
+      };
+      const share = (s: ScenarioId): string => {
+        const v = run(name, s)?.rps;
+        const base = run('gateway', s)?.rps;
+        return v === undefined || !base ? DASH : percent((100 * v) / base);
+      };
+      const cpu = run(name, 'chat16')?.cpuUsPerRequest;
+      const rss = Math.max(...Object.values(target(name)?.runs ?? {}).map((x) => x.rssPeakMiB ?? NaN));
+      return [
+        name,
+        rps('chat16'),
+        share('chat16'),
+        rps('embed16'),
+        share('embed16'),
+        time(run(name, 'chat1')?.latency.p50),
+        time(run(name, 'chat1')?.latency.p99),
+        time(run(name, 'stream')?.ttfb?.p50),
+        cpu === undefined ? DASH : cpu.toFixed(1),
+        rssText(rss),
+      ];
+    }),
+  );
+  const count = (v: number | undefined): string => (v === undefined ? DASH : int(v));
+  const variantLogs = table(
+    ['variant', 'requests answered', 'request_logs rows', 'log records dropped', 'log records spilled'],
+    logged.map((l) => [l.name, int(l.answered), count(l.rows), count(l.dropped), count(l.spilled)]),
+  );
+
   const gwChat = run('gateway', 'chat16');
   // The gateway's "one core" also ran the upstream: say how much of it that took.
   const upstreamShare = gwChat
@@ -135,17 +240,16 @@ export function renderReport(r: Report, profileSection: string): string {
   const throughput = table(
     ['scenario', 'direct upstream', 'nginx', 'node floor', 'gateway', 'gateway / nginx', 'gateway / node floor'],
     (['chat16', 'embed16'] as const).map((s) => {
-      const loadBound = (name: TargetName): boolean => (run(name, s)?.coreBusy[1] ?? 0) >= LOAD_BOUND;
       const rps = (name: TargetName): string => {
         const x = run(name, s);
         if (!x) return DASH;
-        return loadBound(name) ? `≥ ${int(x.rps)} ¹` : int(x.rps);
+        return loadBound(name, s) ? `≥ ${int(x.rps)} ¹` : int(x.rps);
       };
       const g = run('gateway', s)?.rps;
       const ratio = (name: TargetName): string => {
         const base = run(name, s)?.rps;
         // A load-bound base figure is a floor, so the ratio is a ceiling.
-        return base && g ? `${loadBound(name) ? '≤ ' : ''}${((100 * g) / base).toFixed(0)} %` : DASH;
+        return base && g ? `${loadBound(name, s) ? '≤ ' : ''}${((100 * g) / base).toFixed(0)} %` : DASH;
       };
       return [SCENARIO_LABEL[s], ...TARGETS.map(rps), ratio('nginx'), ratio('node floor')];
     }),
@@ -247,7 +351,7 @@ ${r.machine.map((m) => `- ${m}`).join('\n')}
 - Command: \`npm run bench\`
 - Load: ${r.load}
 - Gateway: ${r.gatewayStatus}
-- Node floor: ${r.floorStatus}
+${r.variants.length ? `- Gateway variants, each its own process with a fresh data dir (SQLite), measured in the same rounds:\n${r.variants.map((v) => `  - ${v}`).join('\n')}\n` : ''}- Node floor: ${r.floorStatus}
 
 Pinning:
 ${r.pinning.map((p) => `- ${p}`).join('\n')}
@@ -263,6 +367,11 @@ floor the price of the gateway's code. Its column is measured exactly like the g
 
 ${targets}
 ${upstreamShare}
+What request logging and a Redis-backed rate-limit check cost the gateway (ratios of the medians
+of chat, 16 connections; the variants in Gateway variants below):
+
+${costs}
+
 ## Throughput (requests/s)
 
 Median over the rounds of each round's rate.
@@ -271,6 +380,18 @@ ${throughput}
 
 ¹ Core 1 was ≥ ${LOAD_BOUND} % busy (wrk CPU in Run details tells whether by wrk or by other work): the load side may
 have set this pace, so the target can do at least this.
+
+## Gateway variants
+
+The same gateway with one setting changed, in the same rounds as the other targets; % = share of the
+headline \`gateway\`'s figure (logs on, no rate limit). CPU µs/req counts the log writes done after
+a run too (the scenario's CPU, idle turns included). Requests answered = what the bench got answers to
+(load, warm-ups, the checks before it); the rows were counted once the gateway had stopped, and a few
+more rows than answers are requests wrk abandoned at the end of its runs.
+
+${variantFigures}
+
+${variantLogs}
 
 ## Latency, non-streaming chat, 1 connection
 

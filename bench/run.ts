@@ -1,13 +1,16 @@
 /**
  * `npm run bench`: upstream, nginx proxy, the "node floor" (bench/node-floor.ts:
  * the least a proxy on the gateway's Node + undici stack does) and the gateway
- * on loopback, the same load against each, one Markdown report (printed and
- * bench/RESULTS.md).
+ * in its variants (bench/variants.ts: request logs on, off, a Redis-backed rate
+ * limit) on loopback, the same load against each, one Markdown report (printed
+ * and bench/RESULTS.md).
  * Layout and the meaning of each figure: bench/README.md.
  *
  * Env: BENCH_ROUNDS (default 5; rounds of 2 s runs per target and scenario),
  * BENCH_PROFILE=1 (gateway and node floor under --cpu-prof; prints their self-time
- * functions and leaves RESULTS.md alone, since the profiler slows them down).
+ * functions and leaves RESULTS.md alone, since the profiler slows them down; the
+ * other gateway variants are left out), BENCH_REDIS_URL (default
+ * redis://127.0.0.1:6379, for the rate-limited variant).
  */
 import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,9 +24,13 @@ import { measureAll, type Kind, type Plan, type Scenario, type Target } from './
 import { nginxFailure, proxyConfig, startNginx, staticUpstreamConfig } from './nginx.js';
 import { selfTimeByKind, topSelfTime } from './profile.js';
 import { existingProfileSection, renderReport, type TargetResult } from './report.js';
+import { logQueueOutcomes, storedLogRows } from './request-logs.js';
+import { BENCH_KEY, gatewayVariants, type GatewayVariant } from './variants.js';
 
 /** Set once the bench is stopping (see finish at the end). */
 let finishing = false;
+/** Run by finish once every process has stopped, on every path out. */
+const cleanups: (() => Promise<void>)[] = [];
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url)); // dist/bench/run.js → repository root
 const GATEWAY_MAIN = join(ROOT, 'dist/src/main.js');
@@ -48,9 +55,12 @@ const SLICE_S = 2;
 const WARMUP_S = 2;
 const STREAMS_PER_SLICE = 60;
 const STREAM_WARMUP = 20;
+/** Idle time after each run, longer than the gateway's log flush interval (100 ms), so its deferred writes do not land in the next target's run. */
+const SETTLE_MS = 250;
 
 const PATH: Record<Kind, string> = { chat: '/v1/chat/completions', stream: '/v1/chat/completions', embeddings: '/v1/embeddings' };
 const BODY: Record<Kind, string> = { chat: CHAT_REQUEST, stream: STREAM_REQUEST, embeddings: EMBEDDINGS_REQUEST };
+const JSON_HEADERS = { 'content-type': 'application/json', authorization: 'Bearer sk-bench' };
 
 const SCENARIOS: Scenario[] = [
   { id: 'chat16', kind: 'chat', connections: 16 },
@@ -116,9 +126,11 @@ function machine(): string[] {
   ];
 }
 
+const CHECKED_KINDS = ['chat', 'embeddings', 'stream'] as const;
+
 /** One request of each kind, checked for the OpenAI shape, before any load. */
 async function checkTarget(t: Target): Promise<void> {
-  for (const kind of ['chat', 'embeddings', 'stream'] as const) {
+  for (const kind of CHECKED_KINDS) {
     const res = await fetch(t.url(kind), { method: 'POST', headers: t.headers(kind), body: t.body(kind), signal: AbortSignal.timeout(5000) });
     const text = await res.text();
     let ok = res.status === 200;
@@ -141,30 +153,104 @@ function startFlags(): string[] {
   return words.slice(1, -1);
 }
 
-function startGateway(port: number, tmp: string): ChildProcess {
+/** Settings a variant sets or leaves at their defaults, never inherited from the caller's shell. */
+const VARIANT_SETTINGS = ['DATABASE_URL', 'REDIS_URL', 'REDIS_KEY_PREFIX', 'GATEWAY_REQUEST_LOGS'];
+
+interface GatewayRun {
+  variant: GatewayVariant;
+  proc: ChildProcess;
+  base: string;
+  /** Its gateway.log and data/ (GATEWAY_DATA_DIR), fresh for each variant. */
+  dir: string;
+  /** Undefined when it failed before the load. */
+  target?: Target;
+  /** Model requests made outside the load (set-up, checks): logged like the load's. */
+  extraRequests: number;
+  failure?: string;
+}
+
+/** Starts one gateway variant on a port of its own and checks it; a failure is recorded, not thrown. */
+async function startGateway(variant: GatewayVariant, tmp: string, upstream: { chat: number; stream: number }): Promise<GatewayRun> {
+  const port = await freePort();
+  const dir = join(tmp, variant.name.replace(/[^a-z0-9]+/gi, '-'));
+  mkdirSync(dir);
+  if (variant.tearDown) cleanups.push(variant.tearDown);
   const profileArgs = PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', pathToFileURL(join(ROOT, 'dist/bench/cpu-prof-exit.js')).href]
     : [];
-  const out = openSync(join(tmp, 'gateway.log'), 'a');
-  return spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...START_FLAGS, ...profileArgs, GATEWAY_MAIN], {
+  const env = { ...process.env };
+  for (const name of VARIANT_SETTINGS) delete env[name];
+  const out = openSync(join(dir, 'gateway.log'), 'a');
+  const proc = spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...START_FLAGS, ...profileArgs, GATEWAY_MAIN], {
     cwd: ROOT,
     stdio: ['ignore', out, out],
     env: {
-      ...process.env,
+      ...env,
       PORT: String(port),
       HOST: '127.0.0.1',
-      GATEWAY_DATA_DIR: join(tmp, 'gateway-data'),
-      GATEWAY_ADMIN_API_KEY: 'bench-key',
+      GATEWAY_DATA_DIR: join(dir, 'data'),
+      GATEWAY_ADMIN_API_KEY: BENCH_KEY,
       LOG_LEVEL: 'warn',
+      ...variant.env,
     },
   });
+  const base = `http://127.0.0.1:${port}`;
+  const target: Target = {
+    name: variant.name,
+    url: (k) => `${base}${PATH[k]}`,
+    headers: (k) => ({
+      ...JSON_HEADERS,
+      'x-gateway-api-key': BENCH_KEY,
+      'x-gateway-provider': 'openai',
+      'x-gateway-custom-host': `http://127.0.0.1:${k === 'stream' ? upstream.stream : upstream.chat}/v1`,
+    }),
+    body: (k) => BODY[k],
+    proc,
+  };
+  const run: GatewayRun = { variant, proc, base, dir, extraRequests: 0 };
+  try {
+    const health = async (): Promise<boolean> => (await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) })).ok;
+    await waitReady('/health', proc, health, 30_000);
+    run.extraRequests += (await variant.setUp?.({ base, target })) ?? 0;
+    await checkTarget(target);
+    run.extraRequests += CHECKED_KINDS.length;
+    run.target = target;
+  } catch (err) {
+    run.failure = `before load: ${(err as Error).message}`;
+    log(`${variant.name} failed ${run.failure}`);
+  }
+  return run;
 }
 
-function gatewayLogTail(tmp: string): string {
+function gatewayLogTail(dir: string): string {
   try {
-    return readFileSync(join(tmp, 'gateway.log'), 'utf8').trim().split('\n').slice(-20).join('\n');
+    return readFileSync(join(dir, 'gateway.log'), 'utf8').trim().split('\n').slice(-20).join('\n');
   } catch {
     return '';
+  }
+}
+
+/**
+ * After the load: the log queue's outcomes from /metrics while each gateway
+ * still runs, then (all stopped, queues written) the rows each one stored.
+ */
+async function stopGateways(runs: GatewayRun[], results: TargetResult[]): Promise<void> {
+  const outcomes = await Promise.all(runs.map((g) => (g.failure ? undefined : logQueueOutcomes(g.base).catch(() => undefined))));
+  // Under --cpu-prof, the profiles are written as they exit.
+  await Promise.all(runs.map((g) => stopChild(g.proc, 15_000)));
+  for (const [i, g] of runs.entries()) {
+    const r = results.find((x) => x.name === g.variant.name);
+    if (!r) continue;
+    if (r.failure) {
+      const tail = gatewayLogTail(g.dir);
+      if (tail) log(`${g.variant.name} log, last lines:\n${tail}`);
+    }
+    if (g.failure) continue;
+    const rows = await storedLogRows(join(g.dir, 'data')).catch((err: Error) => {
+      log(`${g.variant.name}: request_logs not counted: ${err.message}`);
+      return undefined;
+    });
+    r.logs = { answered: (r.servedRequests ?? 0) + g.extraRequests, rows, ...outcomes[i] };
   }
 }
 
@@ -192,9 +278,9 @@ async function main(tmp: string): Promise<number> {
     mkdirSync(FLOOR_PROFILE_DIR, { recursive: true });
   }
 
-  const [staticPort, streamPort, proxyPort, proxyStreamPort, gatewayPort, floorPort, floorStreamPort] = (await Promise.all(
-    Array.from({ length: 7 }, () => freePort()),
-  )) as [number, number, number, number, number, number, number];
+  const [staticPort, streamPort, proxyPort, proxyStreamPort, floorPort, floorStreamPort] = (await Promise.all(
+    Array.from({ length: 6 }, () => freePort()),
+  )) as [number, number, number, number, number, number];
 
   const upstreamDir = join(tmp, 'nginx-upstream');
   const upstreamNginx = startNginx(upstreamDir, (d) => staticUpstreamConfig(d, staticPort), SERVER_CORE);
@@ -216,18 +302,17 @@ async function main(tmp: string): Promise<number> {
   }
   await waitReady('streaming upstream', streamUpstream, () => portOpen(streamPort), 5000);
 
-  const json = { 'content-type': 'application/json', authorization: 'Bearer sk-bench' };
   const body = (k: Kind): string => BODY[k];
   const direct: Target = {
     name: 'direct',
     url: (k) => `http://127.0.0.1:${k === 'stream' ? streamPort : staticPort}${PATH[k]}`,
-    headers: () => json,
+    headers: () => JSON_HEADERS,
     body,
   };
   const nginx: Target = {
     name: 'nginx',
     url: (k) => `http://127.0.0.1:${k === 'stream' ? proxyStreamPort : proxyPort}${PATH[k]}`,
-    headers: () => json,
+    headers: () => JSON_HEADERS,
     body,
     proc: proxy,
   };
@@ -247,7 +332,7 @@ async function main(tmp: string): Promise<number> {
   const floorTarget: Target = {
     name: 'node floor',
     url: (k) => `http://127.0.0.1:${k === 'stream' ? floorStreamPort : floorPort}${PATH[k]}`,
-    headers: () => json,
+    headers: () => JSON_HEADERS,
     body,
     proc: floor,
   };
@@ -263,35 +348,13 @@ async function main(tmp: string): Promise<number> {
 
   const gatewayCommand = ['taskset', '-c', String(SERVER_CORE), 'node', ...START_FLAGS, ...(PROFILE ? ['--cpu-prof'] : []), 'dist/src/main.js'].join(' ');
   let gatewayStatus = `\`${gatewayCommand}\` (the flags of \`npm start\`), LOG_LEVEL=warn, provider openai via x-gateway-custom-host`;
-  let gatewayFailure: string | undefined;
-  let gateway: ChildProcess | undefined;
-  if (!existsSync(GATEWAY_MAIN)) {
-    gatewayStatus = 'not built (no dist/src/main.js): only the direct upstream, nginx and the node floor were measured';
-  } else {
-    gateway = startGateway(gatewayPort, tmp);
-    const gw: Target = {
-      name: 'gateway',
-      url: (k) => `http://127.0.0.1:${gatewayPort}${PATH[k]}`,
-      headers: (k) => ({
-        ...json,
-        'x-gateway-api-key': 'bench-key',
-        'x-gateway-provider': 'openai',
-        'x-gateway-custom-host': `http://127.0.0.1:${k === 'stream' ? streamPort : staticPort}/v1`,
-      }),
-      body,
-      proc: gateway,
-    };
-    try {
-      const health = async (): Promise<boolean> =>
-        (await fetch(`http://127.0.0.1:${gatewayPort}/health`, { signal: AbortSignal.timeout(1000) })).ok;
-      await waitReady('/health', gateway, health, 30_000);
-      await checkTarget(gw);
-      targets.push(gw);
-    } catch (err) {
-      gatewayFailure = `before load: ${(err as Error).message}`;
-      log(`gateway failed ${gatewayFailure}`);
-    }
-  }
+  const built = existsSync(GATEWAY_MAIN);
+  if (!built) gatewayStatus = 'not built (no dist/src/main.js): only the direct upstream, nginx and the node floor were measured';
+  // Under the profiler the variants' differences mean little, and the profile is the headline gateway's.
+  const variants = built ? gatewayVariants().filter((v) => !PROFILE || v.name === 'gateway') : [];
+  const gateways: GatewayRun[] = [];
+  for (const v of variants) gateways.push(await startGateway(v, tmp, { chat: staticPort, stream: streamPort }));
+  for (const g of gateways) if (g.target) targets.push(g.target);
 
   const plan: Plan = {
     rounds: ROUNDS,
@@ -303,16 +366,14 @@ async function main(tmp: string): Promise<number> {
     loadCore: LOAD_CORE,
     workDir: tmp,
     upstreamPid: { chat: upstreamNginx.pid, embeddings: upstreamNginx.pid, stream: streamUpstream.pid },
-    serverPids: [upstreamNginx, streamUpstream, proxy, floor, gateway].flatMap((c) => (c?.pid === undefined ? [] : [c.pid])),
+    serverPids: [upstreamNginx, streamUpstream, proxy, floor, ...gateways.map((g) => g.proc)].flatMap((c) => (c.pid === undefined ? [] : [c.pid])),
+    settleMs: SETTLE_MS,
     log,
   };
   const results: TargetResult[] = await measureAll(targets, SCENARIOS, plan);
   if (floorFailure) results.splice(2, 0, { name: 'node floor', runs: {}, failure: floorFailure });
-  if (gatewayFailure) results.push({ name: 'gateway', runs: {}, failure: gatewayFailure });
-  // Under --cpu-prof, the profiles are written as they exit.
-  await Promise.all([gateway, floor].map((c) => (c ? stopChild(c, 5000) : undefined)));
-  const gatewayLog = gatewayLogTail(tmp);
-  if (gatewayLog && results.some((r) => r.name === 'gateway' && r.failure)) log(`gateway log, last lines:\n${gatewayLog}`);
+  for (const g of gateways) if (g.failure) results.push({ name: g.variant.name, runs: {}, failure: g.failure });
+  await Promise.all([stopGateways(gateways, results), stopChild(floor, 5000)]);
   const failed = results.some((r) => r.failure);
 
   const markdown = renderReport(
@@ -320,12 +381,13 @@ async function main(tmp: string): Promise<number> {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       machine: machine(),
       pinning: [
-        `core ${SERVER_CORE}: the proxy under load, nginx (1 worker), the node floor or the gateway (\`taskset -c ${SERVER_CORE}\`; one is loaded at a time, the others idle), and the upstream: nginx (1 worker, fixed non-streaming answers via \`return\`) and bench/upstream.ts (node:http, SSE)`,
+        `core ${SERVER_CORE}: the proxy under load, nginx (1 worker), the node floor or a gateway variant (\`taskset -c ${SERVER_CORE}\`; one is loaded at a time, the others idle), and the upstream: nginx (1 worker, fixed non-streaming answers via \`return\`) and bench/upstream.ts (node:http, SSE)`,
         `core ${LOAD_CORE}: wrk (\`taskset -c ${LOAD_CORE} wrk -t1\`), the streaming client, and this orchestrator (samples /proc every 100 ms)`,
         "why the upstream shares the proxy's core: a wake-up across cores costs tens of µs on this VM, so with the upstream there direct and proxied requests each cross cores once per direction, and added latency is the proxy's own; the upstream's CPU per request on that core is in Run details",
       ],
-      load: `per scenario, ${ROUNDS} rounds of ${SLICE_S} s runs interleaving the targets, after a ${WARMUP_S} s warm-up run per target (discarded); wrk -t1; streaming: ${STREAMS_PER_SLICE} sequential requests per round on one keep-alive connection, after ${STREAM_WARMUP} discarded`,
+      load: `per scenario, ${ROUNDS} rounds of ${SLICE_S} s runs interleaving the targets, after a ${WARMUP_S} s warm-up run per target (discarded), ${SETTLE_MS} ms idle after each run; wrk -t1; streaming: ${STREAMS_PER_SLICE} sequential requests per round on one keep-alive connection, after ${STREAM_WARMUP} discarded`,
       gatewayStatus,
+      variants: variants.map((v) => `\`${v.name}\`: ${v.about}`),
       floorStatus,
       targets: results,
     },
@@ -350,6 +412,7 @@ async function finish(code: number): Promise<never> {
   if (!finishing) {
     finishing = true;
     await stopAll();
+    for (const cleanup of cleanups) await cleanup().catch((err: Error) => process.stderr.write(`[bench] cleanup failed: ${err.message}\n`));
     rmSync(tmp, { recursive: true, force: true });
   }
   process.exit(code);

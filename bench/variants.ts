@@ -1,0 +1,126 @@
+/**
+ * The gateway variants measured side by side under the same load: the
+ * defaults (request logs on: the headline `gateway` row), request logs off,
+ * and logs on plus a Redis-backed rate limit that every request is checked
+ * against and none reaches. A variant's cost is its throughput next to the
+ * defaults'. Each variant is a gateway process of its own (bench/run.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { dropPrefix } from '../test/support/redis.js';
+import type { Target } from './measure.js';
+import type { GatewayName } from './report.js';
+
+/** The admin key every variant starts with (GATEWAY_ADMIN_API_KEY); the bench's requests use it too. */
+export const BENCH_KEY = 'bench-key';
+
+/** The gateway up and answering /health, before any check or load. */
+export interface StartedGateway {
+  base: string;
+  target: Target;
+}
+
+export interface GatewayVariant {
+  name: GatewayName;
+  /** What differs from the defaults, for the report. */
+  about: string;
+  /** Settings on top of the common ones (bench/run.ts). */
+  env: Record<string, string>;
+  /**
+   * Once the gateway is up, before the checks and the load. Fails (rejects)
+   * when the variant is not what it claims; resolves with the number of
+   * model requests it made (they are logged like the load's).
+   */
+  setUp?(gw: StartedGateway): Promise<number>;
+  /** After the gateway has stopped, on every path out (error and Ctrl-C included). */
+  tearDown?(): Promise<void>;
+}
+
+const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
+/** Far above anything one core serves in a minute: every request is counted, none refused. */
+const RATE_LIMIT_RPM = 1e9;
+
+async function admin(base: string, path: string, init: { method?: string; body?: unknown } = {}): Promise<unknown> {
+  const res = await fetch(`${base}${path}`, {
+    method: init.method ?? 'GET',
+    headers: { 'content-type': 'application/json', 'x-gateway-api-key': BENCH_KEY },
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+    signal: AbortSignal.timeout(5000),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: status ${res.status}: ${text.slice(0, 300)}`);
+  return JSON.parse(text) as unknown;
+}
+
+async function withRedis<T>(use: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });
+  redis.on('error', () => {}); // a failed connection rejects the command below, which says enough
+  try {
+    await redis.connect();
+    return await use(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function anyKeyUnder(redis: Redis, prefix: string): Promise<boolean> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) return true;
+    cursor = next;
+  } while (cursor !== '0');
+  return false;
+}
+
+/**
+ * Logs on, counters in Redis under a key prefix of this run's own, and one
+ * requests-per-minute policy on the bench key's workspace (the default one,
+ * where the bootstrap admin key makes its requests), grouped by key.
+ */
+function redisRateLimit(): GatewayVariant {
+  const prefix = `sy_bench_${randomBytes(6).toString('hex')}:`;
+  return {
+    name: 'gateway, Redis rate limit',
+    about: `REDIS_URL=${REDIS_URL} (key prefix of the run's own, deleted after), one rate-limit policy: workspace default, group by api_key, ${RATE_LIMIT_RPM.toExponential()} requests per minute (each request checked in Redis, none refused)`,
+    env: { REDIS_URL, REDIS_KEY_PREFIX: prefix },
+    async setUp({ base, target }) {
+      const health = (await admin(base, '/health')) as { status?: string };
+      if (health.status !== 'ok') throw new Error(`/health says ${health.status}: Redis at ${REDIS_URL} unreachable?`);
+      await admin(base, '/v1/policies/rate-limits', {
+        method: 'POST',
+        body: {
+          name: 'bench',
+          conditions: [{ key: 'workspace_id', value: 'default' }],
+          group_by: [{ key: 'api_key' }],
+          type: 'requests',
+          unit: 'rpm',
+          value: RATE_LIMIT_RPM,
+        },
+      });
+      // One request must show the policy applied and its counter in Redis, or the figures measure nothing.
+      const res = await fetch(target.url('chat'), { method: 'POST', headers: target.headers('chat'), body: target.body('chat'), signal: AbortSignal.timeout(5000) });
+      await res.arrayBuffer();
+      const limit = res.headers.get('x-gateway-ratelimit-limit-requests');
+      if (res.status !== 200 || limit !== String(RATE_LIMIT_RPM)) {
+        throw new Error(`rate limit not applied: status ${res.status}, x-gateway-ratelimit-limit-requests ${limit}`);
+      }
+      if (!(await withRedis((r) => anyKeyUnder(r, prefix)))) throw new Error(`no counter under ${prefix} in Redis after a limited request`);
+      return 1;
+    },
+    async tearDown() {
+      await withRedis((r) => dropPrefix(r, prefix)).catch((err: Error) => {
+        throw new Error(`keys under ${prefix} in ${REDIS_URL} not deleted: ${err.message}`);
+      });
+    },
+  };
+}
+
+/** In report order; the first is the headline gateway. */
+export function gatewayVariants(): GatewayVariant[] {
+  return [
+    { name: 'gateway', about: 'the defaults: every request logged with its bodies, SQLite in a fresh GATEWAY_DATA_DIR', env: {} },
+    { name: 'gateway, logs off', about: 'GATEWAY_REQUEST_LOGS=off', env: { GATEWAY_REQUEST_LOGS: 'off' } },
+    redisRateLimit(),
+  ];
+}

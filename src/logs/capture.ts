@@ -1,17 +1,21 @@
 /**
  * A copy of an answer as it passes to the client, for the request log and
  * the usage charge: the first `headBytes` (the logged body) and the last
- * TAIL_BYTES (where an answer's or a stream's usage is). Chunks are passed
- * on unchanged and only referenced, never copied, until the end; `onEnd`
- * runs before the stream ends, so what it charges lands before the client
- * sees the last byte.
+ * TAIL_BYTES (where an answer's or a stream's usage is). Chunks are only
+ * referenced, never copied, until the end.
+ *
+ * Two ways to watch a stream: `listen` adds a 'data' listener beside the
+ * pipe to the client (no extra stream: the log's case), `tap` puts a
+ * Transform in the way whose end waits for `onEnd` — what charges usage to
+ * limits, which must land before the client sees the last byte.
  */
-import { Transform, type TransformCallback } from 'node:stream';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
+import { through } from '../shared/through.js';
 
 /** Enough for the usage object and what follows it at the end of a JSON answer or the last events of a stream. */
 export const TAIL_BYTES = 8192;
 
-export class AnswerCapture extends Transform {
+export class AnswerCapture {
   private readonly head: Buffer[] = [];
   /** Bytes of the head kept so far. */
   headLength = 0;
@@ -19,17 +23,21 @@ export class AnswerCapture extends Transform {
   private tailLength = 0;
   /** Bytes that passed. */
   total = 0;
-  /** The stream reached its end (not cut by either side). */
-  ended = false;
 
-  constructor(
-    private readonly headBytes: number,
-    private readonly onEnd: (c: AnswerCapture) => Promise<void> | void,
-  ) {
-    super();
+  constructor(private readonly headBytes: number) {}
+
+  /** Watches `body` with a listener; returns it unchanged. */
+  listen(body: Readable): Readable {
+    body.on('data', (chunk: Buffer) => this.add(chunk));
+    return body;
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+  /** `body` through a Transform that copies each chunk and, at the end, waits for `onEnd` before ending. */
+  tap(body: Readable, onEnd: (c: AnswerCapture) => Promise<void>): Readable {
+    return through(body, new Tap(this, onEnd));
+  }
+
+  add(chunk: Buffer): void {
     this.total += chunk.length;
     if (this.headLength < this.headBytes) {
       const room = this.headBytes - this.headLength;
@@ -40,27 +48,37 @@ export class AnswerCapture extends Transform {
     this.tail.push(chunk);
     this.tailLength += chunk.length;
     while (this.tailLength - this.tail[0]!.length >= TAIL_BYTES) this.tailLength -= this.tail.shift()!.length;
-    done(null, chunk);
-  }
-
-  override _flush(done: TransformCallback): void {
-    this.ended = true;
-    const settled = this.onEnd(this);
-    if (settled === undefined) return done();
-    settled.then(
-      () => done(),
-      () => done(),
-    );
   }
 
   /** The first headBytes of the answer, as text (its end cut off when longer). */
   headText(): string {
-    return Buffer.concat(this.head, this.headLength).toString('utf8');
+    return (this.head.length === 1 ? this.head[0]! : Buffer.concat(this.head, this.headLength)).toString('utf8');
   }
 
   /** The last TAIL_BYTES (or fewer) of the answer, as text; the whole answer when it was that short. */
   tailText(): string {
-    const all = Buffer.concat(this.tail, this.tailLength);
+    const all = this.tail.length === 1 ? this.tail[0]! : Buffer.concat(this.tail, this.tailLength);
     return (all.length > TAIL_BYTES ? all.subarray(all.length - TAIL_BYTES) : all).toString('utf8');
+  }
+}
+
+class Tap extends Transform {
+  constructor(
+    private readonly capture: AnswerCapture,
+    private readonly onEnd: (c: AnswerCapture) => Promise<void>,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.capture.add(chunk);
+    done(null, chunk);
+  }
+
+  override _flush(done: TransformCallback): void {
+    this.onEnd(this.capture).then(
+      () => done(),
+      () => done(),
+    );
   }
 }

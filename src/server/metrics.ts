@@ -85,7 +85,8 @@ export class Metrics {
 
   /** Label children by label values: prom-client hashes the label object on every call otherwise. */
   private readonly children = new Map<string, Children>();
-  private readonly cacheChildren = new Map<string, ReturnType<Counter<string>['labels']>>();
+  private readonly cacheChildren = new Map<string, CounterChild>();
+  private readonly usageChildren = new Map<string, { input: CounterChild; output: CounterChild; cost: CounterChild }>();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
@@ -146,9 +147,19 @@ export class Metrics {
 
   /** Tokens and cost of one answered request, from its log record. */
   usage(provider: string, model: string, input: number | null, output: number | null, costUsd: number | null): void {
-    if (input !== null) this.tokens.labels({ provider, model, type: 'input' }).inc(input);
-    if (output !== null) this.tokens.labels({ provider, model, type: 'output' }).inc(output);
-    if (costUsd !== null) this.cost.labels({ provider, model }).inc(costUsd);
+    const key = `${provider}\u0000${model}`;
+    let c = this.usageChildren.get(key);
+    if (c === undefined) {
+      c = {
+        input: this.tokens.labels({ provider, model, type: 'input' }),
+        output: this.tokens.labels({ provider, model, type: 'output' }),
+        cost: this.cost.labels({ provider, model }),
+      };
+      if (this.usageChildren.size < MAX_CACHED_SERIES) this.usageChildren.set(key, c);
+    }
+    if (input !== null) c.input.inc(input);
+    if (output !== null) c.output.inc(output);
+    if (costUsd !== null) c.cost.inc(costUsd);
   }
 
   /** One finished request. Times in milliseconds. */
@@ -181,6 +192,8 @@ export class Metrics {
 }
 
 const MAX_CACHED_SERIES = 10_000;
+
+type CounterChild = ReturnType<Counter<string>['labels']>;
 
 interface Children {
   requests: ReturnType<Counter<string>['labels']>;

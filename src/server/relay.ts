@@ -14,7 +14,6 @@ import { isHopByHop } from '../routing/headers.js';
 import { mayRepeat, type RouteRequest, type RouteResult, type Router } from '../routing/router.js';
 import type { Translator } from '../providers/types.js';
 import { AnswerCapture } from '../logs/capture.js';
-import { through } from '../shared/through.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { Cancel } from '../upstream/cancel.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
@@ -187,9 +186,8 @@ function watchAnswer(body: Readable, status: number, encoding: string | string[]
   }
   const charge = ok && usage.charging;
   if (!logging && !charge) return body;
-  const capture = new AnswerCapture(logging ? LOGGED_ANSWER_BYTES : 0, charge ? (c) => usage.settle(c.tailText()) : () => {});
-  trail.answer = capture;
-  return through(body, capture);
+  const capture = (trail.answer = new AnswerCapture(logging ? LOGGED_ANSWER_BYTES : 0));
+  return charge ? capture.tap(body, (c) => usage.settle(c.tailText())) : capture.listen(body);
 }
 
 /**

@@ -9,6 +9,9 @@ import { pino, type Logger } from 'pino';
 import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
 import { AnswerCache } from './cache/answer-cache.js';
+import { RouterEmbedder } from './cache/embedder.js';
+import { SemanticCache } from './cache/semantic.js';
+import { MemorySemanticIndex, type SemanticIndex } from './cache/semantic-index.js';
 import { MemoryCacheStore, type CacheStore } from './cache/store.js';
 import { AdminRouter, type AdminDeps } from './admin/router.js';
 import { MemoryBudgetCounter, type BudgetCounter } from './limits/budget-counter.js';
@@ -17,6 +20,7 @@ import { MemoryRateCounter, type RateCounter } from './limits/counter.js';
 import { RateLimiter } from './limits/limiter.js';
 import { PolicyCache, type PolicySource } from './limits/policy-cache.js';
 import { LogQueue, storeSink } from './logs/queue.js';
+import { redactText } from './logs/redact.js';
 import { LogRetention } from './logs/retention.js';
 import { SpillFiles } from './logs/spill.js';
 import { MemoryCircuitStore, type CircuitStore } from './routing/circuit.js';
@@ -101,17 +105,23 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   const credentials = new CredentialCache(store, secrets, now, (what, id) =>
     logger.error({ id }, `stored credentials of ${what} do not decrypt: was the row altered, or GATEWAY_ENCRYPTION_KEY changed?`),
   );
+  const router = new Router({ circuits: shared.circuits, now, credentials, onCircuit: (key, state) => metrics.circuit(key, state) });
+  const semantic = new SemanticCache(new RouterEmbedder(router), shared.semanticIndex, shared.cache, (config, error, first) => {
+    metrics.embeddingFailures.inc();
+    // The reason may quote the provider's answer: credential-shaped strings are cut from it.
+    if (first) logger.warn({ config, code: error.code, reason: redactText(error.message) }, 'semantic cache: embedding failed, requests of this config miss until it works');
+  });
   const { server, drain } = createGatewayServer({
     auth: new KeyAuthenticator(store, now),
     admin: new AdminRouter(ADMIN_ROUTES),
     adminDeps,
     healthy: async () => (await Promise.all([store.ping(), shared.redis?.ping() ?? true])).every(Boolean),
-    router: new Router({ circuits: shared.circuits, now, credentials, onCircuit: (key, state) => metrics.circuit(key, state) }),
+    router,
     metrics,
     maxBodyBytes: settings.maxBodyBytes,
     configs: new SavedConfigs(store, secrets, now),
     limits: new RequestLimits(limiter, budgets, now),
-    cache: new AnswerCache(shared.cache, now),
+    cache: new AnswerCache(shared.cache, semantic, now),
     logs: settings.requestLogs ? new RequestLogger(logQueue, new LogBodies(store), metrics, now) : null,
     onError: (err) => logger.error({ err }, 'unhandled error in request'),
   });
@@ -161,19 +171,23 @@ interface SharedState {
   budgets: BudgetCounter;
   circuits: CircuitStore;
   cache: CacheStore;
+  semanticIndex: SemanticIndex;
   /** Counts a failed Redis command of `component` (the callers fall back or fail open). */
   onUnavailable(component: string): (err: unknown) => void;
 }
 
 /** Bytes of answers the in-process cache holds before evicting the least recently used. */
 const MEMORY_CACHE_BYTES = 256 * 1024 * 1024;
+/** Bytes of semantic cache vectors in process memory (the index, or with Redis the process's mirror of it): some 10 000 of 1536 dimensions. */
+const MEMORY_SEMANTIC_BYTES = 64 * 1024 * 1024;
 
 /**
- * Rate counters, circuits and cached answers in Redis when REDIS_URL is set, else in this
+ * Rate counters, circuits, cached answers and the semantic index in Redis when REDIS_URL is set, else in this
  * process. The Redis modules (and ioredis) load only when chosen, as the
  * database drivers do: a process without Redis does not carry them.
  */
 async function sharedState(settings: Settings, metrics: Metrics, logger: Logger): Promise<SharedState> {
+  const vectors = new MemorySemanticIndex(MEMORY_SEMANTIC_BYTES, settings.semanticCacheEntries);
   if (settings.redisUrl === undefined) {
     return {
       redis: null,
@@ -181,15 +195,17 @@ async function sharedState(settings: Settings, metrics: Metrics, logger: Logger)
       budgets: new MemoryBudgetCounter(),
       circuits: new MemoryCircuitStore(),
       cache: new MemoryCacheStore(MEMORY_CACHE_BYTES),
+      semanticIndex: vectors,
       onUnavailable: () => () => {},
     };
   }
-  const [{ SharedRedis }, { RedisRateCounter }, { RedisBudgetCounter }, { RedisCircuitStore }, { RedisCacheStore }] = await Promise.all([
+  const [{ SharedRedis }, { RedisRateCounter }, { RedisBudgetCounter }, { RedisCircuitStore }, { RedisCacheStore }, { RedisSemanticIndex }] = await Promise.all([
     import('./state/redis.js'),
     import('./limits/redis-counter.js'),
     import('./limits/budget-redis.js'),
     import('./routing/circuit-redis.js'),
     import('./cache/redis-store.js'),
+    import('./cache/redis-semantic-index.js'),
   ]);
   const told = (status: RedisStatus): void =>
     status === 'up' ? logger.info('redis connected') : logger.warn('redis unreachable: rate and usage limits fail open, circuits are kept per process, the cache misses');
@@ -209,6 +225,7 @@ async function sharedState(settings: Settings, metrics: Metrics, logger: Logger)
     budgets: new RedisBudgetCounter(redis.client, `${prefix}budget:`),
     circuits: new RedisCircuitStore(redis.client, { prefix: `${prefix}circuit:`, onUnavailable: onUnavailable('circuit') }),
     cache: new RedisCacheStore(redis.client, `${prefix}cache:`, onUnavailable('cache')),
+    semanticIndex: new RedisSemanticIndex(redis.client, `${prefix}semantic:`, vectors, onUnavailable('cache')),
     onUnavailable,
   };
 }

@@ -26,6 +26,8 @@ export interface Settings {
   logRetentionDays: number;
   /** Log every request to a model endpoint or the proxy (GATEWAY_REQUEST_LOGS, default on). */
   requestLogs: boolean;
+  /** Vectors the semantic cache keeps per partition (the newest; a lookup compares against all of them). */
+  semanticCacheEntries: number;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -44,6 +46,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     shutdownGraceMs: int(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     logRetentionDays: int(env, 'GATEWAY_LOG_RETENTION_DAYS', 30, 0, 36_500),
     requestLogs: onOff(env, 'GATEWAY_REQUEST_LOGS', true),
+    semanticCacheEntries: int(env, 'GATEWAY_SEMANTIC_CACHE_ENTRIES', 1000, 1, 100_000),
   };
 }
 

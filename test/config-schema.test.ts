@@ -211,6 +211,32 @@ describe('cache, timeout and params', () => {
     accepts({ cache: { mode: 'semantic', max_age: 3600 } });
   });
 
+  it('checks the semantic cache: threshold 0..1, an embedding target named like a target', () => {
+    const semantic = (over: Record<string, unknown>) => ({ cache: { mode: 'semantic', ...over } });
+    accepts(semantic({ similarity_threshold: 0 }));
+    accepts(semantic({ similarity_threshold: 1 }));
+    accepts(semantic({ similarity_threshold: 0.925 }));
+    for (const bad of [-0.1, 1.01, '0.9', null]) {
+      rejects(semantic({ similarity_threshold: bad }), 'cache.similarity_threshold', /^config\.cache\.similarity_threshold: must be a number between 0 and 1$/);
+    }
+    rejects({ ...lb(openai), cache: { mode: 'simple', similarity_threshold: 0.9 } }, 'cache.similarity_threshold', /only allowed when mode is semantic/);
+    rejects({ cache: { mode: 'simple', embedding: { model: 'e' } } }, 'cache.embedding', /only allowed when mode is semantic/);
+    accepts(semantic({ embedding: { model: 'text-embedding-3-large' } }));
+    accepts(semantic({ embedding: { model: 'e', request_timeout: 500 } }));
+    accepts(semantic({ embedding: { provider: 'openai', api_key: 'sk-x', model: 'text-embedding-3-small' } }));
+    accepts(semantic({ embedding: { provider: 'ollama', custom_host: 'http://127.0.0.1:11434/v1', model: 'nomic-embed-text' } }));
+    accepts(semantic({ embedding: { virtual_key: 'vk-embed' } }));
+    accepts(semantic({ embedding: { provider: 'azure-openai', resource_name: 'r', deployment_id: 'embed', api_version: '2024-06-01', api_key: 'k' } }));
+    rejects(semantic({ embedding: { model: '' } }), 'cache.embedding.model');
+    rejects(semantic({ embedding: { provider: 'openai', custom_host: 'not a url' } }), 'cache.embedding.custom_host');
+    rejects(semantic({ embedding: { provider: 'openai', bogus: 1 } }), 'cache.embedding.bogus', /unknown key/);
+    rejects(semantic({ embedding: { provider: 'openai', strategy: { mode: 'single' } } }), 'cache.embedding.strategy', /unknown key/);
+    rejects(semantic({ embedding: { provider: 'openai', request_timeout: 0 } }), 'cache.embedding.request_timeout');
+    rejects(semantic({ embedding: { model: 'e', api_key: 'sk-x' } }), 'cache.embedding.api_key', /needs provider or virtual_key/);
+    rejects(semantic({ embedding: { custom_host: 'http://127.0.0.1:1/v1' } }), 'cache.embedding.custom_host', /needs provider or virtual_key/);
+    rejects(lb(openai, { ...openai, cache: { mode: 'semantic', similarity_threshold: 2 } }), 'targets[1].cache.similarity_threshold');
+  });
+
   it('checks request_timeout', () => {
     rejects({ request_timeout: 0 }, 'request_timeout');
     rejects({ request_timeout: 10.5 }, 'request_timeout');

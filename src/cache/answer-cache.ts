@@ -9,8 +9,9 @@
  *
  * The cache applies at the config's top level, as Portkey's does: the target
  * that will answer is not known before routing, so the key is the config's
- * identity, not the target's. `semantic` mode gets exact matching here (a
- * semantic cache also answers exact repeats).
+ * identity, not the target's. `semantic` mode matches exactly first (a
+ * repeat is a HIT), then by meaning (semantic.ts: SEMANTIC HIT); its stored
+ * answers, refreshed ones included, are indexed by their vector too.
  */
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
@@ -18,10 +19,11 @@ import type { Plan } from '../routing/plan.js';
 import { single as first } from '../server/request-headers.js';
 import { invalid, type Result } from '../shared/errors.js';
 import { through } from '../shared/through.js';
-import { cacheKey } from './key.js';
+import { cacheKey, type KeyParts } from './key.js';
+import { DEFAULT_SIMILARITY_THRESHOLD, type SemanticCache, type SemanticQuery } from './semantic.js';
 import type { CachedAnswer, CacheStore } from './store.js';
 
-export type CacheStatus = 'HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
+export type CacheStatus = 'HIT' | 'SEMANTIC HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
 
 /** Portkey's default and largest cache age. */
 export const DEFAULT_MAX_AGE_S = 7 * 24 * 3600;
@@ -70,6 +72,7 @@ const DISABLED: Result<CacheTicket> = { ok: true, value: ticket('DISABLED', null
 export class AnswerCache {
   constructor(
     private readonly store: CacheStore,
+    private readonly semantic: SemanticCache,
     private readonly now: () => number,
   ) {}
 
@@ -78,25 +81,31 @@ export class AnswerCache {
     const refresh = forceRefresh(r.headers['x-gateway-cache-force-refresh']);
     if (!refresh.ok) return refresh;
     if (plan.cache === undefined || r.body === null) return DISABLED;
-    return this.lookup(plan, plan.cache, r, refresh.value);
+    return this.lookup(plan, plan.cache, r, r.body, refresh.value);
   }
 
-  private async lookup(plan: Plan, cache: NonNullable<Plan['cache']>, r: CacheRequest, refresh: boolean): Promise<Result<CacheTicket>> {
+  private async lookup(plan: Plan, cache: NonNullable<Plan['cache']>, r: CacheRequest, body: Record<string, unknown>, refresh: boolean): Promise<Result<CacheTicket>> {
     const h = r.headers;
-    const key = cacheKey({
+    const parts: KeyParts = {
       workspaceId: r.workspaceId,
       config: plan.identity,
       namespace: first(h['x-gateway-cache-namespace']),
       method: r.method,
       path: r.path,
       target: [h['x-gateway-provider'], h['x-gateway-custom-host'], h['x-gateway-virtual-key'], h.authorization].map(first),
-      body: r.body,
-    });
+      body,
+    };
+    const key = cacheKey(parts);
+    const now = this.now();
+    const hit = refresh ? null : await this.store.get(key, now);
+    if (hit !== null) return { ok: true, value: ticket('HIT', hit, () => KEEP_NOTHING) };
+    // Only on an exact miss (or a refresh, whose answer is indexed): the embedding costs a provider call.
+    const query = cache.mode === 'semantic' ? await this.semantic.query(plan, parts, body, r) : null;
     const ttlMs = Math.min(cache.max_age ?? DEFAULT_MAX_AGE_S, MAX_MAX_AGE_S) * 1000;
-    const keeper = (served: Served): AnswerKeeper => new Keeper(this.store, this.now, key, ttlMs, served);
+    const keeper = (served: Served): AnswerKeeper => new Keeper(this.store, this.semantic, this.now, key, ttlMs, served, query);
     if (refresh) return { ok: true, value: ticket('REFRESH', null, keeper) };
-    const hit = await this.store.get(key, this.now());
-    return { ok: true, value: ticket(hit === null ? 'MISS' : 'HIT', hit, keeper) };
+    const similar = query === null ? null : await this.semantic.find(query, cache.similarity_threshold ?? DEFAULT_SIMILARITY_THRESHOLD, now);
+    return { ok: true, value: ticket(similar === null ? 'MISS' : 'SEMANTIC HIT', similar, keeper) };
   }
 }
 
@@ -115,10 +124,13 @@ function ticket(status: CacheStatus, hit: CachedAnswer | null, keeper: (served: 
 class Keeper implements AnswerKeeper {
   constructor(
     private readonly store: CacheStore,
+    private readonly semantic: SemanticCache,
     private readonly now: () => number,
     private readonly key: string,
     private readonly ttlMs: number,
     private readonly served: Served,
+    /** The request's vector when it is indexed (semantic mode); null otherwise. */
+    private readonly query: SemanticQuery | null,
   ) {}
 
   watch(body: Readable, status: number, headers: AnswerHeaders): Readable {
@@ -143,6 +155,7 @@ class Keeper implements AnswerKeeper {
       expiresAt: now + this.ttlMs,
     };
     await this.store.set(this.key, answer, now);
+    if (this.query !== null) await this.semantic.add(this.query, this.key, answer.expiresAt, now);
   }
 }
 

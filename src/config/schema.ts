@@ -12,7 +12,7 @@ import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
 import { validateQuery } from '../routing/conditions.js';
 import { parsePath } from '../shared/dot-path.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
-import type { Config, ConfigNode, Strategy } from './types.js';
+import type { CacheConfig, Config, ConfigNode, Strategy } from './types.js';
 
 const HEADER = 'x-gateway-config';
 const MEMO_SIZE = 256;
@@ -84,15 +84,6 @@ const strategy = object(
   ['mode'],
 );
 
-const cache = object(
-  {
-    mode: enumOf(['simple', 'semantic'], 'simple or semantic'),
-    // Seconds to live; zero would store entries that can never be served.
-    max_age: int(1),
-  },
-  ['mode'],
-);
-
 const retry = object({ attempts: int(0, 5), on_status_codes: retryStatusCodes, use_retry_after_headers: bool }, ['attempts']);
 
 const cbConfig = object(
@@ -159,7 +150,8 @@ const nodeProperties: Record<string, SchemaObject> = {
   drop_params: arrayOf(str, 'an array of dot paths'),
   prompt_id: str,
   request_timeout: int(1),
-  cache,
+  // Defined below: its embedding target reuses these schemas.
+  cache: { $ref: '#/$defs/cache' },
   retry,
   cb_config: cbConfig,
   weight: num(0),
@@ -193,31 +185,6 @@ const nodeProperties: Record<string, SchemaObject> = {
   cloud3_model_name: str,
   Authorization: str,
 };
-
-const node = object(nodeProperties, [], 'a JSON object');
-
-// Any JSON value: what override_params, check parameters and the like may hold.
-const json: SchemaObject = {
-  type: ['string', 'number', 'boolean', 'null', 'array', 'object'],
-  items: { $ref: '#/$defs/json' },
-  additionalProperties: { $ref: '#/$defs/json' },
-  ...must('a JSON value'),
-};
-
-const ajv = new Ajv({
-  // Stop at the first failure: it is the one reported.
-  allErrors: false,
-  // The config is taken as written: the only conversion (retry codes) is explicit.
-  coerceTypes: false,
-  useDefaults: false,
-  // Errors carry their schema, whose `message` states the rule.
-  verbose: true,
-  allowUnionTypes: true,
-  keywords: ['message'],
-  formats: { 'http-url': { type: 'string', validate: isHttpUrl } },
-});
-
-const validateNode = ajv.compile<ConfigNode>({ $ref: '#/$defs/node', $defs: { node, json } });
 
 /**
  * Target keys that stored credentials (virtual keys, integrations) may hold
@@ -255,9 +222,60 @@ export const PROVIDER_FIELDS = [
 export type ProviderFieldName = (typeof PROVIDER_FIELDS)[number];
 export type ProviderFields = Pick<ConfigNode, ProviderFieldName>;
 
+const providerFieldSchemas = Object.fromEntries(PROVIDER_FIELDS.map((k) => [k, nodeProperties[k]!]));
+
+/** The semantic cache's embeddings endpoint: a target's provider, credential and host keys, and the model. */
+const embedding = object(
+  {
+    model: nonEmptyStr,
+    provider: nodeProperties.provider!,
+    api_key: nodeProperties.api_key!,
+    virtual_key: nodeProperties.virtual_key!,
+    request_timeout: nodeProperties.request_timeout!,
+    ...providerFieldSchemas,
+  },
+  [],
+);
+
+const cache = object(
+  {
+    mode: enumOf(['simple', 'semantic'], 'simple or semantic'),
+    // Seconds to live; zero would store entries that can never be served.
+    max_age: int(1),
+    similarity_threshold: { type: 'number', minimum: 0, maximum: 1, ...must('a number between 0 and 1') },
+    embedding,
+  },
+  ['mode'],
+);
+
+const node = object(nodeProperties, [], 'a JSON object');
+
+// Any JSON value: what override_params, check parameters and the like may hold.
+const json: SchemaObject = {
+  type: ['string', 'number', 'boolean', 'null', 'array', 'object'],
+  items: { $ref: '#/$defs/json' },
+  additionalProperties: { $ref: '#/$defs/json' },
+  ...must('a JSON value'),
+};
+
+const ajv = new Ajv({
+  // Stop at the first failure: it is the one reported.
+  allErrors: false,
+  // The config is taken as written: the only conversion (retry codes) is explicit.
+  coerceTypes: false,
+  useDefaults: false,
+  // Errors carry their schema, whose `message` states the rule.
+  verbose: true,
+  allowUnionTypes: true,
+  keywords: ['message'],
+  formats: { 'http-url': { type: 'string', validate: isHttpUrl } },
+});
+
+const validateNode = ajv.compile<ConfigNode>({ $ref: '#/$defs/node', $defs: { node, json, cache } });
+
 const validateProviderFields = ajv.compile<ProviderFields>({
   $ref: '#/$defs/fields',
-  $defs: { fields: object(Object.fromEntries(PROVIDER_FIELDS.map((k) => [k, nodeProperties[k]!])), []), json },
+  $defs: { fields: object(providerFieldSchemas, []), json },
 });
 
 /**
@@ -370,6 +388,10 @@ function checkNode(n: ConfigNode, at: Path): Problem | null {
     const problem = checkStrategy(n.strategy, [...at, 'strategy']);
     if (problem !== null) return problem;
   }
+  if (n.cache !== undefined) {
+    const problem = checkCache(n.cache, [...at, 'cache']);
+    if (problem !== null) return problem;
+  }
   const targets = n.targets ?? [];
   for (const [i, t] of targets.entries()) {
     const problem = checkNode(t, [...at, 'targets', i]);
@@ -401,6 +423,17 @@ function checkStrategy(s: Strategy, at: Path): Problem | null {
     if (s.mode === 'conditional' && s[key] === undefined) return { path: [...at, key], message: 'is required when mode is conditional' };
     if (s.mode !== 'conditional' && s[key] !== undefined) return { path: [...at, key], message: 'is only allowed when mode is conditional' };
   }
+  return null;
+}
+
+function checkCache(c: CacheConfig, at: Path): Problem | null {
+  for (const key of ['similarity_threshold', 'embedding'] as const) {
+    if (c.mode !== 'semantic' && c[key] !== undefined) return { path: [...at, key], message: 'is only allowed when mode is semantic' };
+  }
+  const e = c.embedding;
+  // Credentials or a host without a provider would be sent to the config's own target, which is not what they were written for.
+  const stray = e === undefined || e.provider !== undefined || e.virtual_key !== undefined ? undefined : Object.keys(e).find((k) => k !== 'model' && k !== 'request_timeout');
+  if (stray !== undefined) return { path: [...at, 'embedding', stray], message: 'needs provider or virtual_key in the embedding target' };
   return null;
 }
 

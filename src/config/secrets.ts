@@ -2,8 +2,8 @@
  * The config keys that carry credentials, and sealing them inside a saved
  * config: each secret value is stored as `{"$sealed": <AES-256-GCM blob>}`,
  * shown to clients as a mask, and opened only on the request path. The walk
- * covers the config nodes (the root and targets at any depth), where the
- * schema puts credentials.
+ * covers the config nodes (the root and targets at any depth) and the semantic
+ * cache's embedding target, where the schema puts credentials.
  */
 import type { Secrets } from '../store/secrets.js';
 
@@ -25,14 +25,19 @@ type Node = Record<string, unknown>;
 
 /** A copy of a config with each secret field's value replaced by fn(value, path); `path` as errors name it (`config.targets[0].api_key`). */
 export function mapSecrets(node: unknown, fn: (value: unknown, path: string) => unknown, at = 'config'): unknown {
-  if (node === null || typeof node !== 'object' || Array.isArray(node)) return node;
+  if (!isNode(node)) return node;
   const out: Node = {};
-  for (const [k, v] of Object.entries(node as Node)) {
+  for (const [k, v] of Object.entries(node)) {
     if (SECRET_FIELDS.has(k)) out[k] = fn(v, `${at}.${k}`);
     else if (k === 'targets' && Array.isArray(v)) out[k] = v.map((t, i) => mapSecrets(t, fn, `${at}.targets[${i}]`));
+    else if (k === 'cache' && isNode(v) && isNode(v.embedding)) out[k] = { ...v, embedding: mapSecrets(v.embedding, fn, `${at}.cache.embedding`) };
     else out[k] = v;
   }
   return out;
+}
+
+function isNode(v: unknown): v is Node {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 export function isSealed(v: unknown): v is { $sealed: string } {

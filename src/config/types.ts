@@ -4,6 +4,8 @@
  * rule; raw header JSON is `unknown` until then.
  */
 
+import type { ProviderFields } from './schema.js';
+
 declare const validated: unique symbol;
 
 export type StrategyMode = 'single' | 'loadbalance' | 'fallback' | 'conditional';
@@ -21,6 +23,22 @@ export interface Strategy {
 export interface CacheConfig {
   mode: 'simple' | 'semantic';
   max_age?: number;
+  /** Semantic mode: the least cosine similarity that counts as the same question (0..1). */
+  similarity_threshold?: number;
+  /** Semantic mode: where conversations are embedded; absent, the config's first target. */
+  embedding?: EmbeddingTarget;
+}
+
+/**
+ * The embeddings endpoint of the semantic cache, named the way a target names
+ * its provider and credentials, plus the embedding model.
+ */
+export interface EmbeddingTarget extends ProviderFields {
+  model?: string;
+  provider?: string;
+  api_key?: string;
+  virtual_key?: string;
+  request_timeout?: number;
 }
 
 export interface RetryConfig {

@@ -57,6 +57,11 @@ export class Metrics {
     labelNames: ['status'] as const,
     registers: [this.registry],
   });
+  readonly embeddingFailures = new Counter({
+    name: 'switchyard_cache_embedding_failures_total',
+    help: 'Semantic cache lookups whose embedding call failed (provider error, timeout, no embeddings endpoint): each was a plain MISS.',
+    registers: [this.registry],
+  });
   readonly tokens = new Counter({
     name: 'switchyard_tokens_total',
     help: 'Tokens of answered requests (from the request log: provider usage, or counted when estimated), by type input or output.',

@@ -143,7 +143,7 @@ function record(
     totalTokens: usage?.totalTokens ?? null,
     tokensEstimated: usage?.estimated ?? false,
     // A cache hit called no provider: it cost nothing.
-    costUsd: usage === null ? null : trail.cacheStatus === 'HIT' ? 0 : costOf(provider, model, usage, r?.credential?.pricingMultiplier ?? 1),
+    costUsd: usage === null ? null : trail.cacheStatus === 'HIT' || trail.cacheStatus === 'SEMANTIC HIT' ? 0 : costOf(provider, model, usage, r?.credential?.pricingMultiplier ?? 1),
     cacheStatus: trail.cacheStatus,
     retryCount: r?.retries ?? 0,
     lastUsedOptionIndex: r?.path ?? null,

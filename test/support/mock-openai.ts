@@ -1,6 +1,11 @@
 // A mock OpenAI upstream on loopback for the gateway's HTTP tests. It speaks OpenAI's
 // wire format (bodies, SSE framing, error shape, response headers) closely enough that
 // the official `openai` SDK parses it, so the gateway is tested against realistic bytes.
+//
+// Embeddings are deterministic. Any model gets a unit vector drawn from the SHA-256 of
+// the input (8 dimensions by default): equal inputs, equal vectors; any other pair is
+// unrelated. The model WORDS_EMBEDDING_MODEL is the semantic cache's test model, under
+// which a paraphrase is close and a different question far (see wordVector).
 import type http from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -46,6 +51,14 @@ export interface MockOpenAI {
 const MODEL_PATHS = new Set(['/v1/chat/completions', '/v1/completions', '/v1/embeddings']);
 const FINGERPRINT = 'fp_5f0c1b2a3d';
 const DEFAULT_EMBEDDING_DIMS = 8;
+
+/** The bag-of-words test embedding model (wordVector), 256 dimensions unless `dimensions` says otherwise. */
+export const WORDS_EMBEDDING_MODEL = 'mock-words-embedding';
+const WORDS_DIMS = 256;
+/** Words that carry no meaning for the test model, so "what is two plus two" ≈ "What's two plus two?". */
+const STOP_WORDS = new Set(
+  'a an the is are was were be am what whats s of to in on at for and or do does did i you me my your it its this that please can could would will tell how'.split(' '),
+);
 
 export async function startMockOpenAI(opts: { apiKey?: string; name?: string } = {}): Promise<MockOpenAI> {
   const name = opts.name ?? 'mock';
@@ -374,7 +387,8 @@ function embeddings(body: any): ScriptedResponse {
     body: {
       object: 'list',
       data: items.map((it, index) => {
-        const vec = embed(typeof it === 'string' ? it : JSON.stringify(it), dims);
+        const text = typeof it === 'string' ? it : JSON.stringify(it);
+        const vec = body.model === WORDS_EMBEDDING_MODEL ? wordVector(text, body.dimensions ?? WORDS_DIMS) : embed(text, dims);
         return { object: 'embedding', index, embedding: base64 ? float32Base64(vec) : vec };
       }),
       model: body.model,
@@ -430,6 +444,30 @@ function embed(key: string, dims: number): number[] {
   const norm = Math.hypot(...raw) || 1;
   // Rounded to float32 so the float and base64 encodings carry identical values.
   return raw.map((v) => Math.fround(v / norm));
+}
+
+/**
+ * The test embedding model: the text's words, lower-cased, stop words dropped, crudely
+ * stemmed (a trailing -ing, -ed, -es or -s cut from longer words), each adding ±1 to the
+ * dimension its SHA-256 picks; scaled to unit length. Word order and punctuation do not
+ * count, so the cosine of two texts is that of their word counts (unless two words share
+ * a dimension): tests compute it with this same function. A text of stop words only has
+ * the zero vector, which no cosine can use.
+ */
+export function wordVector(text: string, dims = WORDS_DIMS): number[] {
+  const v = new Array<number>(dims).fill(0);
+  for (const word of text.toLowerCase().split(/[^a-z0-9]+/)) {
+    if (word === '' || STOP_WORDS.has(word)) continue;
+    const h = createHash('sha256').update(stem(word)).digest();
+    v[h.readUInt32BE(0) % dims]! += (h[4]! & 1) === 0 ? 1 : -1;
+  }
+  const norm = Math.hypot(...v);
+  return norm === 0 ? v : v.map((x) => Math.fround(x / norm));
+}
+
+function stem(word: string): string {
+  const suffix = ['ing', 'ed', 'es', 's'].find((s) => word.length > s.length + 2 && word.endsWith(s));
+  return suffix === undefined ? word : word.slice(0, -suffix.length);
 }
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

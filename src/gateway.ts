@@ -28,6 +28,7 @@ import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
 import { Secrets } from './store/secrets.js';
 import type { Store } from './store/store.js';
+import { startTracer } from './tracing/tracer.js';
 import type { UsageLimitPolicy } from './store/usage-limit-policies.js';
 import { closeUpstreams } from './upstream/client.js';
 
@@ -84,6 +85,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     repo: store.usageLimitPolicies,
     onUnavailable: shared.onUnavailable('usage_limit'),
   });
+  const tracer = await startTracer(settings.otlp, (err) => logger.warn({ err }, 'could not export trace spans'));
   const credentials = new CredentialCache(store, secrets, now, (what, id) =>
     logger.error({ id }, `stored credentials of ${what} do not decrypt: was the row altered, or GATEWAY_ENCRYPTION_KEY changed?`),
   );
@@ -98,6 +100,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     configs: new SavedConfigs(store, secrets, now),
     limits: new RequestLimits(limiter, budgets, now),
     cache: new AnswerCache(shared.cache, now),
+    tracer,
     onError: (err) => logger.error({ err }, 'unhandled error in request'),
   });
   try {
@@ -106,6 +109,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       server.listen(settings.port, settings.host, () => resolve());
     });
   } catch (e) {
+    await tracer.close().catch(() => {});
     await shared.redis?.close();
     await store.close().catch(() => {});
     throw e;
@@ -126,6 +130,8 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       await drain(settings.shutdownGraceMs);
       await sweep.stop();
       await closeUpstreams().catch(() => {});
+      // After the drain, so every request's span has ended; spans still buffered are exported now.
+      await tracer.close().catch((err: unknown) => logger.warn({ err }, 'could not export trace spans'));
       // After the drain: answers finishing during it still charge their usage.
       await shared.redis?.close();
       await store.close();

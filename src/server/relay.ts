@@ -17,6 +17,7 @@ import type { UpstreamResponse } from '../upstream/client.js';
 import { Cancel } from '../upstream/cancel.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
+import type { RequestSpan } from '../tracing/tracer.js';
 import { readBody } from './body.js';
 import type { AnswerUsage, RequestLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
@@ -44,6 +45,8 @@ export interface RelayTarget {
   startedAt: number;
   /** The authenticated gateway key: its workspace scopes saved configs and stored credentials. */
   key: ApiKeyRecord;
+  /** The request's tracing span: ids for the log, a child per provider call, ended once in observe(). */
+  span: RequestSpan;
 }
 
 export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerResponse, t: RelayTarget): Promise<void> {
@@ -54,7 +57,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     res.setHeader('x-gateway-trace-id', t.traceId);
     res.setHeader('x-gateway-cache-status', 'DISABLED');
     sendError(res, error);
-    observe(deps.metrics, endpoint, undefined, startedAt, { status: error.status, provider: undefined, retries: 0 }, 0, 0);
+    observe(deps.metrics, t, undefined, { status: error.status, provider: undefined, retries: 0, error }, 'DISABLED', 0, 0);
   };
 
   const gh = parseGatewayHeaders(req.headers);
@@ -97,7 +100,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
   const { hit, status: cacheStatus } = cache.value;
   if (hit !== null) {
     cache.value.replay(res, gatewayHeaders({}, { provider: hit.provider, path: hit.path, retries: 0 }, t.traceId, cacheStatus));
-    return observe(deps.metrics, endpoint, model, startedAt, { status: hit.status, provider: hit.provider, retries: 0 }, 0, 0);
+    return observe(deps.metrics, t, model, { status: hit.status, provider: hit.provider, retries: 0, error: null }, cacheStatus, 0, 0);
   }
 
   // Budgets reserve the request's estimated usage once the body is known; nothing is sent when one is exhausted.
@@ -124,6 +127,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     forwardHeaders: gh.value.forwardHeaders,
     timeoutMs: gh.value.timeoutMs,
     signal: cancel,
+    observer: t.span,
   };
   const result = await deps.router.route(plan.value, routeReq);
   if (result.response === null) {
@@ -132,7 +136,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     const headers = gatewayHeaders({}, result, t.traceId, cacheStatus);
     for (const name in headers) res.setHeader(name, headers[name]!);
     sendError(res, result.error!);
-    observe(deps.metrics, endpoint, model, startedAt, result, result.failedUpstreamMs, result.waitedMs);
+    observe(deps.metrics, t, model, result, cacheStatus, result.failedUpstreamMs, result.waitedMs);
     return;
   }
   const upstream = result.response;
@@ -149,7 +153,7 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
     await relayBody(answer.value.watch(keeper.watch(upstream.body, upstream.statusCode, upstream.headers), upstream.headers, upstream.statusCode), res);
   }
   const upstreamMs = result.failedUpstreamMs + (performance.now() - result.answerStartedAt);
-  observe(deps.metrics, endpoint, model, startedAt, result, upstreamMs, result.waitedMs);
+  observe(deps.metrics, t, model, result, cacheStatus, upstreamMs, result.waitedMs);
 }
 
 /**
@@ -273,14 +277,20 @@ function strictCheck(plan: Plan, headerStrict: boolean | undefined, body: unknow
   return null;
 }
 
+/** The request is over: count it and end its span. */
 function observe(
   m: Metrics,
-  endpoint: Endpoint,
+  t: RelayTarget,
   model: string | undefined,
-  startedAt: number,
-  r: Pick<RouteResult, 'status' | 'provider' | 'retries'>,
+  r: Pick<RouteResult, 'status' | 'provider' | 'retries' | 'error'>,
+  cacheStatus: CacheStatus,
   upstreamMs: number,
   waitedMs: number,
 ): void {
-  m.record(endpoint, r.provider ?? 'none', model ?? 'none', r.status, performance.now() - startedAt, upstreamMs, waitedMs, r.retries);
+  m.record(t.endpoint, r.provider ?? 'none', model ?? 'none', r.status, performance.now() - t.startedAt, upstreamMs, waitedMs, r.retries);
+  // Tokens are not known here yet: the request log's record will carry them (it is a RequestOutcome too).
+  t.span.end({
+    status: r.status, provider: r.provider ?? null, model: model ?? null, cacheStatus, retryCount: r.retries,
+    promptTokens: null, completionTokens: null, workspaceId: t.key.workspaceId, error: r.error?.toJSON() ?? null,
+  });
 }

@@ -37,6 +37,7 @@ import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
 import { Secrets } from './store/secrets.js';
 import type { Store } from './store/store.js';
+import { startTracer } from './tracing/tracer.js';
 import type { UsageLimitPolicy } from './store/usage-limit-policies.js';
 import { closeUpstreams } from './upstream/client.js';
 
@@ -102,6 +103,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   metrics.watchLogQueue(() => logQueue.stats());
   const retention = new LogRetention(store.logs, settings.logRetentionDays, now, (err) => logger.error({ err }, 'log retention failed'));
   retention.start();
+  const tracer = await startTracer(settings.otlp, (err) => logger.warn({ err }, 'could not export trace spans'));
   const credentials = new CredentialCache(store, secrets, now, (what, id) =>
     logger.error({ id }, `stored credentials of ${what} do not decrypt: was the row altered, or GATEWAY_ENCRYPTION_KEY changed?`),
   );
@@ -123,6 +125,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     limits: new RequestLimits(limiter, budgets, now),
     cache: new AnswerCache(shared.cache, semantic, now),
     logs: settings.requestLogs ? new RequestLogger(logQueue, new LogBodies(store), metrics, now) : null,
+    tracer,
     onError: (err) => logger.error({ err }, 'unhandled error in request'),
   });
   try {
@@ -133,6 +136,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   } catch (e) {
     await retention.stop();
     await logQueue.close();
+    await tracer.close().catch(() => {});
     await shared.redis?.close();
     await store.close().catch(() => {});
     throw e;
@@ -153,6 +157,8 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       await drain(settings.shutdownGraceMs);
       await sweep.stop();
       await closeUpstreams().catch(() => {});
+      // After the drain, so every request's span has ended; spans still buffered are exported now.
+      await tracer.close().catch((err: unknown) => logger.warn({ err }, 'could not export trace spans'));
       // After the drain: answers finishing during it still charge their usage and are logged.
       await retention.stop();
       await logQueue.close();

@@ -28,6 +28,18 @@ export interface Settings {
   requestLogs: boolean;
   /** Vectors the semantic cache keeps per partition (the newest; a lookup compares against all of them). */
   semanticCacheEntries: number;
+  /** Where request spans are exported; undefined: nowhere (and OpenTelemetry is not loaded). */
+  otlp: OtlpSettings | undefined;
+}
+
+/** OpenTelemetry's standard variables, as far as the gateway reads them itself (the exporter reads the rest). */
+export interface OtlpSettings {
+  /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
+  tracesUrl: string;
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL; the spec's default is http/protobuf. */
+  protocol: 'http/protobuf' | 'http/json';
+  /** OTEL_SERVICE_NAME, default switchyard. */
+  serviceName: string;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -47,7 +59,27 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     logRetentionDays: int(env, 'GATEWAY_LOG_RETENTION_DAYS', 30, 0, 36_500),
     requestLogs: onOff(env, 'GATEWAY_REQUEST_LOGS', true),
     semanticCacheEntries: int(env, 'GATEWAY_SEMANTIC_CACHE_ENTRIES', 1000, 1, 100_000),
+    otlp: otlp(env),
   };
+}
+
+/** Tracing is on when an OTLP endpoint is set, unless OTEL_SDK_DISABLED says otherwise. */
+function otlp(env: NodeJS.ProcessEnv): OtlpSettings | undefined {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
+  const traces = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || undefined;
+  const base = env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined;
+  if (traces === undefined && base === undefined) return undefined;
+  const name = traces !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  // The signal path is appended to the generic endpoint only (OTLP exporter spec).
+  const tracesUrl = traces ?? `${base!}${base!.endsWith('/') ? '' : '/'}v1/traces`;
+  const protocol = URL.canParse(tracesUrl) ? new URL(tracesUrl).protocol : null;
+  if (protocol !== 'http:' && protocol !== 'https:') throw new Error(`${name} must be an http:// or https:// URL`);
+  const wireName = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const wire = env[wireName] || 'http/protobuf';
+  if (wire !== 'http/protobuf' && wire !== 'http/json') {
+    throw new Error(`${wireName} must be http/protobuf or http/json (grpc is not supported), got '${wire}'`);
+  }
+  return { tracesUrl, protocol: wire, serviceName: env.OTEL_SERVICE_NAME || 'switchyard' };
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max: number): number {

@@ -41,6 +41,19 @@ export interface RouteRequest {
   timeoutMs: number | undefined;
   /** Aborted when the client goes away. */
   signal: Cancel;
+  /** Told of each call to a provider (the request's tracing span); absent: nobody is. */
+  observer?: AttemptObserver;
+}
+
+/** What the router tells of its calls to providers; it knows nothing of how they are recorded. */
+export interface AttemptObserver {
+  /** A call is about to be sent: `target` is the config path of the leaf, `retry` 0 for its first attempt. */
+  attempt(provider: string, model: string | undefined, url: string, target: string, retry: number): AttemptEnd;
+}
+
+export interface AttemptEnd {
+  /** The provider answered `status` (its body still unread), or none did and `error` says why. */
+  end(status: number, error: GatewayError | null): void;
 }
 
 export interface RouteResult {
@@ -245,20 +258,19 @@ export class Router {
     // The timeout covers the wait for the provider's answer (its headers); a stream that has begun is not cut.
     const timeoutMs = leaf.timeoutMs ?? req.timeoutMs;
     const timer = timeoutMs === undefined ? null : req.signal.withTimeout(timeoutMs);
+    const observed = req.observer?.attempt(target.provider, typeof edited?.model === 'string' ? edited.model : undefined, call.value.url, leaf.path, retries);
     try {
       const response = await send({ url: call.value.url, method: req.method, headers, body }, timer?.cancel ?? req.signal);
+      observed?.end(response.statusCode, null);
       return {
         response, error: null, status: response.statusCode, provider: target.provider, path: leaf.path, retries,
         answerStartedAt: start, failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0, firstByteMs: performance.now() - start, model, credential,
         translator: call.value.translator, addedUsage: call.value.addedUsage === true,
       };
     } catch (e) {
-      if (timer?.timedOut() === true) {
-        return answer(new GatewayError(408, `request to ${target.provider} timed out after ${timeoutMs} ms`, { code: 'request_timeout' }), target.provider);
-      }
-      if (req.signal.aborted) return answer(new GatewayError(499, 'client closed the request', { code: 'client_closed' }), target.provider);
-      const reason = (e as { code?: string; message?: string }).code ?? (e as Error).message;
-      return answer(new GatewayError(502, `could not reach ${target.provider}: ${reason}`, { code: 'upstream_unreachable' }), target.provider);
+      const failed = answer(sendFailure(e, target.provider, timer?.timedOut() === true ? timeoutMs : undefined, req.signal.aborted), target.provider);
+      observed?.end(failed.status, failed.error);
+      return failed;
     } finally {
       timer?.release();
     }
@@ -327,6 +339,14 @@ function isSuccess(status: number): boolean {
 function retriesOn(retry: NonNullable<PlanLeaf['retry']>, r: RouteResult): boolean {
   if (r.response === null && r.error!.code === 'upstream_unreachable') return true;
   return isRetriable(retry, r.status);
+}
+
+/** Why a call got no answer: the timeout, the client leaving, or the network. */
+function sendFailure(e: unknown, provider: string, timedOutAfterMs: number | undefined, clientGone: boolean): GatewayError {
+  if (timedOutAfterMs !== undefined) return new GatewayError(408, `request to ${provider} timed out after ${timedOutAfterMs} ms`, { code: 'request_timeout' });
+  if (clientGone) return new GatewayError(499, 'client closed the request', { code: 'client_closed' });
+  const reason = (e as { code?: string; message?: string }).code ?? (e as Error).message;
+  return new GatewayError(502, `could not reach ${provider}: ${reason}`, { code: 'upstream_unreachable' });
 }
 
 function circuitOpen(path: string): GatewayError {

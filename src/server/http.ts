@@ -4,16 +4,15 @@
  * parse, and a graceful drain on shutdown.
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { AdminDeps, AdminRouter } from '../admin/router.js';
 import { listModels } from '../catalog/list.js';
 import type { Endpoint } from '../providers/types.js';
 import { GatewayError } from '../shared/errors.js';
+import { readRequestIds, type Tracer } from '../tracing/tracer.js';
 import { requireScope, type KeyAuthenticator } from './auth.js';
 import type { Metrics } from './metrics.js';
 import { relay, type RelayDeps } from './relay.js';
-import { single } from './request-headers.js';
 import { rawErrorResponse, sendError, sendJson } from './respond.js';
 
 export interface ServerDeps extends RelayDeps {
@@ -23,6 +22,7 @@ export interface ServerDeps extends RelayDeps {
   /** Whether the store, and Redis when REDIS_URL is set, answer: for /health. */
   healthy: () => Promise<boolean>;
   metrics: Metrics;
+  tracer: Tracer;
   onError: (err: unknown) => void;
 }
 
@@ -101,7 +101,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     return sendError(res, new GatewayError(404, `no route for ${req.method} ${pathname}`, { code: 'route_not_found' }));
   }
 
-  const traceId = single(req.headers['x-gateway-trace-id']) ?? randomUUID();
+  const ids = readRequestIds(req.headers);
+  const traceId = ids.traceId;
   const refuse = (error: GatewayError): void => {
     res.setHeader('x-gateway-trace-id', traceId);
     sendError(res, error);
@@ -126,5 +127,6 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   }
   const denied = requireScope(key.value, 'completions.write');
   if (denied !== null) return refuse(denied);
-  return relay(deps, req, res, { endpoint: endpoint ?? 'proxy', path: url.slice(3), pathname, traceId, startedAt, key: key.value });
+  const span = deps.tracer.startRequest(req, ids, endpoint ?? 'proxy', pathname, startedAt);
+  return relay(deps, req, res, { endpoint: endpoint ?? 'proxy', path: url.slice(3), pathname, traceId, startedAt, key: key.value, span });
 }

@@ -18,6 +18,7 @@ import type { UpstreamResponse } from '../upstream/client.js';
 import { Cancel } from '../upstream/cancel.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
+import type { RequestOutcome } from '../tracing/tracer.js';
 import { readBody } from './body.js';
 import type { AnswerUsage, RequestLimits } from './limits.js';
 import type { Metrics } from './metrics.js';
@@ -45,12 +46,13 @@ export interface RelayTarget extends TrailTarget {
   path: string;
 }
 
-/** Relays one request, then logs it and counts it, whatever happened to it. */
+/** Relays one request, then counts it, logs it and ends its span (with the log's record when there is one), whatever happened to it. */
 export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerResponse, t: RelayTarget): Promise<void> {
   const trail = new RequestTrail();
   await serve(deps, req, res, t, trail);
   observe(deps.metrics, t, trail);
-  deps.logs?.write(t, req.method!, req.headers, trail);
+  if (deps.logs !== null) deps.logs.write(t, req.method!, req.headers, trail);
+  else t.span.end(outcomeOf(t, trail));
 }
 
 async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse, t: RelayTarget, trail: RequestTrail): Promise<void> {
@@ -138,6 +140,7 @@ async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse,
     forwardHeaders: gh.value.forwardHeaders,
     timeoutMs: gh.value.timeoutMs,
     signal: cancel,
+    observer: t.span,
   };
   const result = await deps.router.route(plan.value, routeReq);
   trail.result = result;
@@ -319,6 +322,22 @@ function strictCheck(plan: Plan, headerStrict: boolean | undefined, body: unknow
     return invalid('thinking: requires strict_compat_compliance false (x-gateway-strict-compat-compliance: false)', 'thinking');
   }
   return null;
+}
+
+/** How the request ended, for its span, when no log record is built (request logs off): no tokens. */
+function outcomeOf(t: RelayTarget, trail: RequestTrail): RequestOutcome {
+  const r = trail.result;
+  return {
+    status: trail.status,
+    provider: r?.provider ?? trail.servedBy ?? null,
+    model: r?.model ?? trail.model ?? null,
+    cacheStatus: trail.cacheStatus,
+    retryCount: r?.retries ?? 0,
+    promptTokens: null,
+    completionTokens: null,
+    workspaceId: t.key.workspaceId,
+    error: trail.error?.toJSON() ?? null,
+  };
 }
 
 function observe(m: Metrics, t: RelayTarget, trail: RequestTrail): void {

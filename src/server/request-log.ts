@@ -16,6 +16,7 @@ import type { Endpoint } from '../providers/types.js';
 import type { RouteResult } from '../routing/router.js';
 import { GatewayError } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
+import type { RequestSpan } from '../tracing/tracer.js';
 import type { Metrics } from './metrics.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/store.js';
@@ -55,6 +56,8 @@ export interface TrailTarget {
   traceId: string;
   startedAt: number;
   key: ApiKeyRecord;
+  /** The request's tracing span: the log's span ids; ended with the log's record. */
+  span: RequestSpan;
 }
 
 export class RequestLogger {
@@ -75,14 +78,15 @@ export class RequestLogger {
     const usage = !ok || answer === null ? null : (readUsage(answer.tail) ?? answerUsage(t.endpoint, trail.body, '', answer.text));
     const bodies = this.bodies.of(t.key.workspaceId);
     if (typeof bodies === 'boolean' && !(usage instanceof Promise)) {
-      return this.enqueue(record(t, method, headers, trail, latencyMs, endedAt, bodies, answer?.text ?? null, usage));
+      return this.enqueue(t, record(t, method, headers, trail, latencyMs, endedAt, bodies, answer?.text ?? null, usage));
     }
     Promise.all([Promise.resolve(bodies).catch(() => false), Promise.resolve(usage).catch(() => null)]).then(([on, u]) =>
-      this.enqueue(record(t, method, headers, trail, latencyMs, endedAt, on, answer?.text ?? null, u)),
+      this.enqueue(t, record(t, method, headers, trail, latencyMs, endedAt, on, answer?.text ?? null, u)),
     );
   }
 
-  private enqueue(r: LogRecord): void {
+  private enqueue(t: TrailTarget, r: LogRecord): void {
+    t.span.end(r);
     if (r.provider !== null && (r.totalTokens !== null || r.costUsd !== null)) {
       this.metrics.usage(r.provider, r.model ?? 'none', r.promptTokens, r.completionTokens, r.costUsd);
     }
@@ -120,9 +124,9 @@ function record(
     id: newId(createdAtMs),
     createdAtMs,
     traceId: t.traceId,
-    spanId: single(headers['x-gateway-span-id']),
-    parentSpanId: single(headers['x-gateway-parent-span-id']),
-    spanName: single(headers['x-gateway-span-name']),
+    spanId: t.span.spanId,
+    parentSpanId: t.span.parentSpanId,
+    spanName: t.span.spanName,
     workspaceId: t.key.workspaceId,
     apiKeyId: t.key.id,
     userId: t.key.userId,
@@ -182,10 +186,6 @@ function textBody(contentType: string | undefined, body: Buffer): string | null 
 }
 
 const TEXT_TYPE = /^\s*(?:application\/(?:[\w.+-]*\+)?json|text\/|application\/x-www-form-urlencoded)/i;
-
-function single(v: string | string[] | undefined): string | null {
-  return v === undefined ? null : Array.isArray(v) ? (v[0] ?? null) : v;
-}
 
 /**
  * Whether each workspace logs bodies (its `log_bodies` setting, the

@@ -41,6 +41,7 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
     let named: Reply;
     let unreachable: Reply;
     let unreachablePort: number;
+    let logs: { span_id: string; parent_span_id: string }[] = [];
 
     before(async () => {
       collector = await startOtlpCollector();
@@ -63,6 +64,11 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
         unreachable = await chat(gw, { provider: 'openai', custom_host: `http://127.0.0.1:${unreachablePort}/v1`, api_key: 'sk-x' }, {
           headers: { 'x-gateway-trace-id': 'dead-end' },
         });
+        // The request log is written in batches: wait for the retried request's.
+        for (let i = 0; i < 100 && logs.length === 0; i++) {
+          logs = ((await (await gw.call(`/logs?trace_id=${CALLER_TRACE}`)).json()) as { data: typeof logs }).data;
+          if (logs.length === 0) await new Promise((r) => setTimeout(r, 50));
+        }
       } finally {
         // close() flushes what the batch processor still holds.
         await gw.stop();
@@ -104,12 +110,22 @@ for (const protocol of ['http/protobuf', 'http/json'] as const) {
           'gen_ai.operation.name': 'chat',
           'gen_ai.provider.name': 'openai',
           'gen_ai.request.model': 'gpt-4o-mini',
+          // The answer's usage, as the request log read it.
+          'gen_ai.usage.input_tokens': retried.json.usage.prompt_tokens,
+          'gen_ai.usage.output_tokens': retried.json.usage.completion_tokens,
           'gateway.trace_id': CALLER_TRACE,
           'gateway.cache_status': 'DISABLED',
           'gateway.retry_count': 1,
           'gateway.workspace_id': 'string',
         },
       );
+    });
+
+    it("the request's log carries the exported span's ids", () => {
+      const server = inTrace(collector.spans, CALLER_TRACE).find((s) => s.kind === SPAN_KIND.SERVER)!;
+      assert.equal(logs.length, 1);
+      assert.equal(logs[0]!.span_id, server.spanId);
+      assert.equal(logs[0]!.parent_span_id, CALLER_SPAN);
     });
 
     it('each upstream attempt is a CLIENT child of the request span: the 500, then the 200', () => {

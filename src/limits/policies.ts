@@ -6,7 +6,7 @@
  * key it is grouped by counts in the group of requests without it, so
  * leaving metadata out never escapes a limit.
  */
-import type { PolicyCondition, PolicyGroupBy, PolicyStatus } from '../store/rate-limit-policies.js';
+import type { PolicyCondition, PolicyGroupBy, PolicyStatus } from '../store/policies.js';
 import type { EndpointType } from './endpoint-types.js';
 
 /** What a policy can match and group a request by. */

@@ -4,55 +4,15 @@
 // the real server stands in for the network: closing it is Redis going away.
 import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect as tcpConnect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SharedRedis, type RedisStatus } from '../src/state/redis.js';
 import { readSettings } from '../src/settings.js';
 import { freePort } from './support/http.js';
-import { REDIS_URL } from './support/redis.js';
-
-/** Forwards a local port to the test Redis; stop() drops every connection and stops listening. */
-class Proxy {
-  private server: Server | null = null;
-  private readonly sockets = new Set<Socket>();
-  constructor(readonly port: number) {}
-
-  async start(): Promise<void> {
-    const target = new URL(REDIS_URL);
-    this.server = createServer((client) => {
-      const upstream = tcpConnect(Number(target.port || 6379), target.hostname);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-  }
-
-  async stop(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-    this.server = null;
-  }
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-}
-
-async function until(what: string, cond: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+import { REDIS_URL, RedisProxy, until } from './support/redis.js';
 
 describe('shared redis connection', () => {
   const opened: SharedRedis[] = [];
-  const proxies: Proxy[] = [];
+  const proxies: RedisProxy[] = [];
   afterEach(async () => {
     for (const r of opened.splice(0)) await r.close();
     for (const p of proxies.splice(0)) await p.stop();
@@ -84,7 +44,7 @@ describe('shared redis connection', () => {
   });
 
   it('started while Redis is away: comes up when Redis does', async () => {
-    const proxy = new Proxy(await freePort());
+    const proxy = new RedisProxy(await freePort());
     proxies.push(proxy);
     const r = open(proxy.url);
     await r.start();
@@ -95,7 +55,7 @@ describe('shared redis connection', () => {
   });
 
   it('Redis going away: down, commands fail fast; back: up again without a restart', async () => {
-    const proxy = new Proxy(await freePort());
+    const proxy = new RedisProxy(await freePort());
     proxies.push(proxy);
     await proxy.start();
     const seen: RedisStatus[] = [];
@@ -116,7 +76,7 @@ describe('shared redis connection', () => {
   });
 
   it('a command in flight when the connection drops fails instead of being resent later', async () => {
-    const proxy = new Proxy(await freePort());
+    const proxy = new RedisProxy(await freePort());
     proxies.push(proxy);
     await proxy.start();
     const r = open(proxy.url);
@@ -150,7 +110,7 @@ describe('shared redis connection', () => {
   });
 
   it('closed while Redis is away: no reconnect when it returns', async () => {
-    const proxy = new Proxy(await freePort());
+    const proxy = new RedisProxy(await freePort());
     proxies.push(proxy);
     await proxy.start();
     const r = open(proxy.url);

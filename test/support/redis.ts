@@ -1,9 +1,14 @@
 /**
  * Redis for tests: the CI's server at 127.0.0.1:6379 (TEST_REDIS_URL points
  * elsewhere). Each test keeps its keys under a prefix of its own and drops
- * them afterwards, so suites never see each other's counters.
+ * them afterwards, so suites never see each other's counters. A TCP proxy in
+ * front of it stands in for the network: closing the proxy is Redis going
+ * away, opening it again is Redis coming back.
  */
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { connect as tcpConnect, createServer, type Server, type Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
@@ -26,4 +31,44 @@ export async function dropPrefix(redis: Redis, prefix: string): Promise<number> 
     if (keys.length > 0) n += await redis.del(...keys);
   } while (cursor !== '0');
   return n;
+}
+
+/** Forwards a local port to the test Redis; stop() drops every connection and stops listening. */
+export class RedisProxy {
+  private server: Server | null = null;
+  private readonly sockets = new Set<Socket>();
+  constructor(readonly port: number) {}
+
+  async start(): Promise<void> {
+    const target = new URL(REDIS_URL);
+    this.server = createServer((client) => {
+      const upstream = tcpConnect(Number(target.port || 6379), target.hostname);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => {});
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
+    this.server = null;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+}
+
+/** Waits until `cond` holds (a connection noticed going or coming back); fails after `ms`. */
+export async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
 }

@@ -1,5 +1,5 @@
 // /v1/policies/rate-limits over HTTP, on SQLite and on Postgres: create,
-// read with the status filter, list, update (archive and restore), delete;
+// read with the status filter, list, update (archive and restore, fail_mode), delete;
 // every field rule as a 400 naming the field; what workspace keys and keys
 // without the scope may not do; a restart keeps every policy.
 import { after, before, describe, it } from 'node:test';
@@ -20,6 +20,7 @@ interface PolicyJson {
   unit: 'rpm' | 'rph' | 'rpd' | 'rpw';
   value: number;
   status: 'active' | 'archived';
+  fail_mode: 'open' | 'closed';
   workspace_id: string;
   created_at: string;
   last_updated_at: string;
@@ -111,6 +112,7 @@ for (const engine of engines()) {
       assert.equal(p.unit, 'rpm');
       assert.equal(p.value, 100);
       assert.equal(p.status, 'active');
+      assert.equal(p.fail_mode, 'open', 'fails open unless told otherwise');
       assert.equal(p.workspace_id, defaultWs.id);
       assert.match(p.created_at, ISO);
       assert.match(p.last_updated_at, ISO);
@@ -186,6 +188,31 @@ for (const engine of engines()) {
       assert.equal(await count(), before);
       // A name of exactly 255 characters is fine.
       assert.equal((await create(policy({ name: 'n'.repeat(255) }))).name!.length, 255);
+    });
+
+    it('fail_mode: open or closed, set on create and update, shown in reads and lists; anything else is 400 naming it', async () => {
+      const p = await create(policy({ fail_mode: 'closed' }));
+      assert.equal(p.fail_mode, 'closed');
+      const listed = (await (await gw.call(`${PATH}?limit=100`)).json()) as ListJson<PolicyJson>;
+      assert.equal(listed.data.find((x) => x.id === p.id)?.fail_mode, 'closed');
+      const put = async (body: unknown): Promise<PolicyJson> => {
+        const res = await gw.call(`${PATH}/${p.id}`, { method: 'PUT', body });
+        assert.equal(res.status, 200, await res.clone().text());
+        return (await res.json()) as PolicyJson;
+      };
+      assert.equal((await put({ fail_mode: 'open' })).fail_mode, 'open');
+      assert.equal((await put({ value: 7 })).fail_mode, 'open', 'an update without it keeps it');
+      assert.equal((await put({ fail_mode: 'closed' })).fail_mode, 'closed');
+      assert.equal((await get(p.id)).fail_mode, 'closed');
+      const before = await count();
+      for (const bad of ['shut', 'OPEN', null, true]) {
+        const created = await assertEnvelope(await gw.call(PATH, { body: policy({ fail_mode: bad }) }), 400);
+        assert.equal(created.param, 'fail_mode', created.message);
+        assert.ok(created.message.startsWith('fail_mode'), created.message);
+        assert.equal((await assertEnvelope(await gw.call(`${PATH}/${p.id}`, { method: 'PUT', body: { fail_mode: bad } }), 400)).param, 'fail_mode');
+      }
+      assert.equal(await count(), before);
+      assert.equal((await get(p.id)).fail_mode, 'closed');
     });
 
     it('the named workspace must exist and take new objects', async () => {
@@ -335,7 +362,7 @@ for (const engine of engines()) {
     });
 
     it('a restart on the same data keeps every policy', async () => {
-      const p = await create(policy({ type: 'tokens', unit: 'rpw', value: 1_000_000, group_by: [{ key: 'metadata.team' }, { key: 'api_key' }] }));
+      const p = await create(policy({ type: 'tokens', unit: 'rpw', value: 1_000_000, group_by: [{ key: 'metadata.team' }, { key: 'api_key' }], fail_mode: 'closed' }));
       const archived = await create(policy({ name: 'archived' }));
       await gw.call(`${PATH}/${archived.id}`, { method: 'PUT', body: { status: 'archived' } });
       const archivedView = await get(archived.id);

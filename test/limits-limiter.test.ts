@@ -35,6 +35,7 @@ function pol(over: Partial<RateLimitPolicy> = {}): RateLimitPolicy {
     type: 'requests',
     unit: 'rpm',
     value: 3,
+    failMode: 'open',
     status: 'active',
     createdAt: 0,
     lastUpdatedAt: 0,
@@ -183,7 +184,7 @@ describe('policy cache', () => {
     const ws = await store.workspaces.default();
     const clock = { now: 0 };
     const cache = new PolicyCache(store, () => clock.now);
-    const body = { workspaceId: ws.id, name: null, conditions: [{ key: 'api_key', value: '*' }], groupBy: [{ key: 'api_key' }], type: 'requests' as const, unit: 'rpm' as const, value: 5 };
+    const body = { workspaceId: ws.id, name: null, conditions: [{ key: 'api_key', value: '*' }], groupBy: [{ key: 'api_key' }], type: 'requests' as const, unit: 'rpm' as const, value: 5, failMode: 'open' as const };
     assert.deepEqual(await cache.forWorkspace(ws.id), []);
     const p = await store.rateLimitPolicies.create(body);
     const fresh = await cache.forWorkspace(ws.id);

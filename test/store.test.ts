@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { hashKey } from '../src/server/auth.js';
+import { MIGRATIONS } from '../src/store/migrations.js';
 import { PostgresDb } from '../src/store/postgres.js';
 import { SqliteDb } from '../src/store/sqlite.js';
 import { Store } from '../src/store/store.js';
@@ -205,6 +206,36 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
         await assert.rejects(s.apiKeys.insert(key({ workspaceId: ws.id, hash: k.hash })), /unique/i);
         assert.equal(await s.apiKeys.count(), 1);
       });
+    });
+
+    it('policies made before fail_mode existed (migration 11) fail open after it', async () => {
+      const b = await engine.fresh();
+      const s = b.open();
+      try {
+        // The schema as it was before migration 11, recorded as applied.
+        await s.db.exec('CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
+        for (const m of MIGRATIONS.filter((m) => m.id < 11)) {
+          await s.db.exec(m.sql);
+          await s.db.run('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, 0)', [m.id, m.name]);
+        }
+        const ws = await s.workspaces.default();
+        const common = [ws.id, '[{"key":"api_key","value":"*"}]', '[{"key":"api_key"}]'];
+        await s.db.run(
+          `INSERT INTO rate_limit_policies (id, workspace_id, conditions, group_by, type, unit, value, created_at, last_updated_at) VALUES ('rate-old', ?, ?, ?, 'requests', 'rpm', 5, 0, 0)`,
+          common,
+        );
+        await s.db.run(
+          `INSERT INTO usage_limit_policies (id, workspace_id, conditions, group_by, type, credit_limit, created_at, last_updated_at) VALUES ('usage-old', ?, ?, ?, 'tokens', 100, 0, 0)`,
+          common,
+        );
+        await s.migrate();
+        assert.equal((await s.rateLimitPolicies.get('rate-old'))?.failMode, 'open');
+        assert.equal((await s.usageLimitPolicies.get('usage-old'))?.failMode, 'open');
+        const closed = await s.rateLimitPolicies.update('rate-old', { failMode: 'closed' });
+        assert.equal(closed?.failMode, 'closed');
+      } finally {
+        await s.close();
+      }
     });
 
     it('data survives close and reopen', async () => {

@@ -1,6 +1,6 @@
 // Usage-limit policies (budgets) over HTTP, on both store engines and both
 // counter homes (process memory, Redis): the management routes (create, read,
-// list, update, delete; every field rule a 400 naming the field; workspace
+// list, update, delete, fail_mode; every field rule a 400 naming the field; workspace
 // isolation; a restart keeps them), and on the request path: a token budget
 // admits until its reservations or usage reach the limit, then 412 with
 // nothing sent upstream; a concurrent burst cannot overshoot; settlement from
@@ -39,6 +39,7 @@ interface UsageLimitJson {
   status: 'active' | 'exhausted' | 'archived';
   threshold_alerted_at: string | null;
   exhausted_at: string | null;
+  fail_mode: 'open' | 'closed';
   workspace_id: string;
 }
 
@@ -115,6 +116,7 @@ for (const engine of engines()) {
       assert.ok(Date.parse(p.next_usage_reset_at!) > gw.clock.now && Date.parse(p.next_usage_reset_at!) <= gw.clock.now + 7 * DAY);
       assert.equal(p.threshold_alerted_at, null);
       assert.equal(p.exhausted_at, null);
+      assert.equal(p.fail_mode, 'open', 'fails open unless told otherwise');
 
       const list = await expectJson<{ data: UsageLimitJson[] }>(await gw.call(`${PATH}?workspace_id=${wsId}&type=tokens&limit=100`), 200);
       assert.ok(list.data.some((x) => x.id === p.id));
@@ -131,6 +133,22 @@ for (const engine of engines()) {
 
       assert.deepEqual(await expectJson(await gw.call(`${PATH}/${p.id}`, { method: 'DELETE' }), 200), { id: p.id, object: 'policy_usage_limits', deleted: true });
       await assertEnvelope(await gw.call(`${PATH}/${p.id}`), 404);
+    });
+
+    it('fail_mode: open or closed, set on create and update, shown in reads and lists; anything else is 400 naming it', async () => {
+      const id = await create({ fail_mode: 'closed' });
+      assert.equal((await get(id)).fail_mode, 'closed');
+      const listed = await expectJson<{ data: UsageLimitJson[] }>(await gw.call(`${PATH}?workspace_id=${wsId}&limit=100`), 200);
+      assert.equal(listed.data.find((x) => x.id === id)?.fail_mode, 'closed');
+      const put = async (b: unknown): Promise<UsageLimitJson> => expectJson<UsageLimitJson>(await gw.call(`${PATH}/${id}`, { method: 'PUT', body: b }), 200);
+      assert.equal((await put({ fail_mode: 'open' })).fail_mode, 'open');
+      assert.equal((await put({ credit_limit: 500 })).fail_mode, 'open', 'an update without it keeps it');
+      assert.equal((await put({ fail_mode: 'closed' })).fail_mode, 'closed');
+      for (const bad of ['shut', 'Closed', null, 1]) {
+        assert.equal((await assertEnvelope(await gw.call(PATH, { body: body({ fail_mode: bad }) }), 400)).param, 'fail_mode');
+        assert.equal((await assertEnvelope(await gw.call(`${PATH}/${id}`, { method: 'PUT', body: { fail_mode: bad } }), 400)).param, 'fail_mode');
+      }
+      assert.equal((await get(id)).fail_mode, 'closed');
     });
 
     it('next_usage_reset_at is kept at 00:00 UTC of its day and anchors the periods', async () => {
@@ -209,7 +227,7 @@ for (const engine of engines()) {
     });
 
     it('a restart on the same data keeps every policy', async () => {
-      const id = await create({ type: 'cost', credit_limit: 12.5, alert_threshold: 10, periodic_reset: 'monthly', group_by: [{ key: 'metadata.team' }] });
+      const id = await create({ type: 'cost', credit_limit: 12.5, alert_threshold: 10, periodic_reset: 'monthly', group_by: [{ key: 'metadata.team' }], fail_mode: 'closed' });
       const view = await get(id);
       await gw.stop();
       gw = await startTestGateway(env);
@@ -372,6 +390,16 @@ for (const engine of engines()) {
         const reset = await get(id);
         assert.deepEqual([reset.status, reset.exhausted_at, reset.last_reset_at, reset.next_usage_reset_at], ['active', null, iso(start), iso(start + DAY)]);
         await ok(await chat(t.secret));
+        assert.equal(openai.requests.length, 2);
+      });
+
+      it('a budget that fails closed counts like any other while its counters answer', async () => {
+        const t = await tenant('closed');
+        await policy(t.ws, { credit_limit: 40, fail_mode: 'closed' });
+        openai.enqueue('/v1/chat/completions', answer(20), answer(20));
+        await ok(await chat(t.secret));
+        await ok(await chat(t.secret));
+        await refused(await chat(t.secret), /exhausted/);
         assert.equal(openai.requests.length, 2);
       });
 

@@ -3,15 +3,17 @@
  * create, list (`status`, `workspace_id` and the kind's own filters), read,
  * update (archive and restore through `status`), delete. A policy belongs to
  * one workspace and applies to requests made in it; workspace keys see and
- * manage only their own workspace's policies. Conditions and group_by are
- * the same for every kind; what a kind adds (its fields, their rules, its
+ * manage only their own workspace's policies. Conditions, group_by and
+ * fail_mode are the same for every kind; what a kind adds (its fields, their rules, its
  * view) comes from its `PolicyAdmin`.
  */
 import type { SchemaObject } from 'ajv';
 import { ENDPOINT_TYPES } from '../limits/endpoint-types.js';
 import { invalid, type Result } from '../shared/errors.js';
 import {
+  FAIL_MODES,
   POLICY_STATUSES,
+  type FailMode,
   type NewPolicy,
   type OwnFields,
   type Policy,
@@ -31,6 +33,7 @@ interface CreateBody {
   name?: string;
   conditions: PolicyCondition[];
   group_by: PolicyGroupBy[];
+  fail_mode?: FailMode;
   workspace_id?: string;
   /** Accepted as Portkey clients send it; this gateway serves one organisation. */
   organisation_id?: string;
@@ -40,6 +43,7 @@ interface UpdateBody {
   name?: string;
   conditions?: PolicyCondition[];
   group_by?: PolicyGroupBy[];
+  fail_mode?: FailMode;
   status?: PolicyStatus;
 }
 
@@ -152,7 +156,7 @@ function oneOf<T extends string>(query: URLSearchParams, name: string, allowed: 
 }
 
 export function policyRoutes<P extends Policy, N extends NewPolicy, C, U>(kind: PolicyAdmin<P, N, C, U>): Route[] {
-  const fields = { name: S.name, ...MATCH_FIELDS, ...kind.fields };
+  const fields = { name: S.name, ...MATCH_FIELDS, ...kind.fields, fail_mode: { enum: FAIL_MODES } };
   const checkCreate = bodyChecker<CreateBody & C>({
     type: 'object',
     additionalProperties: false,
@@ -172,6 +176,7 @@ export function policyRoutes<P extends Policy, N extends NewPolicy, C, U>(kind: 
     conditions: p.conditions,
     group_by: p.groupBy,
     ...kind.view(p, nowMs),
+    fail_mode: p.failMode,
     workspace_id: p.workspaceId,
     created_at: iso(p.createdAt),
     last_updated_at: iso(p.lastUpdatedAt),
@@ -188,7 +193,7 @@ export function policyRoutes<P extends Policy, N extends NewPolicy, C, U>(kind: 
       scope: 'policies.create',
       body: checkCreate,
       async handler({ caller, body }, deps) {
-        const { name, conditions: rawConditions, group_by: rawGroupBy, workspace_id, organisation_id: _, ...own } = body;
+        const { name, conditions: rawConditions, group_by: rawGroupBy, fail_mode: failMode, workspace_id, organisation_id: _, ...own } = body;
         const ws = await writableWorkspace(deps.store, caller, workspace_id);
         if (!ws.ok) return ws;
         const conditions = await checkConditions(deps.store, ws.value, rawConditions);
@@ -197,7 +202,7 @@ export function policyRoutes<P extends Policy, N extends NewPolicy, C, U>(kind: 
         if (!groupBy.ok) return groupBy;
         const fields = kind.create(own as C);
         if (!fields.ok) return fields;
-        const base: NewPolicy = { workspaceId: ws.value.id, name: name ?? null, conditions: conditions.value, groupBy: groupBy.value };
+        const base: NewPolicy = { workspaceId: ws.value.id, name: name ?? null, conditions: conditions.value, groupBy: groupBy.value, failMode: failMode ?? 'open' };
         const p = await kind.repo(deps.store).create({ ...base, ...fields.value } as N);
         return reply(201, { id: p.id, object: kind.object });
       },
@@ -245,9 +250,10 @@ export function policyRoutes<P extends Policy, N extends NewPolicy, C, U>(kind: 
         const found = await visible(deps, caller, params.id!);
         if (!found.ok) return found;
         const p = found.value;
-        const { name, status, conditions, group_by: groupBy, ...own } = body;
+        const { name, status, conditions, group_by: groupBy, fail_mode: failMode, ...own } = body;
         const patch: PolicyPatch<Policy> = {};
         if (name !== undefined) patch.name = name;
+        if (failMode !== undefined) patch.failMode = failMode;
         if (status !== undefined) patch.status = status;
         if (conditions !== undefined) {
           const ws = await deps.store.workspaces.get(p.workspaceId);

@@ -336,6 +336,17 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX usage_limit_policies_workspace ON usage_limit_policies (workspace_id, status, id);
     `,
   },
+  {
+    id: 11,
+    // What a policy does while its counters (Redis) cannot be reached: 'open'
+    // admits requests uncounted, 'closed' refuses them. Existing policies keep
+    // failing open, as they did before the column existed.
+    name: 'policy fail mode',
+    sql: `
+      ALTER TABLE rate_limit_policies ADD COLUMN fail_mode TEXT NOT NULL DEFAULT 'open';
+      ALTER TABLE usage_limit_policies ADD COLUMN fail_mode TEXT NOT NULL DEFAULT 'open';
+    `,
+  },
 ];
 
 /**

@@ -1,6 +1,7 @@
 /**
  * What rate-limit and usage-limit policies share in the store: the fields
- * every policy has (workspace, name, conditions, group_by, status, times)
+ * every policy has (workspace, name, conditions, group_by, fail mode,
+ * status, times)
  * and one repository (create, get, list, active, update, delete) that a
  * kind's description turns into that kind's: its table, its change notice
  * and its own columns. A kind's own field `fooBar` is stored in column
@@ -24,12 +25,17 @@ export interface PolicyGroupBy {
   key: string;
 }
 
+/** While a policy's counters cannot be reached: admit requests uncounted (`open`, the default), or refuse them. */
+export const FAIL_MODES = ['open', 'closed'] as const;
+export type FailMode = (typeof FAIL_MODES)[number];
+
 export interface Policy {
   id: string;
   workspaceId: string;
   name: string | null;
   conditions: PolicyCondition[];
   groupBy: PolicyGroupBy[];
+  failMode: FailMode;
   status: PolicyStatus;
   createdAt: number;
   lastUpdatedAt: number;
@@ -39,7 +45,7 @@ export interface Policy {
 export type OwnFields<P extends Policy> = Omit<P, keyof Policy>;
 
 /** What every new policy is given; a kind adds its own fields (those it leaves out are stored null). */
-export type NewPolicy = Pick<Policy, 'workspaceId' | 'name' | 'conditions' | 'groupBy'>;
+export type NewPolicy = Pick<Policy, 'workspaceId' | 'name' | 'conditions' | 'groupBy' | 'failMode'>;
 
 export type PolicyPatch<P extends Policy> = Partial<Omit<P, 'id' | 'workspaceId' | 'createdAt' | 'lastUpdatedAt'>>;
 
@@ -80,13 +86,14 @@ export class PolicyRepo<P extends Policy, N extends NewPolicy> {
     const id = newId();
     const at = nowSeconds();
     const own = this.own.map(([field]) => ((p as Record<string, unknown>)[field] ?? null) as SqlValue);
-    const columns = ['id', 'workspace_id', 'name', 'conditions', 'group_by', 'status', 'created_at', 'last_updated_at', ...this.own.map(([, column]) => column)];
+    const columns = ['id', 'workspace_id', 'name', 'conditions', 'group_by', 'fail_mode', 'status', 'created_at', 'last_updated_at', ...this.own.map(([, column]) => column)];
     await this.db.run(`INSERT INTO ${this.kind.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, [
       id,
       p.workspaceId,
       p.name,
       JSON.stringify(p.conditions),
       JSON.stringify(p.groupBy),
+      p.failMode,
       'active',
       at,
       at,
@@ -124,11 +131,12 @@ export class PolicyRepo<P extends Policy, N extends NewPolicy> {
     const current = await this.get(id);
     if (current === null) return null;
     const n: Record<string, unknown> = { ...current, ...patch };
-    const set = ['name', 'conditions', 'group_by', 'status', ...this.own.map(([, column]) => column), 'last_updated_at'];
+    const set = ['name', 'conditions', 'group_by', 'fail_mode', 'status', ...this.own.map(([, column]) => column), 'last_updated_at'];
     await this.db.run(`UPDATE ${this.kind.table} SET ${set.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, [
       n.name as SqlValue,
       JSON.stringify(n.conditions),
       JSON.stringify(n.groupBy),
+      n.failMode as SqlValue,
       n.status as SqlValue,
       ...this.own.map(([field]) => n[field] as SqlValue),
       nowSeconds(),
@@ -149,6 +157,7 @@ export class PolicyRepo<P extends Policy, N extends NewPolicy> {
       name: r.name,
       conditions: JSON.parse(r.conditions as string) as PolicyCondition[],
       groupBy: JSON.parse(r.group_by as string) as PolicyGroupBy[],
+      failMode: r.fail_mode,
       status: r.status,
       createdAt: Number(r.created_at),
       lastUpdatedAt: Number(r.last_updated_at),

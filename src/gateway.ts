@@ -86,6 +86,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     counter: shared.counter,
     policies: (workspaceId) => policies.forWorkspace(workspaceId),
     onUnavailable: shared.onUnavailable('rate_limit'),
+    onUncounted: (outcome) => metrics.limitsUncounted.labels({ kind: 'rate_limit', outcome }).inc(),
   });
   const budgetPolicies = new PolicyCache(store, now, USAGE_LIMIT_POLICIES);
   const budgets = new BudgetLimiter({
@@ -93,6 +94,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     policies: (workspaceId) => budgetPolicies.forWorkspace(workspaceId),
     repo: store.usageLimitPolicies,
     onUnavailable: shared.onUnavailable('usage_limit'),
+    onUncounted: (outcome) => metrics.limitsUncounted.labels({ kind: 'usage_limit', outcome }).inc(),
   });
   const logQueue = new LogQueue({
     sink: storeSink(store),
@@ -214,7 +216,7 @@ async function sharedState(settings: Settings, metrics: Metrics, logger: Logger)
     import('./cache/redis-semantic-index.js'),
   ]);
   const told = (status: RedisStatus): void =>
-    status === 'up' ? logger.info('redis connected') : logger.warn('redis unreachable: rate and usage limits fail open, circuits are kept per process, the cache misses');
+    status === 'up' ? logger.info('redis connected') : logger.warn('redis unreachable: rate and usage limits admit uncounted unless a policy fails closed, circuits are kept per process, the cache misses');
   const redis = new SharedRedis(settings.redisUrl, { onStatus: told });
   // Never throws: without Redis the gateway serves, degraded, and connects when Redis comes up.
   await redis.start();

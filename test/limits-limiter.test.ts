@@ -1,21 +1,25 @@
 // Rate-limit enforcement below HTTP: which policies a request falls under and
 // which counter it counts in; admission, refusal with retry-after, token
-// charges and the tightest quota; failing open or closed when the counters
-// are unreachable; the policy cache; and two limiters on two Redis
-// connections enforcing one limit exactly under concurrent load.
+// charges and the tightest quota; failing open or closed per policy when the
+// counters are unreachable (rate and usage limits); the policy cache; and two
+// limiters on two Redis connections enforcing one limit exactly under
+// concurrent load.
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Redis } from 'ioredis';
+import type { BudgetCounter } from '../src/limits/budget-counter.js';
+import { BudgetLimiter } from '../src/limits/budgets.js';
 import { MemoryRateCounter, type RateCounter } from '../src/limits/counter.js';
-import { RateLimiter } from '../src/limits/limiter.js';
+import { RateLimiter, type Uncounted } from '../src/limits/limiter.js';
 import { applies, counterKey, type RequestFacts } from '../src/limits/policies.js';
 import { PolicyCache } from '../src/limits/policy-cache.js';
 import { RedisRateCounter } from '../src/limits/redis-counter.js';
 import { windowOf } from '../src/limits/window.js';
 import type { RateLimitPolicy } from '../src/store/rate-limit-policies.js';
+import type { UsageLimitPolicy } from '../src/store/usage-limit-policies.js';
 import { SqliteDb } from '../src/store/sqlite.js';
 import { Store } from '../src/store/store.js';
 import { connect, dropPrefix, testPrefix } from './support/redis.js';
@@ -88,12 +92,12 @@ describe('policy matching', () => {
 });
 
 describe('rate limiter', () => {
-  const limiter = (policies: RateLimitPolicy[], counter: RateCounter = new MemoryRateCounter(), failOpen?: boolean, onUnavailable?: (e: unknown) => void) =>
-    new RateLimiter({ counter, policies: () => policies, failOpen, onUnavailable });
+  const limiter = (policies: RateLimitPolicy[], counter: RateCounter = new MemoryRateCounter(), onUnavailable?: (e: unknown) => void, onUncounted?: (o: Uncounted) => void) =>
+    new RateLimiter({ counter, policies: () => policies, onUnavailable, onUncounted });
 
   it('no applying policy: admitted, no quota', async () => {
     const a = await limiter([pol({ conditions: [{ key: 'endpoint_type', value: 'embed' }] })]).check(facts(), T0);
-    assert.deepEqual(a, { allowed: true, retryAfterMs: 0, quota: { requests: null, tokens: null }, unavailable: false, tokenCounters: [] });
+    assert.deepEqual(a, { allowed: true, retryAfterMs: 0, quota: { requests: null, tokens: null }, unavailable: false, failedClosed: null, tokenCounters: [] });
   });
 
   it('admits `value` requests per window and group, then refuses with retry-after', async () => {
@@ -149,21 +153,85 @@ describe('rate limiter', () => {
     charge: () => Promise.reject(new Error('Stream isn’t writeable')),
   };
 
-  it('counters unreachable: fails open by default, and says so', async () => {
+  it('counters unreachable: policies that fail open admit uncounted, and say so', async () => {
     const errors: unknown[] = [];
-    const l = limiter([pol(), pol({ type: 'tokens' })], broken, undefined, (e) => errors.push(e));
+    const uncounted: Uncounted[] = [];
+    // A fail-closed policy that does not apply to the request changes nothing.
+    const elsewhere = pol({ failMode: 'closed', conditions: [{ key: 'endpoint_type', value: 'embed' }] });
+    const l = limiter([pol(), pol({ type: 'tokens' }), elsewhere], broken, (e) => errors.push(e), (o) => uncounted.push(o));
     const a = await l.check(facts(), T0);
     assert.equal(a.allowed, true);
     assert.equal(a.unavailable, true);
+    assert.equal(a.failedClosed, null);
     assert.deepEqual(a.quota, { requests: null, tokens: null });
     await l.charge(a, 100, T0);
     assert.equal(errors.length, 2, 'the check and the charge');
+    assert.deepEqual(uncounted, ['admitted'], 'one request, told once');
   });
 
-  it('counters unreachable: fails closed when told to', async () => {
-    const a = await limiter([pol()], broken, false).check(facts(), T0);
+  it('counters unreachable: an applying policy that fails closed refuses, and is named', async () => {
+    const uncounted: Uncounted[] = [];
+    const closed = pol({ failMode: 'closed' });
+    const a = await limiter([pol(), closed], broken, undefined, (o) => uncounted.push(o)).check(facts(), T0);
     assert.equal(a.allowed, false);
     assert.equal(a.unavailable, true);
+    assert.equal(a.failedClosed, closed.id);
+    assert.deepEqual(uncounted, ['refused']);
+  });
+
+  it('a policy that fails closed counts like any other while its counters answer', async () => {
+    const l = limiter([pol({ failMode: 'closed', value: 1 })]);
+    assert.equal((await l.check(facts(), T0)).allowed, true);
+    const refused = await l.check(facts(), T0);
+    assert.equal(refused.allowed, false);
+    assert.equal(refused.failedClosed, null);
+  });
+});
+
+describe('budget limiter while its counters are unreachable', () => {
+  const budget = (over: Partial<UsageLimitPolicy> = {}): UsageLimitPolicy => ({
+    id: `budget-${++seq}`,
+    workspaceId: WS,
+    name: null,
+    conditions: [{ key: 'api_key', value: '*' }],
+    groupBy: [{ key: 'api_key' }],
+    type: 'tokens',
+    creditLimit: 100,
+    alertThreshold: null,
+    periodicReset: null,
+    periodicResetDays: null,
+    nextUsageResetAt: null,
+    thresholdAlertedAt: null,
+    exhaustedAt: null,
+    failMode: 'open',
+    status: 'active',
+    createdAt: 0,
+    lastUpdatedAt: 0,
+    ...over,
+  });
+  const broken: BudgetCounter = {
+    reserve: () => Promise.reject(new Error('Stream isn’t writeable')),
+    adjust: () => Promise.reject(new Error('Stream isn’t writeable')),
+  };
+  const limiter = (policies: UsageLimitPolicy[], uncounted: Uncounted[]) =>
+    new BudgetLimiter({ counter: broken, policies: () => policies, repo: { markAlert: async () => true }, onUncounted: (o) => uncounted.push(o) });
+  const demand = () => ({ tokens: 20, cost: null });
+
+  it('policies that fail open admit unreserved: nothing to settle', async () => {
+    const uncounted: Uncounted[] = [];
+    const elsewhere = budget({ failMode: 'closed', conditions: [{ key: 'endpoint_type', value: 'embed' }] });
+    const a = await limiter([budget(), elsewhere], uncounted).reserve(facts(), demand, T0);
+    assert.ok(a.allowed);
+    assert.deepEqual(a.hold, { held: [], settled: true });
+    assert.deepEqual(uncounted, ['admitted']);
+  });
+
+  it('an applying policy that fails closed refuses, and is named', async () => {
+    const uncounted: Uncounted[] = [];
+    const closed = budget({ failMode: 'closed' });
+    const a = await limiter([budget(), closed], uncounted).reserve(facts(), demand, T0);
+    assert.deepEqual(a, { allowed: false, policy: closed, exhausted: false, unavailable: true });
+    assert.deepEqual(uncounted, ['refused']);
   });
 });
 

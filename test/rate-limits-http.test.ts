@@ -1,7 +1,7 @@
 // Rate-limit policies enforced on the request path, over HTTP, on both store
 // engines and both counter homes (process memory, Redis): exact request
 // limits with 429 + Retry-After and nothing sent upstream, groups, conditions,
-// archived and changed policies, token limits charged from each answer's
+// archived, changed and fail-closed policies, token limits charged from each answer's
 // usage (JSON, streams whether or not they asked for it, translated answers), the quota
 // headers; across two gateway processes sharing Redis under concurrent load;
 // and Redis unreachable: requests still served, /health degraded, metrics.
@@ -165,6 +165,15 @@ for (const engine of engines()) {
         assert.equal(theirs.status, 200, 'another key counts in a group of its own');
         assert.equal(quota(theirs, 'requests')?.remaining, 1);
         assert.equal(openai.requests.length, 3);
+      });
+
+      it('a policy that fails closed counts like any other while its counters answer', async () => {
+        const t = await c.tenant('closed');
+        await c.policy(t.workspaceId, { value: 2, fail_mode: 'closed' });
+        assert.equal(quota(await c.chat(t.secret), 'requests')?.remaining, 1);
+        assert.equal(quota(await c.chat(t.secret), 'requests')?.remaining, 0);
+        await assertRefused(await c.chat(t.secret), gw.clock.now);
+        assert.equal(openai.requests.length, 2);
       });
 
       it('a fractional limit admits whole requests: 1.5 per minute is 1', async () => {

@@ -8,14 +8,16 @@
  * is raised. Crossing the alert threshold or the limit is recorded on the
  * policy once per period.
  *
- * When the counters cannot be reached (Redis away) the request is admitted
- * unreserved (fail open, the default) or refused, as rate limits do.
+ * When the counters cannot be reached (Redis away) the request is refused
+ * if an applying policy fails closed, else admitted unreserved, as rate
+ * limits do.
  */
 import type { UsageLimitPolicy, UsageLimitPolicyRepo } from '../store/usage-limit-policies.js';
 import type { Amounts } from './budget-estimate.js';
 import type { BudgetCheck, BudgetCounter } from './budget-counter.js';
 import { periodOf } from './budget-period.js';
 import { refuses } from './counter.js';
+import type { Uncounted } from './limiter.js';
 import { applies, counterKey, type RequestFacts } from './policies.js';
 
 const NANO = 1e9;
@@ -43,9 +45,10 @@ export interface BudgetOptions {
   policies: (workspaceId: string) => readonly UsageLimitPolicy[] | Promise<readonly UsageLimitPolicy[]>;
   /** Where alerts are recorded. */
   repo: Pick<UsageLimitPolicyRepo, 'markAlert'>;
-  failOpen?: boolean;
   /** Told of every counter or store failure (a lost settlement or alert is reported, not fatal). */
   onUnavailable?: (err: unknown) => void;
+  /** Told of every request the unreachable counters left unreserved: admitted, or refused by a policy that fails closed. */
+  onUncounted?: (outcome: Uncounted) => void;
 }
 
 /** A policy's limits in counter units: tokens, or nano-USD. */
@@ -78,7 +81,9 @@ export class BudgetLimiter {
       r = await this.opts.counter.reserve(held, now);
     } catch (err) {
       this.opts.onUnavailable?.(err);
-      return (this.opts.failOpen ?? true) ? { allowed: true, hold: NO_HOLD } : { allowed: false, policy: policies[0]!, exhausted: false, unavailable: true };
+      const closed = policies.find((p) => p.failMode === 'closed');
+      this.opts.onUncounted?.(closed === undefined ? 'admitted' : 'refused');
+      return closed === undefined ? { allowed: true, hold: NO_HOLD } : { allowed: false, policy: closed, exhausted: false, unavailable: true };
     }
     if (r.allowed) return { allowed: true, hold: { held, settled: false } };
     const i = held.findIndex((h, j) => refuses(r.used[j]!, h.amount, h.limit));

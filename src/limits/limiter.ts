@@ -3,9 +3,9 @@
  * count it in each one's counter at once (all or nothing), and after the
  * answer charge its token usage to the token policies.
  *
- * When the counters cannot be reached (Redis away), the request is admitted
- * uncounted (fail open, the default) or refused (fail closed); either way
- * the admission says so, for the answer, logs and metrics.
+ * When the counters cannot be reached (Redis away), the request is refused
+ * if an applying policy fails closed, else admitted uncounted (every policy
+ * fails open); either way the admission says so, for the answer and metrics.
  */
 import type { RateLimitPolicy, RateLimitType } from '../store/rate-limit-policies.js';
 import type { RateCheck, RateCounter } from './counter.js';
@@ -27,6 +27,8 @@ export interface RateAdmission {
   quota: Record<RateLimitType, RateQuota | null>;
   /** The counters could not be reached: admitted or refused without counting. */
   unavailable: boolean;
+  /** When unavailable and refused: the applying policy that fails closed. */
+  failedClosed: string | null;
   /** What `charge` adds the answer's tokens to. */
   readonly tokenCounters: readonly RateCheck[];
 }
@@ -35,13 +37,15 @@ export interface LimiterOptions {
   counter: RateCounter;
   /** The active policies of a workspace (a PolicyCache). */
   policies: (workspaceId: string) => readonly RateLimitPolicy[] | Promise<readonly RateLimitPolicy[]>;
-  /** Admit when the counters are unreachable (default) or refuse. */
-  failOpen?: boolean;
   /** Told of every counter failure. */
   onUnavailable?: (err: unknown) => void;
+  /** Told of every request the unreachable counters left uncounted: admitted, or refused by a policy that fails closed. */
+  onUncounted?: (outcome: Uncounted) => void;
 }
 
-const NONE: RateAdmission = { allowed: true, retryAfterMs: 0, quota: { requests: null, tokens: null }, unavailable: false, tokenCounters: [] };
+export type Uncounted = 'admitted' | 'refused';
+
+const NONE: RateAdmission = { allowed: true, retryAfterMs: 0, quota: { requests: null, tokens: null }, unavailable: false, failedClosed: null, tokenCounters: [] };
 
 export class RateLimiter {
   constructor(private readonly opts: LimiterOptions) {}
@@ -56,7 +60,9 @@ export class RateLimiter {
       decision = await this.opts.counter.hit(checks, now);
     } catch (err) {
       this.opts.onUnavailable?.(err);
-      return { ...NONE, allowed: this.opts.failOpen ?? true, unavailable: true, tokenCounters };
+      const closed = policies.find((p) => p.failMode === 'closed');
+      this.opts.onUncounted?.(closed === undefined ? 'admitted' : 'refused');
+      return { ...NONE, allowed: closed === undefined, unavailable: true, failedClosed: closed?.id ?? null, tokenCounters };
     }
     const quota: RateAdmission['quota'] = { requests: null, tokens: null };
     decision.counters.forEach((c, i) => {
@@ -64,7 +70,7 @@ export class RateLimiter {
       const tightest = quota[p.type];
       if (tightest === null || c.remaining < tightest.remaining) quota[p.type] = { policyId: p.id, limit: p.value, remaining: c.remaining, resetAt: c.resetAt };
     });
-    return { allowed: decision.allowed, retryAfterMs: decision.retryAfterMs, quota, unavailable: false, tokenCounters };
+    return { allowed: decision.allowed, retryAfterMs: decision.retryAfterMs, quota, unavailable: false, failedClosed: null, tokenCounters };
   }
 
   /** Adds an answer's token usage to the token policies the request fell under. Never throws: a lost charge is reported, not fatal. */

@@ -65,6 +65,25 @@ const UNCHARGED: Result<AnswerUsage> = { ok: true, value: new AnswerUsage([]) };
 
 const TYPES: readonly RateLimitType[] = ['requests', 'tokens'];
 
+/**
+ * Retry-After of a request a fail-closed policy refused while its counters
+ * were unreachable: Redis is reconnected to within 2 s of its return
+ * (state/redis.ts), so a retry after this finds the counters back if Redis is.
+ */
+const UNCHECKED_RETRY_S = 2;
+
+/**
+ * A fail-closed policy's refusal while its counters are unreachable: the
+ * status of its kind's limit (429, or 412 as an exhausted budget), with a
+ * code of its own and a Retry-After, since it is not the limit that refuses.
+ */
+function unchecked(status: 429 | 412, kind: 'rate' | 'usage', policyId: string): GatewayError {
+  return new GatewayError(status, `${kind} limits cannot be checked now and policy ${policyId} fails closed; retry after ${UNCHECKED_RETRY_S} s`, {
+    code: `${kind}_limit_unavailable`,
+    headers: { 'retry-after': String(UNCHECKED_RETRY_S) },
+  });
+}
+
 export class RequestLimits {
   constructor(
     private readonly limiter: RateLimiter,
@@ -130,12 +149,11 @@ function factsOf(method: string, pathname: string, key: ApiKeyRecord, metadata: 
 
 function budgetRefusal(a: Extract<BudgetAdmission, { allowed: false }>): GatewayError {
   const p = a.policy;
+  if (a.unavailable) return unchecked(412, 'usage', p.id);
   const limit = `${p.creditLimit} ${p.type === 'cost' ? 'USD' : 'tokens'}`;
-  const why = a.unavailable
-    ? 'usage limits cannot be checked now'
-    : a.exhausted
-      ? `usage limit of ${limit} exhausted (policy ${p.id})`
-      : `usage limit of ${limit} has no room for this request's estimated usage (policy ${p.id})`;
+  const why = a.exhausted
+    ? `usage limit of ${limit} exhausted (policy ${p.id})`
+    : `usage limit of ${limit} has no room for this request's estimated usage (policy ${p.id})`;
   return new GatewayError(412, why, { code: 'usage_limit_exceeded' });
 }
 
@@ -152,6 +170,7 @@ function setQuotaHeaders(res: ServerResponse, type: RateLimitType, q: RateQuota,
 }
 
 function refusal(a: RateAdmission): GatewayError {
+  if (a.failedClosed !== null) return unchecked(429, 'rate', a.failedClosed);
   const seconds = Math.max(1, Math.ceil(a.retryAfterMs / 1000));
   // The tightest quota of a type refused when it has no room for this request's cost (1 request, 0 tokens).
   const type = TYPES.find((t) => {

@@ -88,6 +88,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly limitsUncounted = new Counter({
+    name: 'switchyard_limits_uncounted_total',
+    help: 'Requests under rate-limit or usage-limit policies whose counters (Redis) were unreachable, by policy kind: admitted uncounted (every applying policy fails open) or refused (one fails closed).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   /** Label children by label values: prom-client hashes the label object on every call otherwise. */
   private readonly children = new Map<string, Children>();
   private readonly cacheChildren = new Map<string, CounterChild>();

@@ -180,7 +180,7 @@ interface SharedState {
   circuits: CircuitStore;
   cache: CacheStore;
   semanticIndex: SemanticIndex;
-  /** Counts a failed Redis command of `component` (the callers fall back or fail open). */
+  /** Counts a failed Redis command of `component` (the callers fall back, or decide by the policies' fail_mode). */
   onUnavailable(component: string): (err: unknown) => void;
 }
 

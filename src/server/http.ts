@@ -4,12 +4,12 @@
  * parse, and a graceful drain on shutdown.
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import type { AdminDeps, AdminRouter } from '../admin/router.js';
 import { listModels } from '../catalog/list.js';
 import type { Endpoint } from '../providers/types.js';
 import { GatewayError } from '../shared/errors.js';
+import { newId } from '../store/ids.js';
 import { requireScope, type KeyAuthenticator } from './auth.js';
 import type { Metrics } from './metrics.js';
 import { relay, type RelayDeps } from './relay.js';
@@ -101,7 +101,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     return sendError(res, new GatewayError(404, `no route for ${req.method} ${pathname}`, { code: 'route_not_found' }));
   }
 
-  const traceId = single(req.headers['x-gateway-trace-id']) ?? randomUUID();
+  // Time-ordered (UUIDv7): the request log's trace index then grows at its end, not at a random page per request.
+  const traceId = single(req.headers['x-gateway-trace-id']) ?? newId();
   const refuse = (error: GatewayError): void => {
     res.setHeader('x-gateway-trace-id', traceId);
     sendError(res, error);

@@ -364,14 +364,15 @@ describe('model endpoints', () => {
       assert.equal(h.get('openai-version'), '2020-10-01');
     });
 
-    it('a trace id is generated when the client sends none, a new one each time', async () => {
+    it('a trace id is generated when the client sends none, a new one each time, time-ordered', async () => {
       const a = await gw.call('/chat/completions', { headers: routed, body: chat });
       const b = await gw.call('/chat/completions', { headers: routed, body: chat });
       const ta = a.headers.get('x-gateway-trace-id');
       const tb = b.headers.get('x-gateway-trace-id');
       assert.deepEqual([a.status, b.status], [200, 200]);
-      assert.ok(ta !== null && ta.length >= 8, String(ta));
-      assert.ok(tb !== null && tb !== ta);
+      // UUIDv7, so that request logs index them in order.
+      for (const t of [ta, tb]) assert.match(String(t), /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      assert.ok(tb! > ta!);
     });
 
     it('on a gateway error: trace id and cache status, with the envelope', async () => {

@@ -292,6 +292,30 @@ for (const engine of engines()) {
       assert.equal(await metadataRows(), 400);
     });
 
+    it('writes strings Postgres TEXT refuses (NUL, lone surrogates) and keeps a backslash before `ud800` as text', async () => {
+      const queue = queueOn();
+      queue.start();
+      const metadata = { k: 'x\udc00', '\\': '\\\ud800' };
+      const [r] = records(1, { model: 'a\ud800b', metadata, requestBody: 'literal \\ud800 and \\\\ud800', responseBody: 'a\u0000b' });
+      queue.enqueue(r!);
+      await queue.close();
+      assert.equal(queue.stats().dropped, 0);
+      const back = await store.logs.get(r!.id, { full: 'any', own: [], userId: null, hideMetadata: [] });
+      // A lone surrogate becomes U+FFFD (SQLite's driver writes one per byte of its WTF-8 form).
+      assert.equal(back?.model?.replace(/\uFFFD+/g, '\uFFFD'), 'a\uFFFDb');
+      assert.deepEqual(back?.metadata, metadata, 'the metadata column is JSON text: escapes survive');
+      assert.equal(back?.requestBody, 'literal \\ud800 and \\\\ud800');
+      assert.equal(back?.responseBody, 'a\uFFFDb');
+      const pairs = await store.db.all<{ key: string; value: string }>('SELECT key, value FROM log_metadata WHERE log_id = ? ORDER BY key', [r!.id]);
+      assert.deepEqual(
+        pairs.map((p) => [p.key, p.value.replace(/\uFFFD+/g, '\uFFFD')]),
+        [
+          ['\\', '\\\uFFFD'],
+          ['k', 'x\uFFFD'],
+        ],
+      );
+    });
+
     it('writes a body holding a NUL character', async () => {
       const queue = queueOn();
       queue.start();

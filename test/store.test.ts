@@ -122,6 +122,32 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
       }
     });
 
+    it('insertMany writes rows with their types, skips keys already stored, and inside a transaction rolls back with it', async () => {
+      const b = await engine.fresh();
+      await withStore(b, async (s) => {
+        await s.db.exec('CREATE TABLE many_t (id TEXT PRIMARY KEY, n BIGINT, f DOUBLE PRECISION, s TEXT)');
+        const cols = ['id', 'n', 'f', 's'];
+        await s.db.insertMany('many_t', cols, [
+          ['a', 1_700_000_000_000, 3.06e-5, 'say "hi"\\n'],
+          ['b', null, 0.5, null],
+        ]);
+        await s.db.insertMany('many_t', cols, [['a', 2, 2, 'again'], ['c', 3, 3, '']]);
+        await s.db.insertMany('many_t', cols, []);
+        await assert.rejects(
+          s.db.transaction(async (tx) => {
+            await tx.insertMany('many_t', cols, [['d', 4, 4, 'd']]);
+            throw new Error('roll back');
+          }),
+          /roll back/,
+        );
+        assert.deepEqual(await s.db.all('SELECT id, n, f, s FROM many_t ORDER BY id'), [
+          { id: 'a', n: 1_700_000_000_000, f: 3.06e-5, s: 'say "hi"\\n' },
+          { id: 'b', n: null, f: 0.5, s: null },
+          { id: 'c', n: 3, f: 3, s: '' },
+        ]);
+      });
+    });
+
     it('the default workspace is created once and stays the same', async () => {
       const b = await engine.fresh();
       const first = await withStore(b, async (s) => {

@@ -23,18 +23,11 @@ export const LOG_BODY_MAX_CHARS = 1024 * 1024;
 const SECRET_ENDINGS =
   'api[-_ ]?key|secret|passw(?:or)?d|authori[sz]ation|cookie|.token|private[-_ ]?key|access[-_ ]?key(?:[-_ ]?id)?|service[-_ ]?account[-_ ]?json|credentials';
 const SECRET_NAME = new RegExp(`(?:${SECRET_ENDINGS})$`, 'i');
-/**
- * Matches wherever a JSON key with a secret name could end (the last word of
- * every ending, then the closing quote: `…key"`): text without a match has
- * no such field, and skips the field-by-field pass. Literal words, so the
- * scan is fast; a match that is no secret only costs the slower pass.
- */
-const SECRET_KEY_HINT = /(?:key(?:[-_ ]?id)?|secret|passw(?:or)?d|authori[sz]ation|cookie|token|json|credentials)"/i;
-
 export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);
 }
 
+/** Each shape's start is also in SHAPE_OR_ESCAPE_HINT (below): a shape missing there would be stored unredacted. */
 const SECRET_SHAPES = new RegExp(
   [
     '-----BEGIN [A-Z ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z ]*PRIVATE KEY-----',
@@ -52,11 +45,40 @@ export function redactText(s: string): string {
   return s.replace(SECRET_SHAPES, REDACTED);
 }
 
-/** `"<secret name>": "value"` inside text that is not one JSON document (SSE streams, cut bodies). */
+/**
+ * Whether text may hold something to redact; false only when it certainly
+ * holds nothing, and then the text is stored as it is. It matches the start
+ * of every credential shape, the end of every secret name followed by the
+ * closing quote of a JSON key (`…key"`, any case), and any `\u00XX` escape.
+ * Why that suffices for JSON (a body, or a line of an SSE stream): other escapes decode to quotes, slashes or
+ * control characters, never to the letters, digits, `-` or `_` that spell a
+ * shape's start or a name's last word, so without a `\u00XX` escape those
+ * are raw characters in the text, in a row, and the key's closing quote
+ * follows its last one. (A backslash escape before `sk-…` makes a word
+ * boundary the raw text lacks: hence no `\b` here.) Literal words, so the
+ * scan is quick; a match that is no secret only costs the slower pass.
+ */
+function mayHoldSecret(text: string): boolean {
+  return SHAPE_OR_ESCAPE_HINT.test(text) || SECRET_KEY_HINT.test(text);
+}
+const SHAPE_OR_ESCAPE_HINT = /-----BEGIN|[Bb]earer|sk-[A-Za-z0-9_-]{16}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{10}|\\u00[0-7]/;
+const SECRET_KEY_HINT = /(?:key(?:[-_ ]?id)?|secret|passw(?:or)?d|authori[sz]ation|cookie|token|json|credentials)"/i;
+
+/** `"<secret name>": "value"` inside text that is not one JSON document; the name as JSON spells it (escapes decoded). */
 const FIELD_IN_TEXT = /"((?:[^"\\]|\\.)*)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g;
 
 function redactFieldsInText(s: string): string {
-  return s.replace(FIELD_IN_TEXT, (whole, name: string, colon: string) => (isSecretName(name) ? `"${name}"${colon}"${REDACTED}"` : whole));
+  return s.replace(FIELD_IN_TEXT, (whole, name: string, colon: string) => (isSecretName(jsonString(name) ?? name) ? `"${name}"${colon}"${REDACTED}"` : whole));
+}
+
+/** The content of a JSON string decoded; null when it is not valid JSON. */
+function jsonString(inner: string): string | null {
+  if (!inner.includes('\\')) return inner;
+  try {
+    return JSON.parse(`"${inner}"`) as string;
+  } catch {
+    return null;
+  }
 }
 
 function replacer(key: string, value: unknown): unknown {
@@ -80,27 +102,41 @@ export function redactMetadata(m: Readonly<Record<string, string>> | null | unde
 
 /**
  * A body as the log stores it: a parsed value serialised, raw bytes or text
- * as text, with credential shapes removed and, when a secret-named field
- * may be in it, that field's value too (JSON is then parsed and rewritten;
- * other text, such as SSE streams, loses the values of `"name": "…"` pairs).
- * Null when there is no body. Cut at maxChars. The usual body, with no
- * secret-named field, costs one serialisation and two regular-expression
- * scans.
+ * as text, cut at maxChars; null when there is no body. The usual body, in
+ * which mayHoldSecret finds nothing, is stored as it came, at the cost of two
+ * regular-expression scans. Otherwise secrets are removed: JSON is parsed and
+ * rewritten with secret-named fields replaced at any depth and credential
+ * shapes cut out of every string (so escapes cannot hide one); other text,
+ * such as an SSE stream, has each line that is JSON (after `data:`)
+ * rewritten the same way, credential shapes cut out anywhere, and the values
+ * of `"<secret name>": "…"` pairs replaced.
  */
 export function logBody(body: unknown, maxChars = LOG_BODY_MAX_CHARS): string | null {
   if (body === null || body === undefined) return null;
-  const raw = typeof body === 'string' || body instanceof Uint8Array;
-  const text = !raw ? JSON.stringify(body) : typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  const text = typeof body === 'string' ? body : body instanceof Uint8Array ? utf8(body) : JSON.stringify(body);
   if (text === undefined || text.length === 0) return null;
-  let out = redactText(text);
-  if (SECRET_KEY_HINT.test(out)) out = (looksLikeJson(out) ? rewritten(out) : null) ?? redactFieldsInText(out);
+  const out = mayHoldSecret(text) ? redactBody(text) : text;
   return out.length > maxChars ? `${out.slice(0, maxChars)}…[cut: ${out.length - maxChars} more characters]` : out;
 }
 
-function looksLikeJson(s: string): boolean {
-  const c = s.trimStart()[0];
-  return c === '{' || c === '[';
+/** Buffer's own toString, not a view made for it: making the view costs more than decoding a small body. */
+function utf8(bytes: Uint8Array): string {
+  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('utf8');
 }
+
+/** logBody's slow path: the text rewritten as the comment there says. */
+function redactBody(text: string): string {
+  const json = rewritten(text);
+  if (json !== null) return json;
+  const lines = text.replace(JSON_LINE, (line, prefix: string, doc: string) => {
+    const r = rewritten(doc);
+    return r === null ? line : prefix + r;
+  });
+  return redactFieldsInText(redactText(lines));
+}
+
+/** A line that may be JSON, alone or as an SSE `data:` field. */
+const JSON_LINE = /^(data:[ \t]?|)([{["].*)$/gm;
 
 /** JSON rewritten with secret-named fields replaced; null when the text is not JSON after all. */
 function rewritten(s: string): string | null {

@@ -13,6 +13,14 @@ export interface Db {
   get<T>(sql: string, params?: readonly SqlValue[]): Promise<T | undefined>;
   /** Runs a statement; resolves to the number of rows it changed. */
   run(sql: string, params?: readonly SqlValue[]): Promise<number>;
+  /**
+   * Inserts rows (values in `columns` order), skipping those whose key is
+   * already stored (`ON CONFLICT DO NOTHING`); for batches, where a
+   * statement per row or a parameter per value would cost more than the
+   * insert: SQLite runs one cached single-row statement per row, Postgres
+   * sends one statement with the rows as one JSON parameter.
+   */
+  insertMany(table: string, columns: readonly string[], rows: readonly (readonly SqlValue[])[]): Promise<void>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
   /** fn's statements commit together or not at all; use the Db it is given, not this one. */
@@ -41,6 +49,11 @@ export function isDataError(e: unknown): boolean {
   if (typeof code === 'string') return /^(22|23|54)[0-9A-Z]{3}$/.test(code) || /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH)/.test(code);
   // better-sqlite3 refuses a value it cannot bind before SQLite sees it.
   return e instanceof TypeError || e instanceof RangeError;
+}
+
+/** `INSERT INTO table (columns) <source> ON CONFLICT DO NOTHING`, the statement both engines' insertMany build. */
+export function insertSql(table: string, columns: readonly string[], source: string): string {
+  return `INSERT INTO ${table} (${columns.join(', ')}) ${source} ON CONFLICT DO NOTHING`;
 }
 
 const converted = new Map<string, string>();

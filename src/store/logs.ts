@@ -147,9 +147,9 @@ function int(n: number | null): number | null {
   return n === null ? null : Math.round(n);
 }
 
-/** Appends a record's values in COLUMNS order (pushing: flatMap over a batch costs several µs a row). */
-function pushParams(out: SqlValue[], r: LogRecord): void {
-  out.push(
+/** A record's values in COLUMNS order. */
+function values(r: LogRecord): SqlValue[] {
+  return [
     r.id,
     Math.round(r.createdAtMs),
     text(r.traceId),
@@ -185,7 +185,7 @@ function pushParams(out: SqlValue[], r: LogRecord): void {
     text(r.requestBody),
     text(r.responseBody),
     r.logFormat,
-  );
+  ];
 }
 
 function toSummary(r: Row): LogSummary {
@@ -234,35 +234,7 @@ function toRecord(r: Row): LogRecord {
   };
 }
 
-/**
- * Splits rows into runs of max, max/2, …, 1 (max a power of two): a batch of
- * any size takes few statements, and there are at most log2(max)+1 distinct
- * statement texts for the engines' prepared-statement caches.
- */
-function* runs<T>(rows: readonly T[], max: number): Generator<readonly T[]> {
-  let i = 0;
-  for (let size = max; size >= 1; size >>= 1) {
-    while (rows.length - i >= size) {
-      yield rows.slice(i, i + size);
-      i += size;
-    }
-  }
-}
-
-const LOG_RUN = 128; // 35 parameters a row: 4480 per statement, under both engines' limits
-const METADATA_RUN = 256;
-
-const insertSql = new Map<string, string>();
-function multiInsert(table: string, columns: readonly string[], rows: number): string {
-  const key = `${table}:${rows}`;
-  let sql = insertSql.get(key);
-  if (sql === undefined) {
-    const tuple = `(${columns.map(() => '?').join(', ')})`;
-    sql = `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array.from({ length: rows }, () => tuple).join(', ')} ON CONFLICT DO NOTHING`;
-    insertSql.set(key, sql);
-  }
-  return sql;
-}
+const METADATA_COLUMNS = ['log_id', 'key', 'value'] as const;
 
 function placeholders(n: number): string {
   return Array.from({ length: n }, () => '?').join(', ');
@@ -337,6 +309,7 @@ export class LogRepo {
   /** Writes records in one transaction; records already stored (same id) are skipped. */
   async insert(records: readonly LogRecord[]): Promise<void> {
     if (records.length === 0) return;
+    const rows = records.map(values);
     const pairs: SqlValue[][] = [];
     for (const r of records) {
       if (r.metadata === null) continue;
@@ -346,12 +319,8 @@ export class LogRepo {
       }
     }
     await this.db.transaction(async (tx) => {
-      for (const run of runs(records, LOG_RUN)) {
-        const params: SqlValue[] = [];
-        for (const r of run) pushParams(params, r);
-        await tx.run(multiInsert('request_logs', COLUMNS, run.length), params);
-      }
-      for (const run of runs(pairs, METADATA_RUN)) await tx.run(multiInsert('log_metadata', ['log_id', 'key', 'value'], run.length), run.flat());
+      await tx.insertMany('request_logs', COLUMNS, rows);
+      if (pairs.length > 0) await tx.insertMany('log_metadata', METADATA_COLUMNS, pairs);
     });
   }
 

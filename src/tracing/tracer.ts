@@ -5,12 +5,12 @@
  * OpenTelemetry module is loaded and nothing but the ids object is made.
  * With one, otel.ts (loaded on demand) records and exports real spans.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { LogRecord } from '../logs/record.js';
 import type { Endpoint } from '../providers/types.js';
 import type { AttemptEnd, AttemptObserver } from '../routing/router.js';
 import { single } from '../server/request-headers.js';
+import { newId } from '../store/ids.js';
 import type { OtlpSettings } from '../settings.js';
 import { parseTraceparent } from './headers.js';
 
@@ -74,7 +74,8 @@ export function readRequestIds(h: IncomingHttpHeaders): RequestIds {
   const parentSpanId = single(h['x-gateway-parent-span-id']);
   const w3c = traceId === undefined || parentSpanId === undefined ? parseTraceparent(single(h.traceparent)) : null;
   return new RequestIds(
-    traceId ?? w3c?.traceId ?? randomUUID(),
+    // Time-ordered (UUIDv7): the request log's trace index then grows at its end, not at a random page per request.
+    traceId ?? w3c?.traceId ?? newId(),
     single(h['x-gateway-span-id']) ?? null,
     parentSpanId ?? w3c?.parentId ?? null,
     single(h['x-gateway-span-name']) ?? null,

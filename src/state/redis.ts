@@ -32,6 +32,8 @@ export class SharedRedis {
     const maxBackoff = opts.maxBackoffMs ?? 2000;
     this.client = new Redis(url, {
       lazyConnect: true,
+      // Commands of one event-loop turn (the checks of requests arriving together) go out in one write.
+      enableAutoPipelining: true,
       enableOfflineQueue: false,
       // In-flight commands fail when the connection drops instead of being resent after a reconnect:
       // a resent rate-limit hit would count a request that was already answered as failed.

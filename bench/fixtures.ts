@@ -59,3 +59,17 @@ export const STREAM_EVENTS: string[] = DELTAS.map((delta, i) => {
 });
 
 export const STREAM_DONE = 'data: [DONE]\n\n';
+
+/**
+ * OpenAI's extra last chunk when the request sets stream_options.include_usage
+ * (the gateway asks for it: every stream then reports its usage).
+ */
+export const STREAM_USAGE_EVENT = `data: ${JSON.stringify({
+  id: 'chatcmpl-bench',
+  object: 'chat.completion.chunk',
+  created: 1700000000,
+  model: MODEL,
+  system_fingerprint: 'fp_bench',
+  choices: [],
+  usage: { prompt_tokens: 10, completion_tokens: 9, total_tokens: 19 },
+})}\n\n`;

@@ -4,10 +4,9 @@
  * written to `request_logs`. Bodies, metadata and errors in a record are
  * already redacted (redact.ts); nothing here holds a gateway or provider key.
  */
+import type { CacheStatus } from '../cache/answer-cache.js';
 import type { Endpoint } from '../providers/types.js';
 
-/** The contract's x-gateway-cache-status values. */
-export type CacheStatus = 'HIT' | 'SEMANTIC HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
 
 /** The layout of this record; a different layout would get a new name, so readers can tell stored records apart. */
 export const LOG_FORMAT = 'v1';

@@ -24,15 +24,15 @@ import { GatewayError, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { RateLimitType } from '../store/rate-limit-policies.js';
 
-/** Takes an answer's usage: `settle` with the answer's text (null: unreadable), or `release` when no answer came. */
+/** Takes an answer's usage: `settle` with its usage object (null: none readable), or `release` when no answer came. */
 interface Charger {
-  settle(text: string | null): Promise<void>;
+  settle(usage: Record<string, unknown> | null): Promise<void>;
   release(): Promise<void>;
 }
 
 /**
  * The chargers of an admitted request (rate-limit tokens, budgets): each
- * settles from the same answer text.
+ * settles from the same usage, parsed once from the answer text.
  */
 export class AnswerUsage {
   constructor(private readonly chargers: readonly Charger[]) {}
@@ -52,7 +52,9 @@ export class AnswerUsage {
    * reservations stand as the charge.
    */
   async settle(text: string | null): Promise<void> {
-    await Promise.all(this.chargers.map((c) => c.settle(text)));
+    // Parsed once for every charger.
+    const usage = text === null ? null : lastUsage(text);
+    await Promise.all(this.chargers.map((c) => c.settle(usage)));
   }
 
   /** No answer (routing failed, provider error): nothing used. */
@@ -122,10 +124,7 @@ export class RequestLimits {
     return {
       ok: true,
       value: usage.with({
-        settle: (text) => {
-          const u = text === null ? null : lastUsage(text);
-          return this.budgets.settle(hold, u === null ? null : actual(u, model), this.now());
-        },
+        settle: (u) => this.budgets.settle(hold, u === null ? null : actual(u, model), this.now()),
         release: () => this.budgets.settle(hold, { tokens: 0, cost: 0 }, this.now()),
       }),
     };
@@ -133,8 +132,7 @@ export class RequestLimits {
 
   private tokenCharger(a: RateAdmission): Charger {
     return {
-      settle: async (text) => {
-        const u = text === null ? null : lastUsage(text);
+      settle: async (u) => {
         const tokens = u === null ? null : tokensOf(u);
         if (tokens !== null) await this.limiter.charge(a, tokens, this.now());
       },

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
@@ -232,6 +232,29 @@ for (const engine of engines()) {
       assert.equal(log!.total_tokens, log!.prompt_tokens + log!.completion_tokens);
       // Counted in the analytics below with the tokens the log holds; the catalog has no price for openai-compatible.
       sent.push({ traceId, status: 200, provider: 'openai-compatible', model: MODEL, usage: { prompt_tokens: log!.prompt_tokens, completion_tokens: log!.completion_tokens, total_tokens: log!.total_tokens }, cost: null });
+    });
+
+    it('a client that leaves mid-stream: logged as sent, error client_closed, tokens counted from what passed', async () => {
+      const traceId = `left-${randomUUID()}`;
+      const chunk = (content: string) => JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: MODEL, choices: [{ index: 0, delta: { content }, finish_reason: null }] });
+      openai.enqueue('/v1/chat/completions', { sse: [chunk('Hello'), chunk(' there'), chunk(' and more')], chunkDelayMs: 500 });
+      const abort = new AbortController();
+      const res = await fetch(`${gw.v1}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-gateway-api-key': ADMIN_KEY, ...direct(traceId) },
+        body: JSON.stringify(question('leave early', { stream: true })),
+        signal: abort.signal,
+      });
+      const reader = res.body!.getReader();
+      await reader.read();
+      abort.abort();
+      await reader.read().catch(() => {});
+      const [log] = await logsOf(gw, traceId);
+      assert.equal(log!.status, 200);
+      assert.equal(log!.error.error.code, 'client_closed');
+      assert.equal(log!.tokens_estimated, true);
+      assert.ok(log!.completion_tokens > 0);
+      sent.push({ traceId, status: 200, provider: 'openai', model: MODEL, usage: { prompt_tokens: log!.prompt_tokens, completion_tokens: log!.completion_tokens, total_tokens: log!.total_tokens }, cost: priced('openai', MODEL, log!.prompt_tokens, log!.completion_tokens) });
     });
 
     it('a translated provider (Anthropic), whole and streamed', async () => {

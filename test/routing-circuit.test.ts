@@ -38,6 +38,14 @@ async function viaB(config: Json): Promise<void> {
   assertRouted(await chat(gw, config), { status: 200, index: 'config.targets[1]', by: 'B' });
 }
 
+/** switchyard_circuit_state by circuit (config identity : target path), from /metrics. */
+async function circuitStates(): Promise<Map<string, number>> {
+  const text = await (await fetch(`${gw.url}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^switchyard_circuit_state\{circuit="([^"]+)"\} (\d+)$/gm)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
 describe('circuit breaker', () => {
   it('opens after failure_threshold failures: A is skipped, B answers', async () => {
     A.enqueue(CHAT, ...times(10, fail(502)));
@@ -72,18 +80,24 @@ describe('circuit breaker', () => {
     assert.equal(A.requests.length, 2);
   });
 
-  it('after the cooldown one probe goes to A; its success closes the circuit', async () => {
+  it('after the cooldown one probe goes to A; its success closes the circuit (and the circuit-state metric follows)', async () => {
+    const opened = new Set([...(await circuitStates())].filter(([, v]) => v === 2).map(([k]) => k));
     A.enqueue(CHAT, fail(502), fail(502));
     const config = guarded();
     await viaB(config);
     await viaB(config);
     await viaB(config);
     assert.equal(A.requests.length, 2);
+    // The metric shows A's circuit open (2) as the last request saw it.
+    const open = [...(await circuitStates())].filter(([k, v]) => v === 2 && k.endsWith(':config.targets[0]') && !opened.has(k));
+    assert.equal(open.length, 1, 'one newly open circuit: A of this config');
+    const circuit = open[0]![0];
     gw.clock.advance(COOLDOWN);
     assertRouted(await chat(gw, config), { status: 200, index: 'config.targets[0]', by: 'A' });
     assert.equal(A.requests.length, 3, 'the probe');
     assertRouted(await chat(gw, config), { status: 200, index: 'config.targets[0]', by: 'A' });
     assert.equal(A.requests.length, 4, 'closed again: A used');
+    assert.equal((await circuitStates()).get(circuit), 0, 'closed in the metric too');
     assert.equal(B.requests.length, 3);
   });
 

@@ -3,7 +3,6 @@
  * main.ts runs it as a process; tests start it in-process on port 0.
  */
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
@@ -19,10 +18,9 @@ import { BudgetLimiter } from './limits/budgets.js';
 import { MemoryRateCounter, type RateCounter } from './limits/counter.js';
 import { RateLimiter } from './limits/limiter.js';
 import { PolicyCache, type PolicySource } from './limits/policy-cache.js';
-import { LogQueue, storeSink } from './logs/queue.js';
 import { redactText } from './logs/redact.js';
 import { LogRetention } from './logs/retention.js';
-import { SpillFiles } from './logs/spill.js';
+import { LogWriter } from './logs/writer.js';
 import { MemoryCircuitStore, type CircuitStore } from './routing/circuit.js';
 import { Router } from './routing/router.js';
 import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
@@ -96,13 +94,17 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     onUnavailable: shared.onUnavailable('usage_limit'),
     onUncounted: (outcome) => metrics.limitsUncounted.labels({ kind: 'usage_limit', outcome }).inc(),
   });
-  const logQueue = new LogQueue({
-    sink: storeSink(store),
-    spill: new SpillFiles(join(settings.dataDir, 'log-spill')),
-    onError: (err, message) => logger.error({ err }, message),
-  });
-  logQueue.start();
-  metrics.watchLogQueue(() => logQueue.stats());
+  const logWriter = settings.requestLogs
+    ? new LogWriter({
+        dataDir: settings.dataDir,
+        databaseUrl: settings.databaseUrl,
+        onError: (err, message) => logger.error({ err }, message),
+        onUsage: (provider, model, input, output, cost) => metrics.usage(provider, model, input, output, cost),
+      })
+    : null;
+  // Logs off: the log metrics stay, at zero.
+  const noLogs = { depth: 0, flushed: 0, spilled: 0, replayed: 0, dropped: 0, storeDown: false };
+  metrics.watchLogQueue(() => logWriter?.stats() ?? noLogs);
   const retention = new LogRetention(store.logs, settings.logRetentionDays, now, (err) => logger.error({ err }, 'log retention failed'));
   retention.start();
   const tracer = await startTracer(settings.otlp, (err) => logger.warn({ err }, 'could not export trace spans'));
@@ -126,7 +128,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     configs: new SavedConfigs(store, secrets, now),
     limits: new RequestLimits(limiter, budgets, now),
     cache: new AnswerCache(shared.cache, semantic, now),
-    logs: settings.requestLogs ? new RequestLogger(logQueue, new LogBodies(store), metrics, now) : null,
+    logs: logWriter === null ? null : new RequestLogger(logWriter, new LogBodies(store), now),
     tracer,
     onError: (err) => logger.error({ err }, 'unhandled error in request'),
   });
@@ -137,7 +139,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     });
   } catch (e) {
     await retention.stop();
-    await logQueue.close();
+    await logWriter?.close();
     await tracer.close().catch(() => {});
     await shared.redis?.close();
     await store.close().catch(() => {});
@@ -163,7 +165,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       await tracer.close().catch((err: unknown) => logger.warn({ err }, 'could not export trace spans'));
       // After the drain: answers finishing during it still charge their usage and are logged.
       await retention.stop();
-      await logQueue.close();
+      await logWriter?.close();
       await shared.redis?.close();
       await store.close();
     },

@@ -16,10 +16,10 @@ import { through } from '../shared/through.js';
 export const TAIL_BYTES = 8192;
 
 export class AnswerCapture {
-  private readonly head: Buffer[] = [];
+  private readonly headChunks: Buffer[] = [];
   /** Bytes of the head kept so far. */
   headLength = 0;
-  private readonly tail: Buffer[] = [];
+  private readonly tailChunks: Buffer[] = [];
   private tailLength = 0;
   /** Bytes that passed. */
   total = 0;
@@ -42,23 +42,27 @@ export class AnswerCapture {
     if (this.headLength < this.headBytes) {
       const room = this.headBytes - this.headLength;
       const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
-      this.head.push(part);
+      this.headChunks.push(part);
       this.headLength += part.length;
     }
-    this.tail.push(chunk);
+    this.tailChunks.push(chunk);
     this.tailLength += chunk.length;
-    while (this.tailLength - this.tail[0]!.length >= TAIL_BYTES) this.tailLength -= this.tail.shift()!.length;
+    while (this.tailLength - this.tailChunks[0]!.length >= TAIL_BYTES) this.tailLength -= this.tailChunks.shift()!.length;
   }
 
-  /** The first headBytes of the answer, as text (its end cut off when longer). */
-  headText(): string {
-    return (this.head.length === 1 ? this.head[0]! : Buffer.concat(this.head, this.headLength)).toString('utf8');
+  /** The first headBytes of the answer (its end cut off when longer). */
+  head(): Buffer {
+    return this.headChunks.length === 1 ? this.headChunks[0]! : Buffer.concat(this.headChunks, this.headLength);
   }
 
-  /** The last TAIL_BYTES (or fewer) of the answer, as text; the whole answer when it was that short. */
+  /** The last TAIL_BYTES (or fewer) of the answer; the whole answer when it was that short. */
+  tail(): Buffer {
+    const all = this.tailChunks.length === 1 ? this.tailChunks[0]! : Buffer.concat(this.tailChunks, this.tailLength);
+    return all.length > TAIL_BYTES ? all.subarray(all.length - TAIL_BYTES) : all;
+  }
+
   tailText(): string {
-    const all = this.tail.length === 1 ? this.tail[0]! : Buffer.concat(this.tail, this.tailLength);
-    return (all.length > TAIL_BYTES ? all.subarray(all.length - TAIL_BYTES) : all).toString('utf8');
+    return this.tail().toString('utf8');
   }
 }
 

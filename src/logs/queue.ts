@@ -72,6 +72,8 @@ export interface LogQueueOptions {
   retryMaxMs?: number;
   /** Told once when the store goes away, and of lost records. */
   onError?: (err: unknown, message: string) => void;
+  /** Told after records were written, spilled, replayed or dropped (stats() changed). */
+  onProgress?: () => void;
 }
 
 const DEFAULTS = {
@@ -116,7 +118,7 @@ class Bounded {
 }
 
 export class LogQueue {
-  private readonly o: Required<Omit<LogQueueOptions, 'onError'>> & Pick<LogQueueOptions, 'onError'>;
+  private readonly o: Required<Omit<LogQueueOptions, 'onError' | 'onProgress'>> & Pick<LogQueueOptions, 'onError' | 'onProgress'>;
   private readonly memory: Bounded;
   /** Records the memory buffer had no room for, waiting for an append to the spill file. */
   private readonly overflow: Bounded;
@@ -224,6 +226,7 @@ export class LogQueue {
       const batch = this.memory.take(this.o.batchSize);
       if (this.down || !(await this.write(batch))) await this.spill(batch);
       else this.counts.flushed += batch.length;
+      this.o.onProgress?.();
     }
     if (this.spillPending && (!this.down || Date.now() >= this.nextTryAt)) await this.replay();
   }
@@ -242,8 +245,7 @@ export class LogQueue {
         await this.o.sink.insert([r]);
       } catch (e) {
         if (!this.o.sink.isDataError(e)) return this.wentDown(e);
-        this.counts.dropped++;
-        this.o.onError?.(e, `request log ${r.id} refused by the store; dropped`);
+        this.drop(e, 1, `request log ${r.id} refused by the store; dropped`);
       }
     }
     return true;
@@ -263,10 +265,10 @@ export class LogQueue {
       const r = await this.o.spill.replay(async (batch) => {
         if (!(await this.write(batch))) throw new StoreDown();
         this.counts.replayed += batch.length;
+        this.o.onProgress?.();
       }, this.o.batchSize);
       if (r.unreadable > 0) {
-        this.counts.dropped += r.unreadable;
-        this.o.onError?.(null, `${r.unreadable} unreadable lines in the log spill file; dropped`);
+        this.drop(null, r.unreadable, `${r.unreadable} unreadable lines in the log spill file; dropped`);
       }
       this.spillPending = this.spilledSinceReplay;
       this.down = false;
@@ -298,13 +300,20 @@ export class LogQueue {
 
   private spilled(n: number): void {
     this.counts.spilled += n;
+    this.o.onProgress?.();
     this.spillPending = true;
     this.spilledSinceReplay = true;
   }
 
   private lost(e: unknown, n: number): void {
+    this.drop(e, n, `${n} request logs could not be written to the spill file; dropped`);
+  }
+
+  /** Counts records lost before they reached the queue (or in it), and says why. */
+  drop(e: unknown, n: number, message: string): void {
     this.counts.dropped += n;
-    this.o.onError?.(e, `${n} request logs could not be written to the spill file; dropped`);
+    this.o.onError?.(e, message);
+    this.o.onProgress?.();
   }
 
   /** Appends the overflow to the spill file, one append at a time. */

@@ -166,13 +166,26 @@ const SAFE_HEADERS = [
   'x-gateway-strict-compat-compliance',
 ] as const;
 
-export function safeHeaders(headers: IncomingHttpHeaders): Record<string, string> | null {
+/** The allow-listed request headers as they came (the request thread's cheap half of safeHeaders). */
+export function pickHeaders(headers: IncomingHttpHeaders): Record<string, string> | null {
   let out: Record<string, string> | null = null;
   for (const name of SAFE_HEADERS) {
     const v = headers[name];
     if (v === undefined) continue;
     out ??= {};
-    out[name] = redactText(Array.isArray(v) ? v.join(', ') : v);
+    out[name] = Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
+}
+
+/** Picked headers with credential-shaped substrings removed. */
+export function redactHeaders(picked: Readonly<Record<string, string>> | null): Record<string, string> | null {
+  if (picked === null) return null;
+  const out: Record<string, string> = {};
+  for (const name in picked) out[name] = redactText(picked[name]!);
+  return out;
+}
+
+export function safeHeaders(headers: IncomingHttpHeaders): Record<string, string> | null {
+  return redactHeaders(pickHeaders(headers));
 }

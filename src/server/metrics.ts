@@ -157,7 +157,7 @@ export class Metrics {
     this.circuits.labels({ circuit: key }).set(state === 'closed' ? 0 : state === 'half-open' ? 1 : 2);
   }
 
-  /** Tokens and cost of one answered request, from its log record. */
+  /** Tokens and cost of answered requests (summed by the log writer thread from their records). */
   usage(provider: string, model: string, input: number | null, output: number | null, costUsd: number | null): void {
     const key = `${provider}\u0000${model}`;
     let c = this.usageChildren.get(key);

@@ -14,6 +14,7 @@ import { isHopByHop } from '../routing/headers.js';
 import { mayRepeat, type RouteRequest, type RouteResult, type Router } from '../routing/router.js';
 import type { Translator } from '../providers/types.js';
 import { AnswerCapture } from '../logs/capture.js';
+import { readUsage } from '../logs/usage.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { Cancel } from '../upstream/cancel.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
@@ -46,13 +47,13 @@ export interface RelayTarget extends TrailTarget {
   path: string;
 }
 
-/** Relays one request, then counts it, logs it and ends its span (with the log's record when there is one), whatever happened to it. */
+/** Relays one request, then counts it, ends its span and logs it, whatever happened to it. */
 export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerResponse, t: RelayTarget): Promise<void> {
   const trail = new RequestTrail();
   await serve(deps, req, res, t, trail);
   observe(deps.metrics, t, trail);
+  if (t.span.exporting) t.span.end(outcomeOf(t, trail));
   if (deps.logs !== null) deps.logs.write(t, req.method!, req.headers, trail);
-  else t.span.end(outcomeOf(t, trail));
 }
 
 async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse, t: RelayTarget, trail: RequestTrail): Promise<void> {
@@ -324,20 +325,32 @@ function strictCheck(plan: Plan, headerStrict: boolean | undefined, body: unknow
   return null;
 }
 
-/** How the request ended, for its span, when no log record is built (request logs off): no tokens. */
+/** How the request ended, for its span: tokens from the answer's usage when the answer was watched (logs on, or usage charged). */
 function outcomeOf(t: RelayTarget, trail: RequestTrail): RequestOutcome {
   const r = trail.result;
+  const ok = trail.status >= 200 && trail.status < 300;
+  const answer = trail.answerText ?? trail.answer?.tailText() ?? null;
+  const usage = ok && answer !== null ? readUsage(answer) : null;
   return {
     status: trail.status,
     provider: r?.provider ?? trail.servedBy ?? null,
     model: r?.model ?? trail.model ?? null,
     cacheStatus: trail.cacheStatus,
     retryCount: r?.retries ?? 0,
-    promptTokens: null,
-    completionTokens: null,
+    promptTokens: usage?.promptTokens ?? null,
+    completionTokens: usage?.completionTokens ?? null,
     workspaceId: t.key.workspaceId,
-    error: trail.error?.toJSON() ?? null,
+    error: trail.error?.toJSON() ?? (ok || answer === null ? null : providerError(answer)),
   };
+}
+
+/** A provider's error answer as JSON (its envelope's message and code go on the span); null when it is not JSON. */
+function providerError(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
 }
 
 function observe(m: Metrics, t: RelayTarget, trail: RequestTrail): void {

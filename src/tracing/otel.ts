@@ -132,6 +132,9 @@ export class OtelTracer implements Tracer {
 }
 
 class OtelRequestSpan extends RequestIds {
+  override get exporting(): boolean {
+    return true;
+  }
   private readonly span: Span;
   private readonly method: string;
   private readonly operation: string | undefined;

@@ -32,6 +32,8 @@ export type RequestOutcome = Pick<
 
 /** A request's span: its ids, a child per provider call (the router's observer), and its end. */
 export interface RequestSpan extends SpanIds, AttemptObserver {
+  /** Spans are exported: end() wants the outcome (tokens included); else it does nothing and need not be called. */
+  readonly exporting: boolean;
   /** Once, after the last byte went out (or the gateway answered itself). */
   end(outcome: RequestOutcome): void;
 }
@@ -54,6 +56,10 @@ const NO_ATTEMPT: AttemptEnd = { end() {} };
  * this is the request's span as well: its hooks do nothing.
  */
 export class RequestIds implements RequestSpan {
+  get exporting(): boolean {
+    return false;
+  }
+
   constructor(
     readonly traceId: string,
     public spanId: string | null,

@@ -1,0 +1,130 @@
+/**
+ * The log writer thread (started by writer.ts): makes records of the
+ * request thread's entries and writes them through a LogQueue of its own,
+ * on a database connection of its own, so none of that work (usage
+ * parsing, redaction, pricing, SQL, the garbage of records waiting for
+ * their batch) is done on the thread that serves requests. On a machine
+ * with a second core the request thread does not pay for it at all.
+ *
+ * Reports to the request thread: entries taken (a shared counter, for its
+ * back-pressure), the queue's stats (a shared array, read when /metrics is
+ * scraped), tokens and cost per provider and model (messages, for the
+ * metrics), errors (messages, for its logger).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parentPort, workerData } from 'node:worker_threads';
+import { isDataError } from '../store/db.js';
+import { LogRepo } from '../store/logs.js';
+import { openDb } from '../store/open.js';
+import { buildRecord } from './build.js';
+import { unpack } from './entry.js';
+import { LogQueue } from './queue.js';
+import type { LogRecord } from './record.js';
+import { SpillFiles } from './spill.js';
+import { STAT_SLOTS, type FromWriter, type ToWriter, type UsageRow, type WriterData } from './writer.js';
+
+const port = parentPort!;
+const data = workerData as WriterData;
+const taken = new Int32Array(data.taken);
+const stats = new Float64Array(data.stats);
+
+// Named, so `top -H` shows it and a benchmark can pin it to a core of its own.
+try {
+  writeFileSync('/proc/thread-self/comm', 'sy-log-writer');
+} catch {
+  // Not Linux: the name is only a convenience.
+}
+
+function send(m: FromWriter): void {
+  port.postMessage(m);
+}
+
+function report(err: unknown, message: string): void {
+  const e = err instanceof Error ? { message: err.message, stack: err.stack, code: (err as { code?: unknown }).code } : err;
+  send({ type: 'error', message, err: e });
+}
+
+const db = await openDb(data);
+const repo = new LogRepo(db);
+const queue = new LogQueue({
+  sink: { insert: (records) => repo.insert(records), isDataError },
+  spill: new SpillFiles(join(data.dataDir, 'log-spill')),
+  onError: report,
+  onProgress: publish,
+});
+
+/** The queue's stats into the shared array the request thread reads. */
+function publish(): void {
+  const s = queue.stats();
+  STAT_SLOTS.forEach((k, i) => (stats[i] = typeof s[k] === 'boolean' ? Number(s[k]) : s[k]));
+}
+
+/** Tokens and cost per provider and model, summed until sent (every USAGE_EVERY_MS: each message wakes the request thread). */
+const sums = new Map<string, UsageRow>();
+const USAGE_EVERY_MS = 100;
+let usageTimer: NodeJS.Timeout | null = null;
+
+function sendUsage(): void {
+  usageTimer = null;
+  if (sums.size === 0) return;
+  send({ type: 'usage', rows: [...sums.values()] });
+  sums.clear();
+}
+
+function addUsage(records: readonly LogRecord[]): void {
+  for (const r of records) {
+    if (r.provider === null || (r.totalTokens === null && r.costUsd === null)) continue;
+    const model = r.model ?? 'none';
+    const key = `${r.provider}\u0000${model}`;
+    let s = sums.get(key);
+    if (s === undefined) sums.set(key, (s = [r.provider, model, 0, 0, 0]));
+    s[2] += r.promptTokens ?? 0;
+    s[3] += r.completionTokens ?? 0;
+    s[4] += r.costUsd ?? 0;
+  }
+  usageTimer ??= setTimeout(sendUsage, USAGE_EVERY_MS);
+}
+
+function taking(n: number): void {
+  Atomics.add(taken, 0, n);
+  Atomics.notify(taken, 0);
+}
+
+async function onBatch(m: ToWriter & { type: 'batch' }): Promise<void> {
+  const records: LogRecord[] = [];
+  const later: Promise<void>[] = [];
+  for (const e of unpack(m.batch)) {
+    try {
+      const r = buildRecord(e);
+      if (r instanceof Promise) later.push(r.then((x) => void records.push(x)));
+      else records.push(r);
+    } catch (err) {
+      queue.drop(err, 1, 'a request log could not be made into a record; dropped');
+    }
+  }
+  if (later.length > 0) await Promise.all(later);
+  for (const r of records) queue.enqueue(r);
+  addUsage(records);
+  publish();
+  taking(m.batch.count);
+}
+
+/** Batches are handled in order, one at a time (a batch whose answers are counted by the tokenizer waits for it). */
+let chain: Promise<void> = Promise.resolve();
+port.on('message', (m: ToWriter) => {
+  if (m.type === 'batch') chain = chain.then(() => onBatch(m));
+  else
+    chain = chain
+      .then(() => queue.close(m.timeoutMs))
+      .then(async () => {
+        if (usageTimer !== null) clearTimeout(usageTimer);
+        sendUsage();
+        publish();
+        await db.close();
+        send({ type: 'closed' });
+        port.close();
+      });
+});
+queue.start();
+publish();

@@ -211,6 +211,7 @@ async function startGateway(variant: GatewayVariant, tmp: string, upstream: { ch
   try {
     const health = async (): Promise<boolean> => (await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) })).ok;
     await waitReady('/health', proc, health, 30_000);
+    if (variant.env.GATEWAY_REQUEST_LOGS !== 'off') await pinLogWriter(proc.pid!);
     run.extraRequests += (await variant.setUp?.({ base, target })) ?? 0;
     await checkTarget(target);
     run.extraRequests += CHECKED_KINDS.length;
@@ -220,6 +221,27 @@ async function startGateway(variant: GatewayVariant, tmp: string, upstream: { ch
     log(`${variant.name} failed ${run.failure}`);
   }
   return run;
+}
+
+/**
+ * The gateway's log writer thread (named sy-log-writer, src/logs/writer-thread.ts)
+ * moved to the load core: the request thread keeps core 0, as a deployment
+ * with a second core would have it. Everything else of the process stays on core 0.
+ */
+async function pinLogWriter(pid: number): Promise<void> {
+  for (let tries = 0; tries < 50; tries++) {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      let comm = '';
+      try {
+        comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      } catch {
+        continue;
+      }
+      if (comm === 'sy-log-writer') return void execFileSync('taskset', ['-pc', String(LOAD_CORE), tid], { stdio: 'ignore' });
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('no sy-log-writer thread in the gateway to pin');
 }
 
 function gatewayLogTail(dir: string): string {
@@ -382,7 +404,7 @@ async function main(tmp: string): Promise<number> {
       machine: machine(),
       pinning: [
         `core ${SERVER_CORE}: the proxy under load, nginx (1 worker), the node floor or a gateway variant (\`taskset -c ${SERVER_CORE}\`; one is loaded at a time, the others idle), and the upstream: nginx (1 worker, fixed non-streaming answers via \`return\`) and bench/upstream.ts (node:http, SSE)`,
-        `core ${LOAD_CORE}: wrk (\`taskset -c ${LOAD_CORE} wrk -t1\`), the streaming client, and this orchestrator (samples /proc every 100 ms)`,
+        `core ${LOAD_CORE}: wrk (\`taskset -c ${LOAD_CORE} wrk -t1\`), the streaming client, this orchestrator (samples /proc every 100 ms), and the log writer thread of the gateway variants that log (\`sy-log-writer\`, moved with \`taskset -pc ${LOAD_CORE} <tid>\` once the gateway is up: request logs are made and written there, off the request thread, as on any machine with a second core; the rest of the process, V8's helper threads included, stays on core ${SERVER_CORE})`,
         "why the upstream shares the proxy's core: a wake-up across cores costs tens of µs on this VM, so with the upstream there direct and proxied requests each cross cores once per direction, and added latency is the proxy's own; the upstream's CPU per request on that core is in Run details",
       ],
       load: `per scenario, ${ROUNDS} rounds of ${SLICE_S} s runs interleaving the targets, after a ${WARMUP_S} s warm-up run per target (discarded), ${SETTLE_MS} ms idle after each run; wrk -t1; streaming: ${STREAMS_PER_SLICE} sequential requests per round on one keep-alive connection, after ${STREAM_WARMUP} discarded`,

@@ -12,33 +12,39 @@
  */
 import type { CacheStatus } from '../cache/answer-cache.js';
 import type { Endpoint } from '../providers/types.js';
+import type { LogRecord } from './record.js';
 
-export interface LogEntry {
-  /** Unix ms when the request arrived; the record's id is made from it. */
-  createdAtMs: number;
+/** The record's fields the request thread knows as the record keeps them. */
+type Known = Pick<
+  LogRecord,
+  | 'createdAtMs'
+  | 'traceId'
+  | 'spanId'
+  | 'parentSpanId'
+  | 'spanName'
+  | 'workspaceId'
+  | 'apiKeyId'
+  | 'userId'
+  | 'configId'
+  | 'virtualKeyId'
+  | 'integrationId'
+  | 'provider'
+  | 'model'
+  | 'endpoint'
+  | 'method'
+  | 'path'
+  | 'status'
+  | 'cacheStatus'
+  | 'retryCount'
+  | 'lastUsedOptionIndex'
+>;
+
+export interface LogEntry extends Known {
+  /** Unrounded (the record rounds them). */
   latencyMs: number;
-  traceId: string;
-  spanId: string | null;
-  parentSpanId: string | null;
-  spanName: string | null;
-  workspaceId: string;
-  apiKeyId: string;
-  userId: string | null;
-  configId: string | null;
-  virtualKeyId: string | null;
-  integrationId: string | null;
+  upstreamTtfbMs: number | null;
   /** The integration's pricing_adjustments.multiplier (1 without stored credentials). */
   pricingMultiplier: number;
-  provider: string | null;
-  model: string | null;
-  endpoint: Endpoint;
-  method: string;
-  path: string;
-  status: number;
-  upstreamTtfbMs: number | null;
-  cacheStatus: CacheStatus | null;
-  retryCount: number;
-  lastUsedOptionIndex: string | null;
   metadata: Readonly<Record<string, string>> | null;
   /** The gateway's own error envelope, or null (a provider's error body is in the answer). */
   gatewayError: unknown;

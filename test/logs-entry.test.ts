@@ -4,46 +4,7 @@ import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { buildRecord } from '../src/logs/build.js';
 import { EntryBatch, unpack, type LogEntry, type PackedBatch } from '../src/logs/entry.js';
 import { LOG_BODY_MAX_CHARS } from '../src/logs/redact.js';
-
-function entry(over: Partial<LogEntry> = {}): LogEntry {
-  return {
-    createdAtMs: 1_760_000_000_000,
-    latencyMs: 12.6,
-    traceId: 'trace-1',
-    spanId: 'span-1',
-    parentSpanId: null,
-    spanName: 'chat',
-    workspaceId: 'default',
-    apiKeyId: 'key-1',
-    userId: null,
-    configId: 'cfg-1',
-    virtualKeyId: 'vk-1',
-    integrationId: null,
-    pricingMultiplier: 2,
-    provider: 'openai',
-    model: 'gpt-4o-mini',
-    endpoint: 'chat',
-    method: 'POST',
-    path: '/chat/completions',
-    status: 200,
-    upstreamTtfbMs: 3.4,
-    cacheStatus: 'MISS',
-    retryCount: 1,
-    lastUsedOptionIndex: 'config.targets[1]',
-    metadata: { team: 'a' },
-    gatewayError: null,
-    cut: false,
-    headers: { 'content-type': 'application/json', 'user-agent': 'Bearer abcdefghijklmnop' },
-    contentType: 'application/json',
-    bodies: true,
-    requestBody: Buffer.from('{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"api_key":"x"}'),
-    requestBytes: 82,
-    answerText: null,
-    answerHead: Buffer.from('{"id":"c1","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}'),
-    answerTail: null,
-    ...over,
-  };
-}
+import { logEntry as entry } from './support/logs.js';
 
 /** A batch as the writer thread receives it: through a real port, its buffer transferred. */
 function cross(batch: PackedBatch): PackedBatch {

@@ -8,7 +8,7 @@
  * ArrayBuffer that is transferred, not copied. Holding a request's facts as
  * objects until a batch is written cost the request thread more in garbage
  * collection than anything else the log does (they outlive young-generation
- * collections); a batch is sent at the end of the event-loop turn that made it.
+ * collections); a batch waits at most a few milliseconds (writer.ts).
  */
 import type { CacheStatus } from '../cache/answer-cache.js';
 import type { Endpoint } from '../providers/types.js';

@@ -25,11 +25,10 @@
  * when the store is up, and resolves; a record enqueued before close() is in
  * the store afterwards whenever the store is up.
  */
-import { join } from 'node:path';
 import { isDataError } from '../store/db.js';
 import type { Store } from '../store/store.js';
 import type { LogRecord } from './record.js';
-import { SpillFiles } from './spill.js';
+import type { SpillFiles } from './spill.js';
 
 export interface LogSink {
   /** Writes records in one transaction; ids already stored are skipped. */
@@ -328,8 +327,3 @@ export class LogQueue {
 }
 
 class StoreDown extends Error {}
-
-/** The queue of one gateway process: spill files in `<dataDir>/log-spill`, writes to the store. */
-export function createLogQueue(store: Store, dataDir: string, onError: LogQueueOptions['onError']): LogQueue {
-  return new LogQueue({ sink: storeSink(store), spill: new SpillFiles(join(dataDir, 'log-spill')), onError });
-}

@@ -1,6 +1,6 @@
 /**
- * The request thread's end of the log write path: entries are gathered for
- * the rest of the event-loop turn and sent as one packed batch (entry.ts) to
+ * The request thread's end of the log write path: entries are gathered
+ * (SEND_EVERY, SEND_AFTER_MS below) and sent as one packed batch (entry.ts) to
  * the log writer thread (writer-thread.ts), which makes records and writes
  * them through its LogQueue: batches, spill to disk, replay, flush on close.
  *
@@ -55,8 +55,9 @@ const SEND_AFTER_MS = 10;
 export class LogWriter {
   /** Null between a thread's death and its successor's start. */
   private worker: Worker | null = null;
-  private taken = new Int32Array(new SharedArrayBuffer(4));
-  private shared = new Float64Array(new SharedArrayBuffer(8 * STAT_SLOTS.length));
+  /** Shared with the thread, reused by its successor (reset when one dies). */
+  private readonly taken = new Int32Array(new SharedArrayBuffer(4));
+  private readonly shared = new Float64Array(new SharedArrayBuffer(8 * STAT_SLOTS.length));
   /** Entries sent to the current thread. */
   private sent = 0;
   /** Counters of threads that died, so they never go back. */
@@ -131,9 +132,6 @@ export class LogWriter {
   }
 
   private spawn(): void {
-    this.taken = new Int32Array(new SharedArrayBuffer(4));
-    this.shared = new Float64Array(new SharedArrayBuffer(8 * STAT_SLOTS.length));
-    this.sent = 0;
     const data: WriterData = {
       dataDir: this.o.dataDir,
       databaseUrl: this.o.databaseUrl,
@@ -161,7 +159,8 @@ export class LogWriter {
     this.past.replayed = s.replayed;
     this.past.dropped = s.dropped;
     this.shared.fill(0);
-    this.sent = Atomics.load(this.taken, 0);
+    Atomics.store(this.taken, 0, 0);
+    this.sent = 0;
     this.worker = null;
     this.drop(unwritten, `the log writer thread exited (code ${code}): ${unwritten} request logs it held are lost; a new one starts in ${RESTART_DELAY_MS} ms`);
     setTimeout(() => {

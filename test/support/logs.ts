@@ -1,4 +1,5 @@
-/** Complete log records for tests that write the log store directly. */
+/** Complete log records for tests that write the log store directly, and entries for the log writer. */
+import type { LogEntry } from '../../src/logs/entry.js';
 import { LOG_FORMAT, type LogRecord } from '../../src/logs/record.js';
 import { newId } from '../../src/store/ids.js';
 
@@ -40,5 +41,46 @@ export function logRecord(overrides: Partial<LogRecord> & { workspaceId: string 
     responseBody: '{"id":"chatcmpl-1","choices":[]}',
     logFormat: LOG_FORMAT,
     ...overrides,
+  };
+}
+
+/** A chat request's entry as the request thread makes it: its answer reports 10 + 5 tokens. */
+export function logEntry(over: Partial<LogEntry> = {}): LogEntry {
+  return {
+    createdAtMs: 1_760_000_000_000,
+    latencyMs: 12.6,
+    traceId: 'trace-1',
+    spanId: 'span-1',
+    parentSpanId: null,
+    spanName: 'chat',
+    workspaceId: 'default',
+    apiKeyId: 'key-1',
+    userId: null,
+    configId: 'cfg-1',
+    virtualKeyId: 'vk-1',
+    integrationId: null,
+    pricingMultiplier: 2,
+    provider: 'openai',
+    model: 'gpt-4o-mini',
+    endpoint: 'chat',
+    method: 'POST',
+    path: '/chat/completions',
+    status: 200,
+    upstreamTtfbMs: 3.4,
+    cacheStatus: 'MISS',
+    retryCount: 1,
+    lastUsedOptionIndex: 'config.targets[1]',
+    metadata: { team: 'a' },
+    gatewayError: null,
+    cut: false,
+    headers: { 'content-type': 'application/json', 'user-agent': 'Bearer abcdefghijklmnop' },
+    contentType: 'application/json',
+    bodies: true,
+    requestBody: Buffer.from('{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"api_key":"x"}'),
+    requestBytes: 82,
+    answerText: null,
+    answerHead: Buffer.from('{"id":"c1","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}'),
+    answerTail: null,
+    ...over,
   };
 }

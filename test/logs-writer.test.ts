@@ -1,0 +1,96 @@
+// The log writer thread on both real engines: entries handed over on the
+// request thread are records in the store after close(), their tokens and
+// cost come back for the metrics, and a thread that dies is replaced (what it
+// held counted as dropped, later entries written by its successor).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import type { Worker } from 'node:worker_threads';
+import { LogWriter } from '../src/logs/writer.js';
+import { openStore } from '../src/store/open.js';
+import type { Store } from '../src/store/store.js';
+import { engines } from './support/engines.js';
+import { logEntry } from './support/logs.js';
+
+async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+for (const engine of engines()) {
+  describe(`log writer thread on ${engine.name}`, { timeout: 60_000 }, () => {
+    let store: Store;
+    let dir: string;
+    let env: Record<string, string>;
+    const errors: string[] = [];
+    const usage = { input: 0, output: 0, cost: 0 };
+    const count = async (): Promise<number> => Number((await store.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM request_logs'))!.n);
+    const writerOn = (): LogWriter =>
+      new LogWriter({
+        dataDir: dir,
+        databaseUrl: env.DATABASE_URL,
+        onError: (_err, message) => errors.push(message),
+        onUsage: (_provider, _model, input, output, cost) => {
+          usage.input += input;
+          usage.output += output;
+          usage.cost += cost;
+        },
+      });
+
+    beforeEach(async () => {
+      env = await engine.fresh();
+      dir = env.GATEWAY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'switchyard-writer-'));
+      store = await openStore({ dataDir: dir, databaseUrl: env.DATABASE_URL });
+      await store.migrate();
+      errors.length = 0;
+      Object.assign(usage, { input: 0, output: 0, cost: 0 });
+    });
+    afterEach(async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    after(() => engine.cleanup());
+
+    it('every entry is a record in the store after close(), with its tokens and cost reported back', async () => {
+      const writer = writerOn();
+      // More than one batch's worth, sent at once, and a remainder close() sends.
+      for (let i = 0; i < 300; i++) writer.write(logEntry({ traceId: `t-${i}` }));
+      await writer.close();
+      assert.equal(await count(), 300);
+      const s = writer.stats();
+      assert.deepEqual({ ...s }, { depth: 0, flushed: 300, spilled: 0, replayed: 0, dropped: 0, storeDown: false });
+      assert.equal(usage.input, 300 * 10);
+      assert.equal(usage.output, 300 * 5);
+      assert.ok(usage.cost > 0);
+      const one = await store.db.get<{ trace_id: string; total_tokens: number; request_body: string }>("SELECT * FROM request_logs WHERE trace_id = 't-7'");
+      assert.equal(Number(one!.total_tokens), 15);
+      assert.match(one!.request_body, /"api_key":"\[REDACTED\]"/);
+      assert.deepEqual(errors, []);
+      writer.write(logEntry());
+      assert.equal(writer.stats().dropped, 1, 'an entry after close is counted, not lost silently');
+    });
+
+    it('a thread that dies is said, counted and replaced; later entries are written by the new one', async () => {
+      const writer = writerOn();
+      for (let i = 0; i < 3; i++) writer.write(logEntry({ traceId: `before-${i}` }));
+      await until('the first entries written', () => writer.stats().flushed === 3);
+      await (writer as unknown as { worker: Worker }).worker.terminate();
+      await until('the death reported', () => errors.some((m) => m.includes('log writer thread exited')));
+      assert.match(errors.find((m) => m.includes('exited'))!, /: 0 request logs it held are lost/);
+      // Written while no thread runs: they wait for the next one.
+      for (let i = 0; i < 2; i++) writer.write(logEntry({ traceId: `after-${i}` }));
+      await until('the new thread writing', () => writer.stats().flushed === 5);
+      await writer.close();
+      assert.equal(await count(), 5);
+      const s = writer.stats();
+      assert.equal(s.flushed, 5, 'counters of the dead thread are kept');
+      assert.equal(s.dropped, 0);
+    });
+  });
+}

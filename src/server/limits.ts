@@ -11,11 +11,10 @@
  * request counts it. A workspace with no applying policy costs one cache lookup and
  * none of this.
  */
-import type { ServerResponse } from 'node:http';
 import { refuses } from '../limits/counter.js';
 import { lastUsage } from '../logs/usage.js';
 import { endpointType } from '../limits/endpoint-types.js';
-import type { RateAdmission, RateLimiter, RateQuota } from '../limits/limiter.js';
+import type { RateAdmission, RateLimiter } from '../limits/limiter.js';
 import type { CatalogModel } from '../catalog/catalog.js';
 import { actual, estimate, pricedModel, type Amounts } from '../limits/budget-estimate.js';
 import type { BudgetAdmission, BudgetLimiter } from '../limits/budgets.js';
@@ -63,7 +62,14 @@ export class AnswerUsage {
   }
 }
 
-const UNCHARGED: Result<AnswerUsage> = { ok: true, value: new AnswerUsage([]) };
+/** An admitted request: what waits for its usage, and the quota headers every answer to it carries (null: no rate limit applies). */
+export interface Admission {
+  usage: AnswerUsage;
+  headers: Record<string, string> | null;
+}
+
+const UNCHARGED = new AnswerUsage([]);
+const UNLIMITED: Result<Admission> = { ok: true, value: { usage: UNCHARGED, headers: null } };
 
 const TYPES: readonly RateLimitType[] = ['requests', 'tokens'];
 
@@ -94,19 +100,20 @@ export class RequestLimits {
   ) {}
 
   /**
-   * Checks a request against its workspace's policies and sets the quota
-   * headers on `res`; a request over a limit is refused (counted nowhere).
+   * Checks a request against its workspace's policies; a request over a
+   * limit is refused (counted nowhere), its error carrying the quota headers.
+   * The headers are handed back rather than set on the response: the relay
+   * writes every header in one writeHead, Node's fast path.
    */
-  async admit(res: ServerResponse, method: string, pathname: string, key: ApiKeyRecord, metadata: Readonly<Record<string, string>>): Promise<Result<AnswerUsage>> {
+  async admit(method: string, pathname: string, key: ApiKeyRecord, metadata: Readonly<Record<string, string>>): Promise<Result<Admission>> {
     const now = this.now();
     const a = await this.limiter.check(factsOf(method, pathname, key, metadata), now);
-    for (const type of TYPES) {
-      const q = a.quota[type];
-      if (q !== null) setQuotaHeaders(res, type, q, now);
-    }
-    if (!a.allowed) return { ok: false, error: refusal(a) };
+    const headers = quotaHeaders(a, now);
+    if (!a.allowed) return { ok: false, error: refusal(a, headers) };
+    if (headers === null) return UNLIMITED;
     // Counters unreachable: admitted uncounted, so nothing to charge either.
-    return a.tokenCounters.length === 0 || a.unavailable ? UNCHARGED : { ok: true, value: new AnswerUsage([this.tokenCharger(a)]) };
+    const usage = a.tokenCounters.length === 0 || a.unavailable ? UNCHARGED : new AnswerUsage([this.tokenCharger(a)]);
+    return { ok: true, value: { usage, headers } };
   }
 
   /**
@@ -160,14 +167,21 @@ function budgetRefusal(a: Extract<BudgetAdmission, { allowed: false }>): Gateway
  * OpenAI-family answer already carries the provider's own x-ratelimit-*.
  * The reset is in seconds until the window ends.
  */
-function setQuotaHeaders(res: ServerResponse, type: RateLimitType, q: RateQuota, now: number): void {
-  res.setHeader(`x-gateway-ratelimit-limit-${type}`, String(q.limit));
-  // Whole requests or tokens: a fractional limit (the spec allows any number) admits whole requests.
-  res.setHeader(`x-gateway-ratelimit-remaining-${type}`, String(Math.floor(q.remaining)));
-  res.setHeader(`x-gateway-ratelimit-reset-${type}`, String(Math.ceil((q.resetAt - now) / 1000)));
+function quotaHeaders(a: RateAdmission, now: number): Record<string, string> | null {
+  let out: Record<string, string> | null = null;
+  for (const type of TYPES) {
+    const q = a.quota[type];
+    if (q === null) continue;
+    out ??= {};
+    out[`x-gateway-ratelimit-limit-${type}`] = String(q.limit);
+    // Whole requests or tokens: a fractional limit (the spec allows any number) admits whole requests.
+    out[`x-gateway-ratelimit-remaining-${type}`] = String(Math.floor(q.remaining));
+    out[`x-gateway-ratelimit-reset-${type}`] = String(Math.ceil((q.resetAt - now) / 1000));
+  }
+  return out;
 }
 
-function refusal(a: RateAdmission): GatewayError {
+function refusal(a: RateAdmission, quota: Record<string, string> | null): GatewayError {
   if (a.failedClosed !== null) return unchecked(429, 'rate', a.failedClosed);
   const seconds = Math.max(1, Math.ceil(a.retryAfterMs / 1000));
   // The tightest quota of a type refused when it has no room for this request's cost (1 request, 0 tokens).
@@ -177,7 +191,7 @@ function refusal(a: RateAdmission): GatewayError {
   });
   const q = type === undefined ? null : a.quota[type]!;
   const what = q === null ? 'rate limit reached' : `rate limit of ${q.limit} ${type} reached (policy ${q.policyId})`;
-  return new GatewayError(429, `${what}; retry after ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
+  return new GatewayError(429, `${what}; retry after ${seconds} s`, { headers: { ...quota, 'retry-after': String(seconds) } });
 }
 
 /**

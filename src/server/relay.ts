@@ -58,9 +58,12 @@ export async function relay(deps: RelayDeps, req: IncomingMessage, res: ServerRe
 
 async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse, t: RelayTarget, trail: RequestTrail): Promise<void> {
   const { endpoint, path, pathname } = t;
+  // The rate-limit quota headers, once admitted: every answer carries them.
+  let quota: Record<string, string> | null = null;
   const fail = (error: GatewayError): void => {
     // An oversized upload is not worth draining: close once the 413 is out.
     if (error.status === 413) res.setHeader('connection', 'close');
+    if (quota !== null) for (const name in quota) res.setHeader(name, quota[name]!);
     res.setHeader('x-gateway-trace-id', t.traceId);
     res.setHeader('x-gateway-cache-status', 'DISABLED');
     sendError(res, error);
@@ -72,8 +75,9 @@ async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse,
   if (!gh.ok) return fail(gh.error);
   trail.metadata = gh.value.metadata;
   // Before the body is read: a client over its limit costs no upload and no provider call.
-  const usage = await deps.limits.admit(res, req.method!, pathname, t.key, gh.value.metadata);
-  if (!usage.ok) return fail(usage.error);
+  const admitted = await deps.limits.admit(req.method!, pathname, t.key, gh.value.metadata);
+  if (!admitted.ok) return fail(admitted.error);
+  quota = admitted.value.headers;
   let plan = resolvePlan(deps.configs, req.headers, t.key);
   if (plan instanceof Promise) plan = await plan;
   if (!plan.ok) return fail(plan.error);
@@ -110,7 +114,7 @@ async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse,
   const { hit, status: cacheStatus } = cache.value;
   trail.cacheStatus = cacheStatus;
   if (hit !== null) {
-    cache.value.replay(res, gatewayHeaders({}, { provider: hit.provider, path: hit.path, retries: 0 }, t.traceId, cacheStatus));
+    cache.value.replay(res, gatewayHeaders(quota ?? {}, { provider: hit.provider, path: hit.path, retries: 0 }, t.traceId, cacheStatus));
     trail.status = hit.status;
     trail.servedBy = hit.provider;
     if (deps.logs !== null) trail.answerText = hit.body.toString('utf8');
@@ -118,7 +122,7 @@ async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse,
   }
 
   // Budgets reserve the request's estimated usage once the body is known; nothing is sent when one is exhausted.
-  const answer = await deps.limits.reserve(usage.value, req.method!, pathname, t.key, gh.value.metadata, body, single(req.headers['x-gateway-provider']));
+  const answer = await deps.limits.reserve(admitted.value.usage, req.method!, pathname, t.key, gh.value.metadata, body, single(req.headers['x-gateway-provider']));
   if (!answer.ok) return fail(answer.error);
   const cancel = new Cancel();
   res.once('close', () => {
@@ -150,14 +154,14 @@ async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse,
     void answer.value.release();
     trail.error = result.error;
     if (result.status === 499) return; // the client is gone; nobody to answer
-    const headers = gatewayHeaders({}, result, t.traceId, cacheStatus);
+    const headers = gatewayHeaders(quota ?? {}, result, t.traceId, cacheStatus);
     for (const name in headers) res.setHeader(name, headers[name]!);
     sendError(res, result.error!);
     return;
   }
   const upstream = result.response;
   const keeper = cache.value.keeper(result);
-  const out = gatewayHeaders({}, result, t.traceId, cacheStatus);
+  const out = gatewayHeaders(quota ?? {}, result, t.traceId, cacheStatus);
   if (result.translator !== undefined) {
     await relayTranslated(result.translator, upstream, res, out, body?.stream === true, result.addedUsage === true, answer.value, keeper, trail, deps.logs !== null);
     return;

@@ -166,6 +166,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       // After the drain: answers finishing during it still charge their usage and are logged.
       await retention.stop();
       await logWriter?.close();
+      await shared.counter.close();
       await shared.redis?.close();
       await store.close();
     },

@@ -219,6 +219,78 @@ describe('rate counter (redis)', () => {
     assert.equal(await a.exists(`${prefix}rpm:${T0}:untouched`), 0);
   });
 
+  /** A connection whose script calls (round trips for checks) are counted. */
+  function counted(): { redis: Redis; calls: () => number } {
+    const redis = connect();
+    let calls = 0;
+    const evalsha = redis.evalsha.bind(redis) as (...args: unknown[]) => Promise<unknown>;
+    (redis as unknown as { evalsha: typeof evalsha }).evalsha = (...args) => {
+      calls++;
+      return evalsha(...args);
+    };
+    return { redis, calls: () => calls };
+  }
+
+  it('leases: a busy counter asks Redis once per lease, counts ahead there, and gives unused units back on close', async () => {
+    const { redis, calls } = counted();
+    try {
+      const counter = new RedisRateCounter(redis, prefix);
+      const key = `${prefix}rpm:${T0}:busy`;
+      // 2,000 requests at 10 per ms, one after the other.
+      for (let i = 0; i < 2000; i++) {
+        const d = await counter.hit([req('busy', 1e6)], T0 + Math.floor(i / 10));
+        assert.equal(d.allowed, true);
+        // Alone on the counter, the process sees every request counted, its lease not.
+        assert.equal(d.counters[0]!.used, i + 1);
+      }
+      assert.ok(calls() < 100, `${calls()} round trips for 2,000 checks`);
+      assert.ok(Number(await a.get(key)) > 2000, 'leased units are counted before they are used');
+      await counter.close();
+      assert.equal(Number(await a.get(key)), 2000, 'unused units given back');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('leases: two processes in bursts until refused admit exactly the limit, and nothing is left counted ahead', async () => {
+    const one = new RedisRateCounter(a, prefix);
+    const two = new RedisRateCounter(b, prefix);
+    const limit = 3000;
+    let admitted = 0;
+    for (let round = 0; ; round++) {
+      // 40 concurrent requests on each process per ms: leases grow on both.
+      const burst = Array.from({ length: 80 }, (_, i) => (i % 2 === 0 ? one : two).hit([req('bursts', limit)], T0 + round));
+      const n = (await Promise.all(burst)).filter((d) => d.allowed).length;
+      if (n === 0) break;
+      admitted += n;
+      assert.ok(round < 200, 'never refused');
+    }
+    assert.equal(admitted, limit);
+    assert.equal(Number(await a.get(`${prefix}rpm:${T0}:bursts`)), limit);
+  });
+
+  it('leases: within LEASE_SHARE of the limit every request is counted on its own', async () => {
+    const counter = new RedisRateCounter(a, prefix);
+    const limit = 200;
+    const key = `${prefix}rpm:${T0}:near`;
+    for (let i = 1; i <= limit; i++) {
+      assert.equal((await counter.hit([req('near', limit)], T0 + Math.floor(i / 10))).allowed, true);
+      const counted = Number(await a.get(key));
+      // What is counted ahead never exceeds a 64th of the room that was left.
+      assert.ok(counted - i <= Math.floor((limit - i) / 64), `${counted} counted after ${i} requests`);
+    }
+    assert.equal((await counter.hit([req('near', limit)], T0 + 30)).allowed, false);
+    assert.equal(Number(await a.get(key)), limit);
+  });
+
+  it('leases: a policy given a new value is checked in Redis at once, not from the lease taken under the old one', async () => {
+    const counter = new RedisRateCounter(a, prefix);
+    for (let i = 0; i < 500; i++) await counter.hit([req('changed', 1e6)], T0 + Math.floor(i / 10));
+    // Lowered below what is used: refused at once, though units leased under the old value are left.
+    const d = await counter.hit([req('changed', 400)], T0 + 60);
+    assert.equal(d.allowed, false);
+  });
+
   it('still counts after the server forgets its scripts', async () => {
     const counter = new RedisRateCounter(a, prefix);
     await counter.hit([req('flush', 3)], T0);

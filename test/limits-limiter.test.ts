@@ -151,6 +151,7 @@ describe('rate limiter', () => {
   const broken: RateCounter = {
     hit: () => Promise.reject(new Error('Stream isn’t writeable')),
     charge: () => Promise.reject(new Error('Stream isn’t writeable')),
+    close: async () => {},
   };
 
   it('counters unreachable: policies that fail open admit uncounted, and say so', async () => {

@@ -386,6 +386,60 @@ for (const engine of engines()) {
     });
   });
 
+  describe(`a high rate limit in Redis, checked from leases (${engine.name})`, { timeout: 60_000 }, () => {
+    const prefix = testPrefix();
+    let openai: MockOpenAI;
+    let env: Record<string, string>;
+
+    before(async () => {
+      openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
+      env = { ...(await engine.fresh()), REDIS_URL };
+    });
+    after(async () => {
+      await openai.close();
+      await engine.cleanup();
+      const redis = connect();
+      await dropPrefix(redis, prefix);
+      await redis.quit();
+    });
+
+    it('answers count down one by one, Redis is asked once per lease, and a stopped gateway gives back what it did not use', async () => {
+      const gw = await startTestGateway(env, { redisKeyPrefix: prefix });
+      const redis = connect();
+      let stopped = false;
+      try {
+        const c = client(
+          () => gw,
+          () => openai,
+        );
+        const t = await c.tenant('leased');
+        await c.policy(t.workspaceId, { value: 1_000_000 });
+        const before = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0);
+        const n = 200;
+        for (let i = 1; i <= n; i++) {
+          const res = await c.chat(t.secret);
+          await res.arrayBuffer();
+          assert.equal(res.status, 200);
+          assert.equal(quota(res, 'requests')!.remaining, 1_000_000 - i);
+        }
+        const calls = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0) - before;
+        // Other suites may share the server: the bound is loose, the per-request path would be n.
+        assert.ok(calls < n / 2, `${calls} script calls for ${n} requests`);
+        const counted = async (): Promise<number> => {
+          const keys = await redis.keys(`${prefix}rate:*`);
+          return (await Promise.all(keys.map((k) => redis.get(k)))).reduce((sum, v) => sum + Number(v), 0);
+        };
+        assert.ok((await counted()) > n, 'units counted ahead of use');
+        stopped = true;
+        await gw.stop();
+        assert.equal(await counted(), n);
+      } finally {
+        if (!stopped) await gw.stop();
+        redis.disconnect();
+      }
+    });
+  });
+
   describe(`rate limits while Redis is unreachable (${engine.name})`, { timeout: 60_000 }, () => {
     let gw: TestGateway;
     let openai: MockOpenAI;

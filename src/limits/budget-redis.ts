@@ -1,28 +1,35 @@
 /**
  * Budget counters in Redis, shared by every gateway process on REDIS_URL.
- * The same atomic scripts as the rate counters (redis-counter.ts): a
+ * The same atomic scripts as the rate counters (redis-hits.ts): a
  * reservation checks and adds to every counter of a request in one script,
  * so N processes reserving at once cannot overshoot a budget together.
  */
 import type { Redis } from 'ioredis';
 import type { BudgetCheck, BudgetCounter, Reservation } from './budget-counter.js';
 import { assertCost } from './counter.js';
-import { CHARGE, HIT } from './redis-counter.js';
+import { CHARGE } from './redis-counter.js';
+import { RedisHits } from './redis-hits.js';
 
 export class RedisBudgetCounter implements BudgetCounter {
+  private readonly hits: RedisHits;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'switchyard:budget:',
-  ) {}
+  ) {
+    this.hits = new RedisHits(redis);
+  }
 
   async reserve(checks: readonly BudgetCheck[]): Promise<Reservation> {
-    const args: (string | number)[] = [];
+    const args: number[] = [];
     for (const c of checks) {
       assertCost(c.amount, 'amount');
-      args.push(c.amount, String(c.limit), c.expireAt);
+      args.push(c.amount, c.limit, c.expireAt, 0); // no lease: a budget reserves what each request may cost
     }
-    const [allowed, ...used] = (await HIT.run(this.redis, checks.map((c) => this.prefix + c.key), args)) as number[];
-    return { allowed: allowed === 1, used };
+    return this.hits.hit(
+      checks.map((c) => this.prefix + c.key),
+      args,
+    );
   }
 
   async adjust(key: string, amount: number, expireAt: number): Promise<number> {

@@ -41,6 +41,8 @@ export interface RateCounter {
   hit(checks: readonly RateCheck[], now: number): Promise<RateDecision>;
   /** Adds a non-zero integer (negative gives back) to the window of `now`; returns the usage after it, never below 0. */
   charge(key: string, unit: RateUnit, amount: number, now: number): Promise<number>;
+  /** When the gateway stops: gives back what it holds for requests not made (redis-counter.ts leases). */
+  close(): Promise<void>;
 }
 
 /** A check refuses when its group is already at the limit, or this cost would take it over. */
@@ -94,6 +96,8 @@ export class MemoryRateCounter implements RateCounter {
     assertCost(amount, 'amount');
     return this.add(key, unit, amount, now);
   }
+
+  async close(): Promise<void> {}
 
   private used(key: string, unit: RateUnit, now: number): number {
     const e = this.entries.get(`${unit}:${key}`);

@@ -1,9 +1,10 @@
 /**
  * Rate counters in Redis, shared by every gateway process on the same
- * REDIS_URL. Each check is one Lua script: Redis runs it atomically, so the
- * read, the comparison with the limit and the increment of every counter of
- * a request happen with no other process in between. N processes hitting a
- * limit of L at once admit exactly L in the window, never L + (N - 1).
+ * REDIS_URL. A request's check runs in a Lua script (redis-hits.ts): Redis
+ * runs it atomically, so the read, the comparison with the limit and the
+ * increment of every counter of a request happen with no other process in
+ * between. N processes hitting a limit of L at once admit exactly L in the
+ * window, never L + (N - 1).
  *
  * A counter's key names its window (`<prefix><unit>:<window start>:<key>`),
  * so a new window starts at 0 with no reset step, and keys expire a minute
@@ -13,37 +14,10 @@
 import type { Redis } from 'ioredis';
 import { LuaScript } from '../state/redis.js';
 import { assertCost, decision, type RateCheck, type RateCounter, type RateDecision } from './counter.js';
+import { RedisHits } from './redis-hits.js';
 import { windowOf, type RateUnit } from './window.js';
 
 const CLOCK_SKEW_GRACE_MS = 60_000;
-
-/**
- * KEYS: one counter per check. ARGV: per check `cost, limit, expire-at ms`.
- * Refuses unless every counter has room (same rule as counter.ts `refuses`);
- * counts only when admitted. Returns `{allowed (1|0), used…}`.
- */
-export const HIT = new LuaScript(`
-local used = {}
-local allowed = 1
-for i = 1, #KEYS do
-  local u = tonumber(redis.call('GET', KEYS[i]) or '0')
-  local cost = tonumber(ARGV[i * 3 - 2])
-  local limit = tonumber(ARGV[i * 3 - 1])
-  used[i] = u
-  if u >= limit or u + cost > limit then allowed = 0 end
-end
-if allowed == 1 then
-  for i = 1, #KEYS do
-    local cost = tonumber(ARGV[i * 3 - 2])
-    if cost > 0 then
-      used[i] = redis.call('INCRBY', KEYS[i], cost)
-      redis.call('PEXPIREAT', KEYS[i], ARGV[i * 3])
-    end
-  end
-end
-table.insert(used, 1, allowed)
-return used
-`);
 
 /** KEYS: the counter. ARGV: amount (may be negative), expire-at ms. Returns the usage after it, floored at 0. */
 export const CHARGE = new LuaScript(`
@@ -56,23 +30,123 @@ redis.call('PEXPIREAT', KEYS[1], ARGV[2])
 return v
 `);
 
+/** A lease is sized to what this process used in about this long, at the pace it used its last lease. */
+const LEASE_MS = 50;
+const MAX_LEASE = 1024;
+/** Leases of ended windows are dropped every this many checks. */
+const SWEEP_EVERY = 4096;
+
+/**
+ * Units of one counter (and window) this process has counted in Redis
+ * ahead of its requests: they are admitted here, with no round trip, until
+ * used up. Redis grants a lease with a request it admits (redis-hits.ts),
+ * never past the limit, and less the nearer the limit is.
+ */
+interface Lease {
+  /** The window's end, for sweeping. */
+  end: number;
+  /** The limit it was counted against: a policy given a new value starts afresh. */
+  limit: number;
+  /** Redis's count when last heard from: every process's requests and unused leases. */
+  used: number;
+  /** Units not used yet. */
+  left: number;
+  /** The last lease's size and time, to size the next by the pace it went at. */
+  granted: number;
+  grantedAt: number;
+  /** A lease asked for and not answered yet: requests meanwhile ask for none. */
+  asking: boolean;
+}
+
+/**
+ * Request limits are checked against leases when they can be: a busy
+ * gateway asks Redis once per lease instead of once per request, and a
+ * request admitted from a lease waits for nothing. The limit still holds
+ * across processes, since every leased unit is counted in Redis before it
+ * is used; what a lease costs is that units leased and never used (a
+ * process whose traffic stops) are not available to the others until the
+ * window ends: at most MAX_LEASE per process and counter, and none within
+ * LEASE_SHARE (redis-hits.ts) of the limit, where every request is counted on its own. A
+ * closing gateway gives its unused units back. Token limits (cost 0,
+ * charged after the answer by every process) are checked in Redis each time.
+ * The quota a request sees counts the others' requests as of the last
+ * answer from Redis.
+ */
 export class RedisRateCounter implements RateCounter {
+  private readonly hits: RedisHits;
+  private readonly leases = new Map<string, Lease>();
+  private checks = 0;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'switchyard:rate:',
-  ) {}
+  ) {
+    this.hits = new RedisHits(redis);
+  }
 
   async hit(checks: readonly RateCheck[], now: number): Promise<RateDecision> {
-    const keys: string[] = [];
-    const args: (string | number)[] = [];
-    for (const c of checks) {
+    if (++this.checks % SWEEP_EVERY === 0) this.sweep(now);
+    const keys = new Array<string>(checks.length);
+    let leased = true;
+    for (let i = 0; i < checks.length; i++) {
+      const c = checks[i]!;
       assertCost(c.cost, 'cost');
-      const w = windowOf(c.unit, now);
-      keys.push(this.keyOf(c.key, c.unit, w.start));
-      args.push(c.cost, String(c.limit), w.end + CLOCK_SKEW_GRACE_MS);
+      keys[i] = this.keyOf(c.key, c.unit, windowOf(c.unit, now).start);
+      const l = this.leases.get(keys[i]!);
+      if (c.cost === 0 || l === undefined || l.limit !== c.limit || l.left < c.cost) leased = false;
     }
-    const [allowed, ...used] = (await HIT.run(this.redis, keys, args)) as number[];
-    return decision(checks, used, allowed === 1, now);
+    if (!leased) return this.ask(checks, keys, now);
+    const used = new Array<number>(checks.length);
+    for (let i = 0; i < checks.length; i++) {
+      const l = this.leases.get(keys[i]!)!;
+      l.left -= checks[i]!.cost;
+      used[i] = l.used - l.left;
+    }
+    return decision(checks, used, true, now);
+  }
+
+  /** Checks in Redis, asking for a lease on each request counter that has none on the way. */
+  private async ask(checks: readonly RateCheck[], keys: readonly string[], now: number): Promise<RateDecision> {
+    const args: number[] = [];
+    const asking: Lease[] = [];
+    for (let i = 0; i < checks.length; i++) {
+      const c = checks[i]!;
+      const w = windowOf(c.unit, now);
+      let want = 0;
+      if (c.cost > 0) {
+        let l = this.leases.get(keys[i]!);
+        if (l === undefined || l.limit !== c.limit) {
+          l = { end: w.end, limit: c.limit, used: 0, left: 0, granted: 0, grantedAt: now, asking: false };
+          this.leases.set(keys[i]!, l);
+        }
+        if (!l.asking) {
+          want = leaseSize(l, now);
+          l.asking = true;
+          asking.push(l);
+        }
+      }
+      args.push(c.cost, c.limit, w.end + CLOCK_SKEW_GRACE_MS, want);
+    }
+    let reply;
+    try {
+      reply = await this.hits.hit(keys, args);
+    } finally {
+      for (const l of asking) l.asking = false;
+    }
+    const used = reply.used;
+    for (let i = 0; i < checks.length; i++) {
+      const l = checks[i]!.cost > 0 ? this.leases.get(keys[i]!) : undefined;
+      if (l === undefined) continue;
+      const granted = reply.granted[i]!;
+      if (granted > 0) {
+        l.left += granted;
+        l.granted = granted;
+        l.grantedAt = now;
+      }
+      l.used = used[i]!;
+      used[i] = l.used - l.left;
+    }
+    return decision(checks, used, reply.allowed, now);
   }
 
   async charge(key: string, unit: RateUnit, amount: number, now: number): Promise<number> {
@@ -81,7 +155,25 @@ export class RedisRateCounter implements RateCounter {
     return (await CHARGE.run(this.redis, [this.keyOf(key, unit, w.start)], [amount, w.end + CLOCK_SKEW_GRACE_MS])) as number;
   }
 
+  /** Gives the units of every unused lease back, for the processes that stay. */
+  async close(): Promise<void> {
+    const back = [...this.leases].filter(([, l]) => l.left > 0);
+    this.leases.clear();
+    await Promise.all(back.map(([key, l]) => CHARGE.run(this.redis, [key], [-l.left, l.end + CLOCK_SKEW_GRACE_MS]).catch(() => {})));
+  }
+
+  private sweep(now: number): void {
+    for (const [key, l] of this.leases) if (l.end <= now) this.leases.delete(key);
+  }
+
   private keyOf(key: string, unit: RateUnit, start: number): string {
     return `${this.prefix}${unit}:${start}:${key}`;
   }
+}
+
+/** What the process uses in LEASE_MS at the pace of its last lease; 1 for a first one. */
+function leaseSize(l: Lease, now: number): number {
+  if (l.granted === 0) return 1;
+  const perMs = l.granted / Math.max(1, now - l.grantedAt);
+  return Math.min(MAX_LEASE, Math.max(1, Math.round(perMs * LEASE_MS)));
 }

@@ -1,0 +1,166 @@
+/**
+ * Check-and-count in Redis for many requests at once: rate counters
+ * (redis-counter.ts) and budget reservations (budget-redis.ts) both ask
+ * "does every counter of this request have room for its cost, and if so add
+ * it", atomically, so N gateway processes at a limit of L admit exactly L.
+ *
+ * The hits of many requests go to Redis as one script call: while one call
+ * is in flight, the hits that arrive wait and go together in the next, so a
+ * busy gateway sends one command per round trip instead of one per request
+ * (a command through ioredis costs more CPU than the rest of the check).
+ * Redis runs the call's requests one after the other inside one atomic
+ * script, each all-or-nothing exactly as if sent alone, in arrival order.
+ */
+import type { Redis } from 'ioredis';
+import { LuaScript } from '../state/redis.js';
+
+/**
+ * A lease is cut to this share of the room a counter has left after the
+ * request (floored), so leases shrink to nothing near the limit: within
+ * LEASE_SHARE of it, every request is counted on its own and the limit
+ * holds exactly however many processes share it.
+ */
+export const LEASE_SHARE = 64;
+
+/**
+ * KEYS: every request's counters, request after request. ARGV: per request
+ * its number of counters n, then per counter `cost, limit, expire-at ms,
+ * lease wanted`. A request is admitted unless one of its counters refuses
+ * (counter.ts `refuses`), and counted only when admitted; then each counter
+ * also counts the lease granted on it (redis-counter.ts). Returns per
+ * request `allowed (1|0)`, then per counter `used, lease granted`, flat;
+ * used is after counting (before, when refused).
+ */
+const HITS = new LuaScript(`
+local out = {}
+local used = {}
+local k = 0
+local a = 1
+while a <= #ARGV do
+  local n = tonumber(ARGV[a])
+  local at = #out + 1
+  local allowed = 1
+  for i = 1, n do
+    local j = a + i * 4 - 3
+    local u = tonumber(redis.call('GET', KEYS[k + i]) or '0')
+    local cost = tonumber(ARGV[j])
+    local limit = tonumber(ARGV[j + 1])
+    used[i] = u
+    if u >= limit or u + cost > limit then allowed = 0 end
+  end
+  out[at] = allowed
+  for i = 1, n do
+    local j = a + i * 4 - 3
+    local grant = 0
+    if allowed == 1 then
+      local cost = tonumber(ARGV[j])
+      local want = tonumber(ARGV[j + 3])
+      if want > 0 then
+        grant = math.max(0, math.min(want, math.floor((tonumber(ARGV[j + 1]) - used[i] - cost) / ${LEASE_SHARE})))
+      end
+      if cost + grant > 0 then
+        used[i] = redis.call('INCRBY', KEYS[k + i], cost + grant)
+        redis.call('PEXPIREAT', KEYS[k + i], ARGV[j + 2])
+      end
+    end
+    out[at + i * 2 - 1] = used[i]
+    out[at + i * 2] = grant
+  end
+  k = k + n
+  a = a + 1 + n * 4
+end
+return out
+`);
+
+export interface HitReply {
+  allowed: boolean;
+  /** Per counter, in order: its usage after this request and its lease (before them, when refused). */
+  used: number[];
+  /** Per counter: the lease granted (0 when refused or none wanted). */
+  granted: number[];
+}
+
+interface Waiting {
+  n: number;
+  resolve: (r: HitReply) => void;
+  reject: (e: unknown) => void;
+}
+
+class Batch {
+  readonly keys: string[] = [];
+  readonly args: number[] = [];
+  readonly waiting: Waiting[] = [];
+}
+
+/** A call carries at most this many requests; more go in calls of their own at once (a burst, or Redis slow to answer). */
+const MAX_REQUESTS = 512;
+
+export class RedisHits {
+  private next = new Batch();
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(private readonly redis: Redis) {}
+
+  /**
+   * Checks and counts one request's counters (`args`: `cost, limit,
+   * expire-at ms, lease wanted` per key); rejects when Redis cannot be
+   * reached (the caller fails open or closed).
+   */
+  hit(keys: readonly string[], args: readonly number[]): Promise<HitReply> {
+    return new Promise((resolve, reject) => {
+      const b = this.next;
+      const n = keys.length;
+      b.args.push(n);
+      for (let i = 0; i < n; i++) b.keys.push(keys[i]!);
+      for (let i = 0; i < args.length; i++) b.args.push(args[i]!);
+      b.waiting.push({ n, resolve, reject });
+      if (b.waiting.length >= MAX_REQUESTS) this.send();
+      else if (this.inFlight === 0 && !this.scheduled) {
+        // Idle: go at the end of this event-loop turn, with the hits of the other requests read in it.
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          if (this.inFlight === 0) this.send();
+        });
+      }
+    });
+  }
+
+  private send(): void {
+    const b = this.next;
+    if (b.waiting.length === 0) return;
+    this.next = new Batch();
+    this.inFlight++;
+    HITS.run(this.redis, b.keys, b.args).then(
+      (reply) => {
+        this.done();
+        settle(b.waiting, reply as number[]);
+      },
+      (err: unknown) => {
+        this.done();
+        for (const w of b.waiting) w.reject(err);
+      },
+    );
+  }
+
+  /** The call in flight answered: the hits that gathered meanwhile go now. */
+  private done(): void {
+    this.inFlight--;
+    if (this.inFlight === 0) this.send();
+  }
+}
+
+function settle(waiting: readonly Waiting[], reply: readonly number[]): void {
+  let at = 0;
+  for (const w of waiting) {
+    const used = new Array<number>(w.n);
+    const granted = new Array<number>(w.n);
+    for (let i = 0; i < w.n; i++) {
+      used[i] = reply[at + 1 + i * 2]!;
+      granted[i] = reply[at + 2 + i * 2]!;
+    }
+    w.resolve({ allowed: reply[at] === 1, used, granted });
+    at += 1 + w.n * 2;
+  }
+}

@@ -163,20 +163,28 @@ function budgetRefusal(a: Extract<BudgetAdmission, { allowed: false }>): Gateway
 }
 
 /**
- * Quota headers, named after OpenAI's but under the gateway's prefix: an
- * OpenAI-family answer already carries the provider's own x-ratelimit-*.
- * The reset is in seconds until the window ends.
+ * Quota header names per type, named after OpenAI's but under the gateway's
+ * prefix (an OpenAI-family answer already carries the provider's own
+ * x-ratelimit-*); made once, since computed names cost a string and a slow
+ * property store per answer.
  */
+const QUOTA_HEADERS: Record<RateLimitType, readonly [limit: string, remaining: string, reset: string]> = {
+  requests: ['x-gateway-ratelimit-limit-requests', 'x-gateway-ratelimit-remaining-requests', 'x-gateway-ratelimit-reset-requests'],
+  tokens: ['x-gateway-ratelimit-limit-tokens', 'x-gateway-ratelimit-remaining-tokens', 'x-gateway-ratelimit-reset-tokens'],
+};
+
+/** The quota headers of an admission (the reset in seconds until the window ends); null when no rate limit applies. */
 function quotaHeaders(a: RateAdmission, now: number): Record<string, string> | null {
   let out: Record<string, string> | null = null;
   for (const type of TYPES) {
     const q = a.quota[type];
     if (q === null) continue;
+    const [limit, remaining, reset] = QUOTA_HEADERS[type];
     out ??= {};
-    out[`x-gateway-ratelimit-limit-${type}`] = String(q.limit);
+    out[limit] = String(q.limit);
     // Whole requests or tokens: a fractional limit (the spec allows any number) admits whole requests.
-    out[`x-gateway-ratelimit-remaining-${type}`] = String(Math.floor(q.remaining));
-    out[`x-gateway-ratelimit-reset-${type}`] = String(Math.ceil((q.resetAt - now) / 1000));
+    out[remaining] = String(Math.floor(q.remaining));
+    out[reset] = String(Math.ceil((q.resetAt - now) / 1000));
   }
   return out;
 }

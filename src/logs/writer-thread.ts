@@ -52,6 +52,10 @@ const queue = new LogQueue({
   spill: new SpillFiles(join(data.dataDir, 'log-spill')),
   onError: report,
   onProgress: publish,
+  // Entries arrive every 10 ms (writer.ts): written as they come, their records die young. Held for the
+  // queue's default 100 ms they outlived young-generation collections here, and the old-generation
+  // collections that followed ran on V8's helper threads, which this isolate shares with the request thread.
+  flushIntervalMs: 10,
 });
 
 /** The queue's stats into the shared array the request thread reads. */

@@ -231,6 +231,25 @@ describe('rate counter (redis)', () => {
     return { redis, calls: () => calls };
   }
 
+  it('the checks of many requests arriving together go to Redis in one script call, each counted as if alone', async () => {
+    const { redis, calls } = counted();
+    try {
+      const counter = new RedisRateCounter(redis, prefix);
+      // 300 requests at once, each on a counter of its own group and a shared one: none has a lease yet.
+      const results = await Promise.all(Array.from({ length: 300 }, (_, i) => counter.hit([req(`own${i}`, 5), req('together', 250)], T0)));
+      assert.ok(calls() <= 3, `${calls()} round trips for 300 requests`);
+      assert.equal(results.filter((d) => d.allowed).length, 250);
+      // In arrival order: the first 250 admitted, each seeing its own count.
+      assert.deepEqual(
+        results.slice(0, 250).map((d) => d.counters[1]!.used),
+        Array.from({ length: 250 }, (_, i) => i + 1),
+      );
+      assert.ok(results.slice(250).every((d) => !d.allowed && d.counters[0]!.used === 0), 'a refused request counted nowhere');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('leases: a busy counter asks Redis once per lease, counts ahead there, and gives unused units back on close', async () => {
     const { redis, calls } = counted();
     try {

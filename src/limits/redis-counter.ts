@@ -66,8 +66,8 @@ interface Lease {
  * is used; what a lease costs is that units leased and never used (a
  * process whose traffic stops) are not available to the others until the
  * window ends: at most MAX_LEASE per process and counter, and none within
- * LEASE_SHARE (redis-hits.ts) of the limit, where every request is counted on its own. A
- * closing gateway gives its unused units back. Token limits (cost 0,
+ * LEASE_SHARE (redis-hits.ts) of the limit, where every request is counted
+ * on its own. A closing gateway gives its unused units back. Token limits (cost 0,
  * charged after the answer by every process) are checked in Redis each time.
  * The quota a request sees counts the others' requests as of the last
  * answer from Redis.
@@ -119,7 +119,8 @@ export class RedisRateCounter implements RateCounter {
           l = { end: w.end, limit: c.limit, used: 0, left: 0, granted: 0, grantedAt: now, asking: false };
           this.leases.set(keys[i]!, l);
         }
-        if (!l.asking) {
+        // A counter with units left is here for another one's sake (a token limit): it needs no more yet.
+        if (!l.asking && l.left < c.cost) {
           want = leaseSize(l, now);
           l.asking = true;
           asking.push(l);
@@ -133,7 +134,6 @@ export class RedisRateCounter implements RateCounter {
     } finally {
       for (const l of asking) l.asking = false;
     }
-    const used = reply.used;
     for (let i = 0; i < checks.length; i++) {
       const l = checks[i]!.cost > 0 ? this.leases.get(keys[i]!) : undefined;
       if (l === undefined) continue;
@@ -143,10 +143,9 @@ export class RedisRateCounter implements RateCounter {
         l.granted = granted;
         l.grantedAt = now;
       }
-      l.used = used[i]!;
-      used[i] = l.used - l.left;
+      l.used = Math.max(l.used, granted > 0 ? reply.leased[i]! : reply.used[i]!);
     }
-    return decision(checks, used, reply.allowed, now);
+    return decision(checks, reply.used, reply.allowed, now);
   }
 
   async charge(key: string, unit: RateUnit, amount: number, now: number): Promise<number> {

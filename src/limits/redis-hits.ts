@@ -15,10 +15,10 @@ import type { Redis } from 'ioredis';
 import { LuaScript } from '../state/redis.js';
 
 /**
- * A lease is cut to this share of the room a counter has left after the
- * request (floored), so leases shrink to nothing near the limit: within
- * LEASE_SHARE of it, every request is counted on its own and the limit
- * holds exactly however many processes share it.
+ * A lease is cut to this share of the room a counter has left (floored), so
+ * leases shrink to nothing near the limit: within LEASE_SHARE of it, every
+ * request is counted on its own and the limit holds exactly however many
+ * processes share it.
  */
 export const LEASE_SHARE = 64;
 
@@ -26,14 +26,16 @@ export const LEASE_SHARE = 64;
  * KEYS: every request's counters, request after request. ARGV: per request
  * its number of counters n, then per counter `cost, limit, expire-at ms,
  * lease wanted`. A request is admitted unless one of its counters refuses
- * (counter.ts `refuses`), and counted only when admitted; then each counter
- * also counts the lease granted on it (redis-counter.ts). Returns per
- * request `allowed (1|0)`, then per counter `used, lease granted`, flat;
- * used is after counting (before, when refused).
+ * (counter.ts `refuses`), and counted only when admitted. Leases are
+ * granted once every request of the call is counted, from the room left
+ * then: a lease taken at the start of a burst would sit unused while the
+ * burst's other requests were refused. Returns per request `allowed (1|0)`,
+ * then per counter `used, lease granted, count after the lease` (0 when
+ * none), flat; used is the count with the request (before it, when refused).
  */
 const HITS = new LuaScript(`
 local out = {}
-local used = {}
+local leases = {}
 local k = 0
 local a = 1
 while a <= #ARGV do
@@ -45,39 +47,46 @@ while a <= #ARGV do
     local u = tonumber(redis.call('GET', KEYS[k + i]) or '0')
     local cost = tonumber(ARGV[j])
     local limit = tonumber(ARGV[j + 1])
-    used[i] = u
+    out[at + i * 3 - 2] = u
+    out[at + i * 3 - 1] = 0
+    out[at + i * 3] = 0
     if u >= limit or u + cost > limit then allowed = 0 end
   end
   out[at] = allowed
-  for i = 1, n do
-    local j = a + i * 4 - 3
-    local grant = 0
-    if allowed == 1 then
+  if allowed == 1 then
+    for i = 1, n do
+      local j = a + i * 4 - 3
       local cost = tonumber(ARGV[j])
-      local want = tonumber(ARGV[j + 3])
-      if want > 0 then
-        grant = math.max(0, math.min(want, math.floor((tonumber(ARGV[j + 1]) - used[i] - cost) / ${LEASE_SHARE})))
-      end
-      if cost + grant > 0 then
-        used[i] = redis.call('INCRBY', KEYS[k + i], cost + grant)
+      if cost > 0 then
+        out[at + i * 3 - 2] = redis.call('INCRBY', KEYS[k + i], cost)
         redis.call('PEXPIREAT', KEYS[k + i], ARGV[j + 2])
       end
+      if tonumber(ARGV[j + 3]) > 0 then table.insert(leases, {k + i, j, at + i * 3 - 1}) end
     end
-    out[at + i * 2 - 1] = used[i]
-    out[at + i * 2] = grant
   end
   k = k + n
   a = a + 1 + n * 4
+end
+for _, l in ipairs(leases) do
+  local key, j, o = l[1], l[2], l[3]
+  local room = tonumber(ARGV[j + 1]) - tonumber(redis.call('GET', KEYS[key]) or '0')
+  local grant = math.max(0, math.min(tonumber(ARGV[j + 3]), math.floor(room / ${LEASE_SHARE})))
+  if grant > 0 then
+    out[o] = grant
+    out[o + 1] = redis.call('INCRBY', KEYS[key], grant)
+    redis.call('PEXPIREAT', KEYS[key], ARGV[j + 2])
+  end
 end
 return out
 `);
 
 export interface HitReply {
   allowed: boolean;
-  /** Per counter, in order: its usage after this request and its lease (before them, when refused). */
+  /** Per counter, in order: its usage with this request (before it, when refused). */
   used: number[];
-  /** Per counter: the lease granted (0 when refused or none wanted). */
+  /** Per counter: the lease granted (0 when refused or none wanted), and the usage once it was counted. */
   granted: number[];
+  leased: number[];
 }
 
 interface Waiting {
@@ -156,11 +165,13 @@ function settle(waiting: readonly Waiting[], reply: readonly number[]): void {
   for (const w of waiting) {
     const used = new Array<number>(w.n);
     const granted = new Array<number>(w.n);
+    const leased = new Array<number>(w.n);
     for (let i = 0; i < w.n; i++) {
-      used[i] = reply[at + 1 + i * 2]!;
-      granted[i] = reply[at + 2 + i * 2]!;
+      used[i] = reply[at + 1 + i * 3]!;
+      granted[i] = reply[at + 2 + i * 3]!;
+      leased[i] = reply[at + 3 + i * 3]!;
     }
-    w.resolve({ allowed: reply[at] === 1, used, granted });
-    at += 1 + w.n * 2;
+    w.resolve({ allowed: reply[at] === 1, used, granted, leased });
+    at += 1 + w.n * 3;
   }
 }

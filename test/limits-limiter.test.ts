@@ -325,7 +325,7 @@ describe('rate limiter on redis', () => {
     const results = await Promise.all(
       Array.from({ length: 150 }, (_, i) => {
         const key = i % 3 === 0 ? 'key-a' : 'key-b';
-        return (i % 2 === 0 ? one : two).check(facts({ apiKeyId: key }), T0).then((r) => ({ key, allowed: r.allowed }));
+        return Promise.resolve((i % 2 === 0 ? one : two).check(facts({ apiKeyId: key }), T0)).then((r) => ({ key, allowed: r.allowed }));
       }),
     );
     const admitted = results.filter((r) => r.allowed);

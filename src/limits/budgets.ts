@@ -56,14 +56,24 @@ const units = (p: UsageLimitPolicy, v: number): number => (p.type === 'cost' ? v
 const amountOf = (p: UsageLimitPolicy, a: Amounts): number => (p.type === 'cost' ? (a.cost ?? 0) : a.tokens);
 
 export const NO_HOLD: Hold = { held: [], settled: true };
+const UNRESERVED: BudgetAdmission = { allowed: true, hold: NO_HOLD };
 
 export class BudgetLimiter {
   constructor(private readonly opts: BudgetOptions) {}
 
-  /** `demand` is asked only when a budget applies: a workspace without budgets pays for no estimate. */
-  async reserve(facts: RequestFacts, demand: () => Amounts, now: number): Promise<BudgetAdmission> {
+  /**
+   * `demand` is asked only when a budget applies: a workspace without budgets
+   * pays for no estimate, and (its policies cached) for no promise either.
+   */
+  reserve(facts: RequestFacts, demand: () => Amounts, now: number): BudgetAdmission | Promise<BudgetAdmission> {
+    const all = this.opts.policies(facts.workspaceId);
+    if (!(all instanceof Promise) && !all.some((p) => applies(p, facts))) return UNRESERVED;
+    return this.reserveIn(facts, demand, now);
+  }
+
+  private async reserveIn(facts: RequestFacts, demand: () => Amounts, now: number): Promise<BudgetAdmission> {
     const policies = (await this.opts.policies(facts.workspaceId)).filter((p) => applies(p, facts));
-    if (policies.length === 0) return { allowed: true, hold: NO_HOLD };
+    if (policies.length === 0) return UNRESERVED;
     const estimate = demand();
     const held: Held[] = policies.map((p) => {
       const period = periodOf(p, now);

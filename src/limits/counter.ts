@@ -38,7 +38,8 @@ export interface RateDecision {
 }
 
 export interface RateCounter {
-  hit(checks: readonly RateCheck[], now: number): Promise<RateDecision>;
+  /** Synchronous when the counter knows at once (memory, a Redis lease): no promise on the hot path. */
+  hit(checks: readonly RateCheck[], now: number): RateDecision | Promise<RateDecision>;
   /** Adds a non-zero integer (negative gives back) to the window of `now`; returns the usage after it, never below 0. */
   charge(key: string, unit: RateUnit, amount: number, now: number): Promise<number>;
   /** When the gateway stops: gives back what it holds for requests not made (redis-counter.ts leases). */
@@ -80,7 +81,7 @@ export class MemoryRateCounter implements RateCounter {
   private readonly entries = new Map<string, Entry>();
   private writes = 0;
 
-  async hit(checks: readonly RateCheck[], now: number): Promise<RateDecision> {
+  hit(checks: readonly RateCheck[], now: number): RateDecision {
     for (const c of checks) assertCost(c.cost, 'cost');
     const used = checks.map((c) => this.used(c.key, c.unit, now));
     const allowed = checks.every((c, i) => !refuses(used[i]!, c.cost, c.limit));

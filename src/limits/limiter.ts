@@ -8,7 +8,7 @@
  * fails open); either way the admission says so, for the answer and metrics.
  */
 import type { RateLimitPolicy, RateLimitType } from '../store/rate-limit-policies.js';
-import type { RateCheck, RateCounter } from './counter.js';
+import type { RateCheck, RateCounter, RateDecision } from './counter.js';
 import { applies, counterKey, type RequestFacts } from './policies.js';
 
 export interface RateQuota {
@@ -47,30 +47,50 @@ export type Uncounted = 'admitted' | 'refused';
 
 const NONE: RateAdmission = { allowed: true, retryAfterMs: 0, quota: { requests: null, tokens: null }, unavailable: false, failedClosed: null, tokenCounters: [] };
 
+/** The admission once every counter has answered: per type, the quota of the applying policy with the least room. */
+function admission(policies: readonly RateLimitPolicy[], decision: RateDecision, tokenCounters: readonly RateCheck[]): RateAdmission {
+  const quota: RateAdmission['quota'] = { requests: null, tokens: null };
+  decision.counters.forEach((c, i) => {
+    const p = policies[i]!;
+    const tightest = quota[p.type];
+    if (tightest === null || c.remaining < tightest.remaining) quota[p.type] = { policyId: p.id, limit: p.value, remaining: c.remaining, resetAt: c.resetAt };
+  });
+  return { allowed: decision.allowed, retryAfterMs: decision.retryAfterMs, quota, unavailable: false, failedClosed: null, tokenCounters };
+}
+
 export class RateLimiter {
   constructor(private readonly opts: LimiterOptions) {}
 
-  async check(facts: RequestFacts, now: number): Promise<RateAdmission> {
-    const policies = (await this.opts.policies(facts.workspaceId)).filter((p) => applies(p, facts));
+  /** Synchronous when the policies are cached and the counter answers at once (the hot path). */
+  check(facts: RequestFacts, now: number): RateAdmission | Promise<RateAdmission> {
+    const all = this.opts.policies(facts.workspaceId);
+    return all instanceof Promise ? all.then((ps) => this.against(ps, facts, now)) : this.against(all, facts, now);
+  }
+
+  private against(all: readonly RateLimitPolicy[], facts: RequestFacts, now: number): RateAdmission | Promise<RateAdmission> {
+    const policies = all.filter((p) => applies(p, facts));
     if (policies.length === 0) return NONE;
     const checks: RateCheck[] = policies.map((p) => ({ key: counterKey(p, facts), unit: p.unit, limit: p.value, cost: p.type === 'requests' ? 1 : 0 }));
     const tokenCounters = checks.filter((_, i) => policies[i]!.type === 'tokens');
     let decision;
     try {
-      decision = await this.opts.counter.hit(checks, now);
+      decision = this.opts.counter.hit(checks, now);
     } catch (err) {
-      this.opts.onUnavailable?.(err);
-      const closed = policies.find((p) => p.failMode === 'closed');
-      this.opts.onUncounted?.(closed === undefined ? 'admitted' : 'refused');
-      return { ...NONE, allowed: closed === undefined, unavailable: true, failedClosed: closed?.id ?? null, tokenCounters };
+      return this.unavailable(policies, tokenCounters, err);
     }
-    const quota: RateAdmission['quota'] = { requests: null, tokens: null };
-    decision.counters.forEach((c, i) => {
-      const p = policies[i]!;
-      const tightest = quota[p.type];
-      if (tightest === null || c.remaining < tightest.remaining) quota[p.type] = { policyId: p.id, limit: p.value, remaining: c.remaining, resetAt: c.resetAt };
-    });
-    return { allowed: decision.allowed, retryAfterMs: decision.retryAfterMs, quota, unavailable: false, failedClosed: null, tokenCounters };
+    return decision instanceof Promise
+      ? decision.then(
+          (d) => admission(policies, d, tokenCounters),
+          (err: unknown) => this.unavailable(policies, tokenCounters, err),
+        )
+      : admission(policies, decision, tokenCounters);
+  }
+
+  private unavailable(policies: readonly RateLimitPolicy[], tokenCounters: readonly RateCheck[], err: unknown): RateAdmission {
+    this.opts.onUnavailable?.(err);
+    const closed = policies.find((p) => p.failMode === 'closed');
+    this.opts.onUncounted?.(closed === undefined ? 'admitted' : 'refused');
+    return { ...NONE, allowed: closed === undefined, unavailable: true, failedClosed: closed?.id ?? null, tokenCounters };
   }
 
   /** Adds an answer's token usage to the token policies the request fell under. Never throws: a lost charge is reported, not fatal. */

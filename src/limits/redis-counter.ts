@@ -84,7 +84,7 @@ export class RedisRateCounter implements RateCounter {
     this.hits = new RedisHits(redis);
   }
 
-  async hit(checks: readonly RateCheck[], now: number): Promise<RateDecision> {
+  hit(checks: readonly RateCheck[], now: number): RateDecision | Promise<RateDecision> {
     if (++this.checks % SWEEP_EVERY === 0) this.sweep(now);
     const keys = new Array<string>(checks.length);
     let leased = true;

@@ -62,14 +62,14 @@ export class AnswerUsage {
   }
 }
 
-/** An admitted request: what waits for its usage, and the quota headers every answer to it carries (null: no rate limit applies). */
+/** An admitted request: what waits for its usage, the quota headers every answer to it carries (null: no rate limit applies), and what policies match it by. */
 export interface Admission {
   usage: AnswerUsage;
   headers: Record<string, string> | null;
+  facts: RequestFacts;
 }
 
 const UNCHARGED = new AnswerUsage([]);
-const UNLIMITED: Result<Admission> = { ok: true, value: { usage: UNCHARGED, headers: null } };
 
 const TYPES: readonly RateLimitType[] = ['requests', 'tokens'];
 
@@ -103,38 +103,46 @@ export class RequestLimits {
    * Checks a request against its workspace's policies; a request over a
    * limit is refused (counted nowhere), its error carrying the quota headers.
    * The headers are handed back rather than set on the response: the relay
-   * writes every header in one writeHead, Node's fast path.
+   * writes every header in one writeHead, Node's fast path. Synchronous
+   * when the policies are cached and the counters answer at once.
    */
-  async admit(method: string, pathname: string, key: ApiKeyRecord, metadata: Readonly<Record<string, string>>): Promise<Result<Admission>> {
+  admit(method: string, pathname: string, key: ApiKeyRecord, metadata: Readonly<Record<string, string>>): Result<Admission> | Promise<Result<Admission>> {
     const now = this.now();
-    const a = await this.limiter.check(factsOf(method, pathname, key, metadata), now);
+    const facts = factsOf(method, pathname, key, metadata);
+    const a = this.limiter.check(facts, now);
+    return a instanceof Promise ? a.then((x) => this.admitted(x, facts, now)) : this.admitted(a, facts, now);
+  }
+
+  private admitted(a: RateAdmission, facts: RequestFacts, now: number): Result<Admission> {
     const headers = quotaHeaders(a, now);
     if (!a.allowed) return { ok: false, error: refusal(a, headers) };
-    if (headers === null) return UNLIMITED;
     // Counters unreachable: admitted uncounted, so nothing to charge either.
     const usage = a.tokenCounters.length === 0 || a.unavailable ? UNCHARGED : new AnswerUsage([this.tokenCharger(a)]);
-    return { ok: true, value: { usage, headers } };
+    return { ok: true, value: { usage, headers, facts } };
   }
 
   /**
    * Once the body is known: reserves the request's estimated usage in the
    * budgets it falls under (412 when one is exhausted or has no room for it),
-   * adding their settlement to `usage`.
+   * adding their settlement to the admission's usage.
    */
-  async reserve(usage: AnswerUsage, method: string, pathname: string, key: ApiKeyRecord, metadata: Readonly<Record<string, string>>, body: Record<string, unknown> | null, provider: string | undefined): Promise<Result<AnswerUsage>> {
+  reserve(admitted: Admission, body: Record<string, unknown> | null, provider: string | undefined): Result<AnswerUsage> | Promise<Result<AnswerUsage>> {
     let model: CatalogModel | null = null;
     const demand = (): Amounts => estimate(body, (model = pricedModel(provider, body?.model)));
-    const a = await this.budgets.reserve(factsOf(method, pathname, key, metadata), demand, this.now());
-    if (!a.allowed) return { ok: false, error: budgetRefusal(a) };
-    if (a.hold.settled) return { ok: true, value: usage };
-    const hold = a.hold;
-    return {
-      ok: true,
-      value: usage.with({
-        settle: (u) => this.budgets.settle(hold, u === null ? null : actual(u, model), this.now()),
-        release: () => this.budgets.settle(hold, { tokens: 0, cost: 0 }, this.now()),
-      }),
+    const a = this.budgets.reserve(admitted.facts, demand, this.now());
+    const reserved = (b: BudgetAdmission): Result<AnswerUsage> => {
+      if (!b.allowed) return { ok: false, error: budgetRefusal(b) };
+      if (b.hold.settled) return { ok: true, value: admitted.usage };
+      const hold = b.hold;
+      return {
+        ok: true,
+        value: admitted.usage.with({
+          settle: (u) => this.budgets.settle(hold, u === null ? null : actual(u, model), this.now()),
+          release: () => this.budgets.settle(hold, { tokens: 0, cost: 0 }, this.now()),
+        }),
+      };
     };
+    return a instanceof Promise ? a.then(reserved) : reserved(a);
   }
 
   private tokenCharger(a: RateAdmission): Charger {

@@ -75,7 +75,8 @@ async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse,
   if (!gh.ok) return fail(gh.error);
   trail.metadata = gh.value.metadata;
   // Before the body is read: a client over its limit costs no upload and no provider call.
-  const admitted = await deps.limits.admit(req.method!, pathname, t.key, gh.value.metadata);
+  let admitted = deps.limits.admit(req.method!, pathname, t.key, gh.value.metadata);
+  if (admitted instanceof Promise) admitted = await admitted;
   if (!admitted.ok) return fail(admitted.error);
   quota = admitted.value.headers;
   let plan = resolvePlan(deps.configs, req.headers, t.key);
@@ -122,7 +123,8 @@ async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse,
   }
 
   // Budgets reserve the request's estimated usage once the body is known; nothing is sent when one is exhausted.
-  const answer = await deps.limits.reserve(admitted.value.usage, req.method!, pathname, t.key, gh.value.metadata, body, single(req.headers['x-gateway-provider']));
+  let answer = deps.limits.reserve(admitted.value, body, single(req.headers['x-gateway-provider']));
+  if (answer instanceof Promise) answer = await answer;
   if (!answer.ok) return fail(answer.error);
   const cancel = new Cancel();
   res.once('close', () => {

@@ -58,6 +58,8 @@ export function applies(p: MatchedPolicy, r: RequestFacts): boolean {
  * each escaped so that no two groups share a key.
  */
 export function counterKey(p: MatchedPolicy, r: RequestFacts): string {
-  const group = p.groupBy.map((g) => encodeURIComponent(valueOf(g.key, r) ?? '')).join('/');
+  const part = (g: PolicyGroupBy): string => encodeURIComponent(valueOf(g.key, r) ?? '');
+  // One group_by key is the common case: no array for it.
+  const group = p.groupBy.length === 1 ? part(p.groupBy[0]!) : p.groupBy.map(part).join('/');
   return `${p.id}:${p.type}:${group}`;
 }

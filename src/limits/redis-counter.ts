@@ -15,7 +15,7 @@ import type { Redis } from 'ioredis';
 import { LuaScript } from '../state/redis.js';
 import { assertCost, decision, type RateCheck, type RateCounter, type RateDecision } from './counter.js';
 import { RedisHits } from './redis-hits.js';
-import { windowOf, type RateUnit } from './window.js';
+import { windowOf, windowStart, type RateUnit } from './window.js';
 
 const CLOCK_SKEW_GRACE_MS = 60_000;
 
@@ -37,15 +37,18 @@ const MAX_LEASE = 1024;
 const SWEEP_EVERY = 4096;
 
 /**
- * Units of one counter (and window) this process has counted in Redis
- * ahead of its requests: they are admitted here, with no round trip, until
- * used up. Redis grants a lease with a request it admits (redis-hits.ts),
- * never past the limit, and less the nearer the limit is.
+ * Units of one counter this process has counted in Redis ahead of its
+ * requests, for one window: they are admitted here, with no round trip,
+ * until used up. Redis grants a lease with a request it admits
+ * (redis-hits.ts), never past the limit, and less the nearer the limit is.
  */
 interface Lease {
-  /** The window's end, for sweeping. */
+  /** The Redis key: the counter in its window. */
+  key: string;
+  /** What the units were counted against: another window, unit or limit (a policy changed) starts afresh. */
+  unit: RateUnit;
+  start: number;
   end: number;
-  /** The limit it was counted against: a policy given a new value starts afresh. */
   limit: number;
   /** Redis's count when last heard from: every process's requests and unused leases. */
   used: number;
@@ -74,6 +77,7 @@ interface Lease {
  */
 export class RedisRateCounter implements RateCounter {
   private readonly hits: RedisHits;
+  /** By counter (RateCheck key): one lease each, for the window it was taken in. */
   private readonly leases = new Map<string, Lease>();
   private checks = 0;
 
@@ -86,19 +90,16 @@ export class RedisRateCounter implements RateCounter {
 
   hit(checks: readonly RateCheck[], now: number): RateDecision | Promise<RateDecision> {
     if (++this.checks % SWEEP_EVERY === 0) this.sweep(now);
-    const keys = new Array<string>(checks.length);
     let leased = true;
     for (let i = 0; i < checks.length; i++) {
       const c = checks[i]!;
       assertCost(c.cost, 'cost');
-      keys[i] = this.keyOf(c.key, c.unit, windowOf(c.unit, now).start);
-      const l = this.leases.get(keys[i]!);
-      if (c.cost === 0 || l === undefined || l.limit !== c.limit || l.left < c.cost) leased = false;
+      if (leased && (c.cost === 0 || !holds(this.leases.get(c.key), c, windowStart(c.unit, now)))) leased = false;
     }
-    if (!leased) return this.ask(checks, keys, now);
+    if (!leased) return this.ask(checks, now);
     const used = new Array<number>(checks.length);
     for (let i = 0; i < checks.length; i++) {
-      const l = this.leases.get(keys[i]!)!;
+      const l = this.leases.get(checks[i]!.key)!;
       l.left -= checks[i]!.cost;
       used[i] = l.used - l.left;
     }
@@ -106,18 +107,20 @@ export class RedisRateCounter implements RateCounter {
   }
 
   /** Checks in Redis, asking for a lease on each request counter that has none on the way. */
-  private async ask(checks: readonly RateCheck[], keys: readonly string[], now: number): Promise<RateDecision> {
+  private async ask(checks: readonly RateCheck[], now: number): Promise<RateDecision> {
+    const keys: string[] = [];
     const args: number[] = [];
     const asking: Lease[] = [];
-    for (let i = 0; i < checks.length; i++) {
-      const c = checks[i]!;
+    for (const c of checks) {
       const w = windowOf(c.unit, now);
+      const key = this.keyOf(c.key, c.unit, w.start);
       let want = 0;
       if (c.cost > 0) {
-        let l = this.leases.get(keys[i]!);
-        if (l === undefined || l.limit !== c.limit) {
-          l = { end: w.end, limit: c.limit, used: 0, left: 0, granted: 0, grantedAt: now, asking: false };
-          this.leases.set(keys[i]!, l);
+        let l = this.leases.get(c.key);
+        if (l === undefined || l.key !== key || l.limit !== c.limit) {
+          // The pace of the counter's last lease carries over: a new window starts with a lease of the right size.
+          l = { key, unit: c.unit, start: w.start, end: w.end, limit: c.limit, used: 0, left: 0, granted: l?.granted ?? 0, grantedAt: l?.grantedAt ?? now, asking: false };
+          this.leases.set(c.key, l);
         }
         // A counter with units left is here for another one's sake (a token limit): it needs no more yet.
         if (!l.asking && l.left < c.cost) {
@@ -126,6 +129,7 @@ export class RedisRateCounter implements RateCounter {
           asking.push(l);
         }
       }
+      keys.push(key);
       args.push(c.cost, c.limit, w.end + CLOCK_SKEW_GRACE_MS, want);
     }
     let reply;
@@ -135,8 +139,8 @@ export class RedisRateCounter implements RateCounter {
       for (const l of asking) l.asking = false;
     }
     for (let i = 0; i < checks.length; i++) {
-      const l = checks[i]!.cost > 0 ? this.leases.get(keys[i]!) : undefined;
-      if (l === undefined) continue;
+      const l = checks[i]!.cost > 0 ? this.leases.get(checks[i]!.key) : undefined;
+      if (l === undefined || l.key !== keys[i]) continue;
       const granted = reply.granted[i]!;
       if (granted > 0) {
         l.left += granted;
@@ -156,18 +160,23 @@ export class RedisRateCounter implements RateCounter {
 
   /** Gives the units of every unused lease back, for the processes that stay. */
   async close(): Promise<void> {
-    const back = [...this.leases].filter(([, l]) => l.left > 0);
+    const back = [...this.leases.values()].filter((l) => l.left > 0);
     this.leases.clear();
-    await Promise.all(back.map(([key, l]) => CHARGE.run(this.redis, [key], [-l.left, l.end + CLOCK_SKEW_GRACE_MS]).catch(() => {})));
+    await Promise.all(back.map((l) => CHARGE.run(this.redis, [l.key], [-l.left, l.end + CLOCK_SKEW_GRACE_MS]).catch(() => {})));
   }
 
   private sweep(now: number): void {
-    for (const [key, l] of this.leases) if (l.end <= now) this.leases.delete(key);
+    for (const [counter, l] of this.leases) if (l.end <= now) this.leases.delete(counter);
   }
 
   private keyOf(key: string, unit: RateUnit, start: number): string {
     return `${this.prefix}${unit}:${start}:${key}`;
   }
+}
+
+/** Whether a lease has units for a check in the window starting at `start`. */
+function holds(l: Lease | undefined, c: RateCheck, start: number): boolean {
+  return l !== undefined && l.start === start && l.unit === c.unit && l.limit === c.limit && l.left >= c.cost;
 }
 
 /** What the process uses in LEASE_MS at the pace of its last lease; 1 for a first one. */

@@ -26,8 +26,13 @@ export interface Window {
 }
 
 export function windowOf(unit: RateUnit, now: number): Window {
+  const start = windowStart(unit, now);
+  return { start, end: start + LENGTH[unit] };
+}
+
+/** windowOf's start alone, with nothing allocated (the hot path). */
+export function windowStart(unit: RateUnit, now: number): number {
   const length = LENGTH[unit];
   const offset = OFFSET[unit];
-  const start = Math.floor((now - offset) / length) * length + offset;
-  return { start, end: start + length };
+  return Math.floor((now - offset) / length) * length + offset;
 }

@@ -31,8 +31,9 @@ for (const engine of engines()) {
     const errors: string[] = [];
     const usage = { input: 0, output: 0, cost: 0 };
     const count = async (): Promise<number> => Number((await store.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM request_logs'))!.n);
-    const writerOn = (): LogWriter =>
+    const writerOn = (maxInFlight?: number): LogWriter =>
       new LogWriter({
+        maxInFlight,
         dataDir: dir,
         databaseUrl: env.DATABASE_URL,
         onError: (_err, message) => errors.push(message),
@@ -91,6 +92,18 @@ for (const engine of engines()) {
       const s = writer.stats();
       assert.equal(s.flushed, 5, 'counters of the dead thread are kept');
       assert.equal(s.dropped, 0);
+    });
+
+    it('while a dead thread is replaced, at most maxInFlight entries wait for the next; more are counted as dropped and said once', async () => {
+      const writer = writerOn(10);
+      await (writer as unknown as { worker: Worker }).worker.terminate();
+      await until('the death reported', () => errors.some((m) => m.includes('log writer thread exited')));
+      for (let i = 0; i < 25; i++) writer.write(logEntry({ traceId: `waiting-${i}` }));
+      assert.equal(writer.stats().dropped, 15);
+      await until('the new thread writing', () => writer.stats().flushed === 10);
+      await writer.close();
+      assert.equal(await count(), 10);
+      assert.equal(errors.filter((m) => m.includes('15 request logs dropped while no log writer thread ran')).length, 1);
     });
   });
 }

@@ -12,7 +12,8 @@
  *
  * If the thread dies (a bug: every error it expects is handled), the
  * entries it had not written are counted as dropped, said, and a new thread
- * is started; its spill files are replayed by the new one.
+ * is started; its spill files are replayed by the new one. Entries made
+ * meanwhile wait for it, up to maxInFlight; more are counted as dropped.
  */
 import { Worker } from 'node:worker_threads';
 import type { DbSettings } from '../store/open.js';
@@ -66,6 +67,8 @@ export class LogWriter {
   private timer: NodeJS.Timeout | null = null;
   private closing: Promise<void> | null = null;
   private readonly maxInFlight: number;
+  /** Entries dropped since the last thread died, because maxInFlight were already waiting for its successor. */
+  private lostWhileDown = 0;
 
   constructor(private readonly o: LogWriterOptions) {
     this.maxInFlight = o.maxInFlight ?? 20_000;
@@ -74,6 +77,12 @@ export class LogWriter {
 
   write(e: LogEntry): void {
     if (this.closing !== null) return this.drop(1, 'a request log arrived after the log writer closed; dropped');
+    if (this.worker === null && this.batch.count >= this.maxInFlight) {
+      // No thread to take them (one is being replaced): memory stays bounded, the loss is counted and said once.
+      this.past.dropped++;
+      this.lostWhileDown++;
+      return;
+    }
     this.batch.add(e);
     if (this.batch.count >= SEND_EVERY) this.send();
     else if (this.timer === null) this.timer = setTimeout(this.send, SEND_AFTER_MS);
@@ -132,6 +141,10 @@ export class LogWriter {
   }
 
   private spawn(): void {
+    if (this.lostWhileDown > 0) {
+      this.o.onError(null, `${this.lostWhileDown} request logs dropped while no log writer thread ran (${this.maxInFlight} were waiting for one already)`);
+      this.lostWhileDown = 0;
+    }
     const data: WriterData = {
       dataDir: this.o.dataDir,
       databaseUrl: this.o.databaseUrl,

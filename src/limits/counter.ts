@@ -9,7 +9,7 @@
  * admission (a group already at its limit is refused) and are charged the
  * answer's usage afterwards with `charge`.
  */
-import { windowOf, type RateUnit } from './window.js';
+import { windowEnd, windowOf, type RateUnit } from './window.js';
 
 export interface RateCheck {
   /** The counter: policy and group, without the window (added here). */
@@ -54,12 +54,14 @@ export function refuses(used: number, cost: number, limit: number): boolean {
 /** The decision once each counter's usage is known (`used`: after counting, when allowed). */
 export function decision(checks: readonly RateCheck[], used: readonly number[], allowed: boolean, now: number): RateDecision {
   let retryAfterMs = 0;
-  const counters = checks.map((c, i) => {
+  const counters = new Array<CounterState>(checks.length);
+  for (let i = 0; i < checks.length; i++) {
+    const c = checks[i]!;
     const u = used[i]!;
-    const { end } = windowOf(c.unit, now);
+    const end = windowEnd(c.unit, now);
     if (!allowed && refuses(u, c.cost, c.limit)) retryAfterMs = Math.max(retryAfterMs, end - now);
-    return { used: u, remaining: Math.max(0, c.limit - u), resetAt: end };
-  });
+    counters[i] = { used: u, remaining: Math.max(0, c.limit - u), resetAt: end };
+  }
   return { allowed, retryAfterMs, counters };
 }
 

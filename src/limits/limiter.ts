@@ -45,7 +45,8 @@ export interface LimiterOptions {
 
 export type Uncounted = 'admitted' | 'refused';
 
-const NONE: RateAdmission = { allowed: true, retryAfterMs: 0, quota: { requests: null, tokens: null }, unavailable: false, failedClosed: null, tokenCounters: [] };
+const NO_CHECKS: readonly RateCheck[] = [];
+const NONE: RateAdmission = { allowed: true, retryAfterMs: 0, quota: { requests: null, tokens: null }, unavailable: false, failedClosed: null, tokenCounters: NO_CHECKS };
 
 /** The admission once every counter has answered: per type, the quota of the applying policy with the least room. */
 function admission(policies: readonly RateLimitPolicy[], decision: RateDecision, tokenCounters: readonly RateCheck[]): RateAdmission {
@@ -68,10 +69,18 @@ export class RateLimiter {
   }
 
   private against(all: readonly RateLimitPolicy[], facts: RequestFacts, now: number): RateAdmission | Promise<RateAdmission> {
-    const policies = all.filter((p) => applies(p, facts));
-    if (policies.length === 0) return NONE;
-    const checks: RateCheck[] = policies.map((p) => ({ key: counterKey(p, facts), unit: p.unit, limit: p.value, cost: p.type === 'requests' ? 1 : 0 }));
-    const tokenCounters = checks.filter((_, i) => policies[i]!.type === 'tokens');
+    // Loops, not filter/map: this runs for every request of a limited workspace, and its garbage adds up.
+    let policies: RateLimitPolicy[] | null = null;
+    for (const p of all) if (applies(p, facts)) (policies ??= []).push(p);
+    if (policies === null) return NONE;
+    const checks: RateCheck[] = [];
+    let tokens: RateCheck[] | null = null;
+    for (const p of policies) {
+      const c: RateCheck = { key: counterKey(p, facts), unit: p.unit, limit: p.value, cost: p.type === 'requests' ? 1 : 0 };
+      checks.push(c);
+      if (p.type === 'tokens') (tokens ??= []).push(c);
+    }
+    const tokenCounters = tokens ?? NO_CHECKS;
     let decision;
     try {
       decision = this.opts.counter.hit(checks, now);

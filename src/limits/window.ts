@@ -30,6 +30,11 @@ export function windowOf(unit: RateUnit, now: number): Window {
   return { start, end: start + LENGTH[unit] };
 }
 
+/** windowOf's end alone, with nothing allocated (the hot path). */
+export function windowEnd(unit: RateUnit, now: number): number {
+  return windowStart(unit, now) + LENGTH[unit];
+}
+
 /** windowOf's start alone, with nothing allocated (the hot path). */
 export function windowStart(unit: RateUnit, now: number): number {
   const length = LENGTH[unit];

@@ -167,6 +167,27 @@ for (const engine of engines()) {
         assert.equal(openai.requests.length, 3);
       });
 
+      it('answers the gateway makes after admission carry the quota too: a body it rejects, a provider it cannot reach, a cache hit', async () => {
+        const t = await c.tenant('own-answers');
+        await c.policy(t.workspaceId, { value: 10 });
+        const expect = (res: Response, remaining: number): void =>
+          assert.deepEqual(quota(res, 'requests'), { limit: 10, remaining, reset: secondsLeft(gw.clock.now) }, `status ${res.status}`);
+        const rejected = await c.chat(t.secret, { body: { messages: 'not a list' } });
+        assert.equal(rejected.status, 400);
+        expect(rejected, 9);
+        await rejected.arrayBuffer();
+        const unreachable = await c.chat(t.secret, { headers: { 'x-gateway-custom-host': `http://127.0.0.1:${await freePort()}/v1` } });
+        assert.ok(unreachable.status >= 500, `status ${unreachable.status}`);
+        expect(unreachable, 8);
+        await unreachable.arrayBuffer();
+        const cached = { 'x-gateway-config': JSON.stringify({ cache: { mode: 'simple', max_age: 600 } }) };
+        await (await c.chat(t.secret, { headers: cached })).arrayBuffer();
+        const hit = await c.chat(t.secret, { headers: cached });
+        assert.equal(hit.headers.get('x-gateway-cache-status'), 'HIT');
+        expect(hit, 6);
+        await hit.arrayBuffer();
+      });
+
       it('a policy that fails closed counts like any other while its counters answer', async () => {
         const t = await c.tenant('closed');
         await c.policy(t.workspaceId, { value: 2, fail_mode: 'closed' });

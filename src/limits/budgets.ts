@@ -67,13 +67,15 @@ export class BudgetLimiter {
    */
   reserve(facts: RequestFacts, demand: () => Amounts, now: number): BudgetAdmission | Promise<BudgetAdmission> {
     const all = this.opts.policies(facts.workspaceId);
-    if (!(all instanceof Promise) && !all.some((p) => applies(p, facts))) return UNRESERVED;
-    return this.reserveIn(facts, demand, now);
+    return all instanceof Promise ? all.then((ps) => this.against(ps, facts, demand, now)) : this.against(all, facts, demand, now);
   }
 
-  private async reserveIn(facts: RequestFacts, demand: () => Amounts, now: number): Promise<BudgetAdmission> {
-    const policies = (await this.opts.policies(facts.workspaceId)).filter((p) => applies(p, facts));
-    if (policies.length === 0) return UNRESERVED;
+  private against(all: readonly UsageLimitPolicy[], facts: RequestFacts, demand: () => Amounts, now: number): BudgetAdmission | Promise<BudgetAdmission> {
+    const policies = all.filter((p) => applies(p, facts));
+    return policies.length === 0 ? UNRESERVED : this.reserveIn(policies, facts, demand, now);
+  }
+
+  private async reserveIn(policies: readonly UsageLimitPolicy[], facts: RequestFacts, demand: () => Amounts, now: number): Promise<BudgetAdmission> {
     const estimate = demand();
     const held: Held[] = policies.map((p) => {
       const period = periodOf(p, now);

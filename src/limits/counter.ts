@@ -9,7 +9,7 @@
  * admission (a group already at its limit is refused) and are charged the
  * answer's usage afterwards with `charge`.
  */
-import { windowEnd, windowOf, type RateUnit } from './window.js';
+import { windowEnd, windowOf, windowStart, type RateUnit } from './window.js';
 
 export interface RateCheck {
   /** The counter: policy and group, without the window (added here). */
@@ -104,7 +104,7 @@ export class MemoryRateCounter implements RateCounter {
 
   private used(key: string, unit: RateUnit, now: number): number {
     const e = this.entries.get(`${unit}:${key}`);
-    return e !== undefined && e.start === windowOf(unit, now).start ? e.used : 0;
+    return e !== undefined && e.start === windowStart(unit, now) ? e.used : 0;
   }
 
   private add(key: string, unit: RateUnit, amount: number, now: number): number {

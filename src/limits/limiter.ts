@@ -51,11 +51,12 @@ const NONE: RateAdmission = { allowed: true, retryAfterMs: 0, quota: { requests:
 /** The admission once every counter has answered: per type, the quota of the applying policy with the least room. */
 function admission(policies: readonly RateLimitPolicy[], decision: RateDecision, tokenCounters: readonly RateCheck[]): RateAdmission {
   const quota: RateAdmission['quota'] = { requests: null, tokens: null };
-  decision.counters.forEach((c, i) => {
+  for (let i = 0; i < policies.length; i++) {
     const p = policies[i]!;
+    const c = decision.counters[i]!;
     const tightest = quota[p.type];
     if (tightest === null || c.remaining < tightest.remaining) quota[p.type] = { policyId: p.id, limit: p.value, remaining: c.remaining, resetAt: c.resetAt };
-  });
+  }
   return { allowed: decision.allowed, retryAfterMs: decision.retryAfterMs, quota, unavailable: false, failedClosed: null, tokenCounters };
 }
 

@@ -43,7 +43,7 @@ const SWEEP_EVERY = 4096;
  * (redis-hits.ts), never past the limit, and less the nearer the limit is.
  */
 interface Lease {
-  /** The Redis key: the counter in its window. */
+  /** The Redis key: the counter in its window (to give unused units back). */
   key: string;
   /** What the units were counted against: another window, unit or limit (a policy changed) starts afresh. */
   unit: RateUnit;
@@ -94,7 +94,7 @@ export class RedisRateCounter implements RateCounter {
     for (let i = 0; i < checks.length; i++) {
       const c = checks[i]!;
       assertCost(c.cost, 'cost');
-      if (leased && (c.cost === 0 || !holds(this.leases.get(c.key), c, windowStart(c.unit, now)))) leased = false;
+      if (leased && !holds(this.leases.get(c.key), c, windowStart(c.unit, now))) leased = false;
     }
     if (!leased) return this.ask(checks, now);
     const used = new Array<number>(checks.length);
@@ -110,14 +110,17 @@ export class RedisRateCounter implements RateCounter {
   private async ask(checks: readonly RateCheck[], now: number): Promise<RateDecision> {
     const keys: string[] = [];
     const args: number[] = [];
+    /** Per check, the lease of its counter (none for token limits). */
+    const leases: (Lease | undefined)[] = [];
     const asking: Lease[] = [];
     for (const c of checks) {
       const w = windowOf(c.unit, now);
       const key = this.keyOf(c.key, c.unit, w.start);
+      let l: Lease | undefined;
       let want = 0;
       if (c.cost > 0) {
-        let l = this.leases.get(c.key);
-        if (l === undefined || l.key !== key || l.limit !== c.limit) {
+        l = this.leases.get(c.key);
+        if (l === undefined || !current(l, c, w.start)) {
           // The pace of the counter's last lease carries over: a new window starts with a lease of the right size.
           l = { key, unit: c.unit, start: w.start, end: w.end, limit: c.limit, used: 0, left: 0, granted: l?.granted ?? 0, grantedAt: l?.grantedAt ?? now, asking: false };
           this.leases.set(c.key, l);
@@ -130,6 +133,7 @@ export class RedisRateCounter implements RateCounter {
         }
       }
       keys.push(key);
+      leases.push(l);
       args.push(c.cost, c.limit, w.end + CLOCK_SKEW_GRACE_MS, want);
     }
     let reply;
@@ -138,9 +142,10 @@ export class RedisRateCounter implements RateCounter {
     } finally {
       for (const l of asking) l.asking = false;
     }
+    // Onto the leases asked with: one replaced meanwhile (a new window, a changed policy) is no longer used, its units lost with it.
     for (let i = 0; i < checks.length; i++) {
-      const l = checks[i]!.cost > 0 ? this.leases.get(checks[i]!.key) : undefined;
-      if (l === undefined || l.key !== keys[i]) continue;
+      const l = leases[i];
+      if (l === undefined) continue;
       const granted = reply.granted[i]!;
       if (granted > 0) {
         l.left += granted;
@@ -174,9 +179,14 @@ export class RedisRateCounter implements RateCounter {
   }
 }
 
-/** Whether a lease has units for a check in the window starting at `start`. */
+/** Whether a lease was counted against what a check counts against now: the window starting at `start`, its unit and limit. */
+function current(l: Lease, c: RateCheck, start: number): boolean {
+  return l.start === start && l.unit === c.unit && l.limit === c.limit;
+}
+
+/** Whether a request check (cost > 0) can be admitted from a lease. */
 function holds(l: Lease | undefined, c: RateCheck, start: number): boolean {
-  return l !== undefined && l.start === start && l.unit === c.unit && l.limit === c.limit && l.left >= c.cost;
+  return c.cost > 0 && l !== undefined && current(l, c, start) && l.left >= c.cost;
 }
 
 /** What the process uses in LEASE_MS at the pace of its last lease; 1 for a first one. */

@@ -20,7 +20,7 @@ import { LuaScript } from '../state/redis.js';
  * request is counted on its own and the limit holds exactly however many
  * processes share it.
  */
-export const LEASE_SHARE = 64;
+const LEASE_SHARE = 64;
 
 /**
  * KEYS: every request's counters, request after request. ARGV: per request

@@ -249,7 +249,8 @@ describe('circuit breaker', () => {
     const config = guarded({}, 'loadbalance', [target(A, { weight: 100 }), target(B, { weight: 1 })]);
     for (let i = 0; i < 50 && A.requests.length < 2; i++) await chat(gw, config);
     A.reset();
-    A.enqueue(CHAT, answer(A, { delayMs: 300 }));
+    // The probe stays in flight well past the other requests, even on a loaded CI machine (300 ms was once too short).
+    A.enqueue(CHAT, answer(A, { delayMs: 1500 }));
     gw.clock.advance(COOLDOWN);
     const probe = chat(gw, config);
     for (let i = 0; i < 100 && A.requests.length < 1; i++) await sleep(5);

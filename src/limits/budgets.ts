@@ -71,8 +71,10 @@ export class BudgetLimiter {
   }
 
   private against(all: readonly UsageLimitPolicy[], facts: RequestFacts, demand: () => Amounts, now: number): BudgetAdmission | Promise<BudgetAdmission> {
-    const policies = all.filter((p) => applies(p, facts));
-    return policies.length === 0 ? UNRESERVED : this.reserveIn(policies, facts, demand, now);
+    // No array unless a budget applies: most workspaces have none, and this runs for every request.
+    let policies: UsageLimitPolicy[] | null = null;
+    for (const p of all) if (applies(p, facts)) (policies ??= []).push(p);
+    return policies === null ? UNRESERVED : this.reserveIn(policies, facts, demand, now);
   }
 
   private async reserveIn(policies: readonly UsageLimitPolicy[], facts: RequestFacts, demand: () => Amounts, now: number): Promise<BudgetAdmission> {

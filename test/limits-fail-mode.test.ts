@@ -9,9 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { engines } from './support/engines.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { assertEnvelope, freePort } from './support/http.js';
+import { assertEnvelope, freePort, until } from './support/http.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
-import { connect, dropPrefix, RedisProxy, testPrefix, until } from './support/redis.js';
+import { connect, dropPrefix, RedisProxy, testPrefix } from './support/redis.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
 
 const OPENAI_KEY = 'sk-mock-openai-0123456789';

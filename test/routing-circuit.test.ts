@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ADMIN_KEY, type TestGateway } from './support/gateway.js';
+import { until } from './support/http.js';
 import { answer, answeredBy, assertEnvelope, assertRouted, chat, counts, target, useRouting, type Json, type Upstream } from './support/routing.js';
 
 let gw: TestGateway;
@@ -146,8 +147,8 @@ describe('circuit breaker', () => {
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
       signal: ac.signal,
     }).catch(() => null);
-    for (let i = 0; i < 100 && A.requests.length < 3; i++) await sleep(10);
-    assert.equal(A.requests.length, 3, 'the probe reached A');
+    await until('the probe to reach A', () => A.requests.length >= 3);
+    assert.equal(A.requests.length, 3, 'only the probe reached A');
     ac.abort();
     await probe;
     await sleep(100); // the gateway notices the closed connection
@@ -249,11 +250,12 @@ describe('circuit breaker', () => {
     const config = guarded({}, 'loadbalance', [target(A, { weight: 100 }), target(B, { weight: 1 })]);
     for (let i = 0; i < 50 && A.requests.length < 2; i++) await chat(gw, config);
     A.reset();
-    // The probe stays in flight well past the other requests, even on a loaded CI machine (300 ms was once too short).
+    // The others go out only once the probe has reached A (on a loaded CI machine that took over
+    // 500 ms once), and the probe's answer outlasts them.
     A.enqueue(CHAT, answer(A, { delayMs: 1500 }));
     gw.clock.advance(COOLDOWN);
     const probe = chat(gw, config);
-    for (let i = 0; i < 100 && A.requests.length < 1; i++) await sleep(5);
+    await until('the probe to reach A', () => A.requests.length >= 1);
     const others = await Promise.all(Array.from({ length: 5 }, () => chat(gw, config)));
     for (const r of others) assertRouted(r, { status: 200, index: 'config.targets[1]', by: 'B' });
     assertRouted(await probe, { status: 200, index: 'config.targets[0]', by: 'A' });

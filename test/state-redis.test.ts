@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SharedRedis, type RedisStatus } from '../src/state/redis.js';
 import { readSettings } from '../src/settings.js';
-import { freePort } from './support/http.js';
-import { REDIS_URL, RedisProxy, until } from './support/redis.js';
+import { freePort, until } from './support/http.js';
+import { REDIS_URL, RedisProxy } from './support/redis.js';
 
 describe('shared redis connection', () => {
   const opened: SharedRedis[] = [];

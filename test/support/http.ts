@@ -1,6 +1,7 @@
 /** Small helpers shared by the black-box HTTP tests. */
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Asserts the contract's error envelope and returns it. */
 export async function assertEnvelope(
@@ -69,4 +70,13 @@ export async function assertStreamedAsSent(res: Response, sent: string[], t0: nu
   const first = events[0]!.at - t0;
   const last = events.at(-1)!.at - t0;
   assert.ok(first < firstWithinMs && last - first >= spreadMs, `first at ${first.toFixed(0)} ms, last at ${last.toFixed(0)} ms`);
+}
+
+/** Waits until `cond` holds; fails after `ms`. */
+export async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
 }

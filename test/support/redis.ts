@@ -5,7 +5,6 @@
  * front of it stands in for the network: closing the proxy is Redis going
  * away, opening it again is Redis coming back.
  */
-import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect as tcpConnect, createServer, type Server, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -64,11 +63,3 @@ export class RedisProxy {
   }
 }
 
-/** Waits until `cond` holds (a connection noticed going or coming back); fails after `ms`. */
-export async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}

@@ -82,7 +82,7 @@ function redisRateLimit(): GatewayVariant {
   const prefix = `sy_bench_${randomBytes(6).toString('hex')}:`;
   return {
     name: 'gateway, Redis rate limit',
-    about: `REDIS_URL=${REDIS_URL} (key prefix of the run's own, deleted after), one rate-limit policy: workspace default, group by api_key, ${RATE_LIMIT_RPM.toExponential()} requests per minute (every request counted in Redis, none refused: checked against units its process counted there ahead of use, one script call per lease, src/limits/redis-counter.ts)`,
+    about: `REDIS_URL=${REDIS_URL} (key prefix of the run's own, deleted after), one rate-limit policy: workspace default, group by api_key, ${RATE_LIMIT_RPM.toExponential()} requests per minute (every request counted in Redis, none refused: checked against units its process counted there ahead of use, the next lease asked for before the last runs out, src/limits/redis-counter.ts)`,
     env: { REDIS_URL, REDIS_KEY_PREFIX: prefix },
     async setUp({ base, target }) {
       const health = (await admin(base, '/health')) as { status?: string };

@@ -271,6 +271,73 @@ describe('rate counter (redis)', () => {
     }
   });
 
+  /**
+   * Lets a refill asked for by the last check reach Redis and come back, as
+   * the time between a gateway's requests does: RedisHits sends at the end
+   * of the event-loop turn, and a PING after it on the same connection is
+   * answered after it.
+   */
+  async function roundTrip(redis: Redis): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    await redis.ping();
+  }
+
+  it('leases: at a steady pace the next lease is asked for before the last runs out, so checks wait for no round trip', async () => {
+    const { redis, calls } = counted();
+    try {
+      const counter = new RedisRateCounter(redis, prefix);
+      let waited = 0;
+      // 3,000 requests at 10 per ms, a round trip's time between each ms's requests.
+      for (let i = 0; i < 3000; i++) {
+        const d = counter.hit([req('steady', 1e6)], T0 + Math.floor(i / 10));
+        if (d instanceof Promise) {
+          waited++;
+          assert.equal((await d).allowed, true);
+        }
+        if (i % 10 === 9) await roundTrip(redis);
+      }
+      // The first lease is asked for by a check that waits; it sets the pace, and the refills keep ahead of it.
+      assert.ok(waited <= 2, `${waited} checks waited for Redis`);
+      assert.ok(calls() < 60, `${calls()} round trips for 3,000 checks`);
+      await counter.close();
+      assert.equal(Number(await a.get(`${prefix}rpm:${T0}:steady`)), 3000);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('leases: a burst past the lease while its refill is under way takes a few round trips; close gives back a refill under way', async () => {
+    const { redis, calls } = counted();
+    try {
+      const counter = new RedisRateCounter(redis, prefix);
+      for (let i = 0; i < 500; i++) {
+        const d = counter.hit([req('burst', 1e6)], T0 + Math.floor(i / 10));
+        if (d instanceof Promise) await d;
+        if (i % 10 === 9) await roundTrip(redis);
+      }
+      const before = calls();
+      // A burst far past the lease in one event-loop turn: a refill goes out, the checks past the lease wait for it.
+      const burst = Array.from({ length: 1000 }, () => counter.hit([req('burst', 1e6)], T0 + 50));
+      const decisions = await Promise.all(burst);
+      assert.ok(decisions.every((d) => d.allowed));
+      // The refill, and one batched call for the checks its lease could not cover (with the next lease).
+      assert.ok(calls() - before <= 3, `${calls() - before} round trips for a burst of 1,000`);
+      // Checks one by one until one sends a refill, and the process stops at once, the refill's answer not in yet.
+      let n = 1500;
+      const sent = calls();
+      while (calls() === sent) {
+        const d = counter.hit([req('burst', 1e6)], T0 + 51);
+        if (d instanceof Promise) await d;
+        n++;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await counter.close();
+      assert.equal(Number(await a.get(`${prefix}rpm:${T0}:burst`)), n, 'the refill\'s units given back');
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it('leases: two processes in bursts until refused admit exactly the limit, and nothing is left counted ahead', async () => {
     const one = new RedisRateCounter(a, prefix);
     const two = new RedisRateCounter(b, prefix);

@@ -9,16 +9,17 @@
  * admission (a group already at its limit is refused) and are charged the
  * answer's usage afterwards with `charge`.
  */
-import { windowEnd, windowOf, windowStart, type RateUnit } from './window.js';
+import { windowEnd, windowStart, type RateUnit } from './window.js';
 
+/** Made once per counter and shared by its requests (limiter.ts), hence read-only. */
 export interface RateCheck {
   /** The counter: policy and group, without the window (added here). */
-  key: string;
-  unit: RateUnit;
+  readonly key: string;
+  readonly unit: RateUnit;
   /** Greater than 0. */
-  limit: number;
+  readonly limit: number;
   /** A non-negative integer: what admitting this request uses now. */
-  cost: number;
+  readonly cost: number;
 }
 
 export interface CounterState {
@@ -70,7 +71,8 @@ export function assertCost(n: number, what: string): void {
 }
 
 interface Entry {
-  /** The window this count belongs to; an older one counts as 0. */
+  /** The window this count belongs to; another (an older one, or another unit's) counts as 0. */
+  unit: RateUnit;
   start: number;
   end: number;
   used: number;
@@ -84,13 +86,20 @@ export class MemoryRateCounter implements RateCounter {
   private writes = 0;
 
   hit(checks: readonly RateCheck[], now: number): RateDecision {
-    for (const c of checks) assertCost(c.cost, 'cost');
-    const used = checks.map((c) => this.used(c.key, c.unit, now));
-    const allowed = checks.every((c, i) => !refuses(used[i]!, c.cost, c.limit));
+    // Loops, not map/every: this runs for every request under a limit.
+    const used = new Array<number>(checks.length);
+    let allowed = true;
+    for (let i = 0; i < checks.length; i++) {
+      const c = checks[i]!;
+      assertCost(c.cost, 'cost');
+      used[i] = this.used(c.key, c.unit, now);
+      if (refuses(used[i]!, c.cost, c.limit)) allowed = false;
+    }
     if (allowed) {
-      checks.forEach((c, i) => {
+      for (let i = 0; i < checks.length; i++) {
+        const c = checks[i]!;
         if (c.cost > 0) used[i] = this.add(c.key, c.unit, c.cost, now);
-      });
+      }
     }
     return decision(checks, used, allowed, now);
   }
@@ -102,19 +111,19 @@ export class MemoryRateCounter implements RateCounter {
 
   async close(): Promise<void> {}
 
+  // Entries are keyed by the check's key itself, whose hash the string keeps, with the unit in the entry: no key is built per request.
   private used(key: string, unit: RateUnit, now: number): number {
-    const e = this.entries.get(`${unit}:${key}`);
-    return e !== undefined && e.start === windowStart(unit, now) ? e.used : 0;
+    const e = this.entries.get(key);
+    return e !== undefined && e.unit === unit && e.start === windowStart(unit, now) ? e.used : 0;
   }
 
   private add(key: string, unit: RateUnit, amount: number, now: number): number {
     if (++this.writes % SWEEP_EVERY === 0) this.sweep(now);
-    const id = `${unit}:${key}`;
-    const w = windowOf(unit, now);
-    let e = this.entries.get(id);
-    if (e === undefined || e.start !== w.start) {
-      e = { start: w.start, end: w.end, used: 0 };
-      this.entries.set(id, e);
+    const start = windowStart(unit, now);
+    let e = this.entries.get(key);
+    if (e === undefined || e.unit !== unit || e.start !== start) {
+      e = { unit, start, end: windowEnd(unit, now), used: 0 };
+      this.entries.set(key, e);
     }
     e.used = Math.max(0, e.used + amount);
     return e.used;

@@ -9,7 +9,7 @@
  */
 import type { RateLimitPolicy, RateLimitType } from '../store/rate-limit-policies.js';
 import type { RateCheck, RateCounter, RateDecision } from './counter.js';
-import { applies, counterKey, type RequestFacts } from './policies.js';
+import { applies, counterKey, groupOf, type RequestFacts } from './policies.js';
 
 export interface RateQuota {
   policyId: string;
@@ -46,6 +46,9 @@ export interface LimiterOptions {
 export type Uncounted = 'admitted' | 'refused';
 
 const NO_CHECKS: readonly RateCheck[] = [];
+
+/** Groups whose checks a policy keeps; past it they are dropped and built again as requests come (a check is cheap, a key per request adds up). */
+const MAX_GROUPS = 10_000;
 const NONE: RateAdmission = { allowed: true, retryAfterMs: 0, quota: { requests: null, tokens: null }, unavailable: false, failedClosed: null, tokenCounters: NO_CHECKS };
 
 /** The admission once every counter has answered: per type, the quota of the applying policy with the least room. */
@@ -61,6 +64,13 @@ function admission(policies: readonly RateLimitPolicy[], decision: RateDecision,
 }
 
 export class RateLimiter {
+  /**
+   * Per policy object (a re-read makes new ones, and these go with the old),
+   * the check of each group's counter: made once, so a request builds, hashes
+   * and drops no key string.
+   */
+  private readonly checks = new WeakMap<RateLimitPolicy, Map<string, RateCheck>>();
+
   constructor(private readonly opts: LimiterOptions) {}
 
   /** Synchronous when the policies are cached and the counter answers at once (the hot path). */
@@ -77,7 +87,7 @@ export class RateLimiter {
     const checks: RateCheck[] = [];
     let tokens: RateCheck[] | null = null;
     for (const p of policies) {
-      const c: RateCheck = { key: counterKey(p, facts), unit: p.unit, limit: p.value, cost: p.type === 'requests' ? 1 : 0 };
+      const c = this.checkOf(p, facts);
       checks.push(c);
       if (p.type === 'tokens') (tokens ??= []).push(c);
     }
@@ -94,6 +104,19 @@ export class RateLimiter {
           (err: unknown) => this.unavailable(policies, tokenCounters, err),
         )
       : admission(policies, decision, tokenCounters);
+  }
+
+  private checkOf(p: RateLimitPolicy, facts: RequestFacts): RateCheck {
+    let groups = this.checks.get(p);
+    if (groups === undefined) this.checks.set(p, (groups = new Map()));
+    const group = groupOf(p, facts);
+    let c = groups.get(group);
+    if (c === undefined) {
+      if (groups.size >= MAX_GROUPS) groups.clear();
+      c = { key: counterKey(p, facts), unit: p.unit, limit: p.value, cost: p.type === 'requests' ? 1 : 0 };
+      groups.set(group, c);
+    }
+    return c;
   }
 
   private unavailable(policies: readonly RateLimitPolicy[], tokenCounters: readonly RateCheck[], err: unknown): RateAdmission {

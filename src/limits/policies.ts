@@ -49,7 +49,23 @@ export interface MatchedPolicy {
 }
 
 export function applies(p: MatchedPolicy, r: RequestFacts): boolean {
-  return p.status === 'active' && p.workspaceId === r.workspaceId && p.conditions.every((c) => matches(c, r));
+  if (p.status !== 'active' || p.workspaceId !== r.workspaceId) return false;
+  for (const c of p.conditions) if (!matches(c, r)) return false;
+  return true;
+}
+
+/**
+ * What tells this request's counter of `p` from the policy's other counters,
+ * with nothing built when the policy groups by one key (the common case): the
+ * request's value of it ('' without one, as in counterKey); else the escaped
+ * values joined. Only comparable between requests of the same policy.
+ */
+export function groupOf(p: MatchedPolicy, r: RequestFacts): string {
+  return p.groupBy.length === 1 ? (valueOf(p.groupBy[0]!.key, r) ?? '') : p.groupBy.map((g) => part(g, r)).join('/');
+}
+
+function part(g: PolicyGroupBy, r: RequestFacts): string {
+  return encodeURIComponent(valueOf(g.key, r) ?? '');
 }
 
 /**
@@ -58,8 +74,6 @@ export function applies(p: MatchedPolicy, r: RequestFacts): boolean {
  * each escaped so that no two groups share a key.
  */
 export function counterKey(p: MatchedPolicy, r: RequestFacts): string {
-  const part = (g: PolicyGroupBy): string => encodeURIComponent(valueOf(g.key, r) ?? '');
-  // One group_by key is the common case: no array for it.
-  const group = p.groupBy.length === 1 ? part(p.groupBy[0]!) : p.groupBy.map(part).join('/');
+  const group = p.groupBy.length === 1 ? part(p.groupBy[0]!, r) : groupOf(p, r);
   return `${p.id}:${p.type}:${group}`;
 }

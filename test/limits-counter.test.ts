@@ -282,20 +282,25 @@ describe('rate counter (redis)', () => {
     await redis.ping();
   }
 
+  /** `n` requests on counter `key` at 10 per ms, a round trip's time between each ms's requests; returns how many waited for Redis. */
+  async function steady(counter: RedisRateCounter, redis: Redis, key: string, n: number): Promise<number> {
+    let waited = 0;
+    for (let i = 0; i < n; i++) {
+      const d = counter.hit([req(key, 1e6)], T0 + Math.floor(i / 10));
+      if (d instanceof Promise) {
+        waited++;
+        assert.equal((await d).allowed, true);
+      }
+      if (i % 10 === 9) await roundTrip(redis);
+    }
+    return waited;
+  }
+
   it('leases: at a steady pace the next lease is asked for before the last runs out, so checks wait for no round trip', async () => {
     const { redis, calls } = counted();
     try {
       const counter = new RedisRateCounter(redis, prefix);
-      let waited = 0;
-      // 3,000 requests at 10 per ms, a round trip's time between each ms's requests.
-      for (let i = 0; i < 3000; i++) {
-        const d = counter.hit([req('steady', 1e6)], T0 + Math.floor(i / 10));
-        if (d instanceof Promise) {
-          waited++;
-          assert.equal((await d).allowed, true);
-        }
-        if (i % 10 === 9) await roundTrip(redis);
-      }
+      const waited = await steady(counter, redis, 'steady', 3000);
       // The first lease is asked for by a check that waits; it sets the pace, and the refills keep ahead of it.
       assert.ok(waited <= 2, `${waited} checks waited for Redis`);
       assert.ok(calls() < 60, `${calls()} round trips for 3,000 checks`);
@@ -310,11 +315,7 @@ describe('rate counter (redis)', () => {
     const { redis, calls } = counted();
     try {
       const counter = new RedisRateCounter(redis, prefix);
-      for (let i = 0; i < 500; i++) {
-        const d = counter.hit([req('burst', 1e6)], T0 + Math.floor(i / 10));
-        if (d instanceof Promise) await d;
-        if (i % 10 === 9) await roundTrip(redis);
-      }
+      await steady(counter, redis, 'burst', 500);
       const before = calls();
       // A burst far past the lease in one event-loop turn: a refill goes out, the checks past the lease wait for it.
       const burst = Array.from({ length: 1000 }, () => counter.hit([req('burst', 1e6)], T0 + 50));

@@ -53,6 +53,7 @@ const LOAD_CORE = 1;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SLICE_S = 2;
 const WARMUP_S = 2;
+const BURN_IN_S = 10;
 const STREAMS_PER_SLICE = 60;
 const STREAM_WARMUP = 20;
 /** Idle time after each run, longer than the gateway's log flush interval (100 ms), so its deferred writes do not land in the next target's run. */
@@ -382,6 +383,7 @@ async function main(tmp: string): Promise<number> {
     rounds: ROUNDS,
     sliceS: SLICE_S,
     warmupS: WARMUP_S,
+    burnInS: BURN_IN_S,
     streamsPerSlice: STREAMS_PER_SLICE,
     streamWarmup: STREAM_WARMUP,
     serverCore: SERVER_CORE,
@@ -407,7 +409,7 @@ async function main(tmp: string): Promise<number> {
         `core ${LOAD_CORE}: wrk (\`taskset -c ${LOAD_CORE} wrk -t1\`), the streaming client, this orchestrator (samples /proc every 100 ms), and the log writer thread of the gateway variants that log (\`sy-log-writer\`, moved with \`taskset -pc ${LOAD_CORE} <tid>\` once the gateway is up: request logs are made and written there, off the request thread, as on any machine with a second core; the rest of the process, V8's helper threads included, stays on core ${SERVER_CORE})`,
         "why the upstream shares the proxy's core: a wake-up across cores costs tens of µs on this VM, so with the upstream there direct and proxied requests each cross cores once per direction, and added latency is the proxy's own; the upstream's CPU per request on that core is in Run details",
       ],
-      load: `per scenario, ${ROUNDS} rounds of ${SLICE_S} s runs interleaving the targets, after a ${WARMUP_S} s warm-up run per target (discarded), ${SETTLE_MS} ms idle after each run; wrk -t1; streaming: ${STREAMS_PER_SLICE} sequential requests per round on one keep-alive connection, after ${STREAM_WARMUP} discarded`,
+      load: `first a ${BURN_IN_S} s run of chat with 16 connections per proxy (discarded: JIT tiers and heap sizes settle); then per scenario, ${ROUNDS} rounds of ${SLICE_S} s runs interleaving the targets, after a ${WARMUP_S} s warm-up run per target (discarded), ${SETTLE_MS} ms idle after each run; wrk -t1; streaming: ${STREAMS_PER_SLICE} sequential requests per round on one keep-alive connection, after ${STREAM_WARMUP} discarded`,
       gatewayStatus,
       variants: variants.map((v) => `\`${v.name}\`: ${v.about}`),
       floorStatus,

@@ -173,8 +173,8 @@ export async function measureAll(targets: Target[], scenarios: Scenario[], plan:
   };
 
   // JIT tiers and heap sizes settle over the first seconds of load (a fresh gateway's rate climbed for
-  // some 10 s of it here): without this the first scenario
-  // would measure how fast each proxy warms up (the gateways with more code to compile last).
+  // some 10 s of it here): without this the first scenario would measure how fast each proxy warms up
+  // (the gateways with more code to compile last).
   const burnIn: Scenario = { id: 'chat16', kind: 'chat', connections: 16 };
   for (const [t, r] of live()) {
     if (t.proc === undefined) continue;

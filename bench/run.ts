@@ -56,7 +56,7 @@ const WARMUP_S = 2;
 const BURN_IN_S = 10;
 const STREAMS_PER_SLICE = 60;
 const STREAM_WARMUP = 20;
-/** Idle time after each run, longer than the gateway's log flush interval (100 ms), so its deferred writes do not land in the next target's run. */
+/** Idle time after each run, well past the gateway's log flush interval (10 ms in its writer thread), so its deferred writes do not land in the next target's run. */
 const SETTLE_MS = 250;
 
 const PATH: Record<Kind, string> = { chat: '/v1/chat/completions', stream: '/v1/chat/completions', embeddings: '/v1/embeddings' };

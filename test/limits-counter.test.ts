@@ -219,8 +219,8 @@ describe('rate counter (redis)', () => {
     assert.equal(await a.exists(`${prefix}rpm:${T0}:untouched`), 0);
   });
 
-  /** A connection whose script calls (round trips for checks) are counted. */
-  function counted(): { redis: Redis; calls: () => number } {
+  /** Runs `test` with a connection of its own whose script calls (round trips for checks) are counted, and closes it. */
+  async function counted(test: (redis: Redis, calls: () => number) => Promise<void>): Promise<void> {
     const redis = connect();
     let calls = 0;
     const evalsha = redis.evalsha.bind(redis) as (...args: unknown[]) => Promise<unknown>;
@@ -228,12 +228,15 @@ describe('rate counter (redis)', () => {
       calls++;
       return evalsha(...args);
     };
-    return { redis, calls: () => calls };
+    try {
+      await test(redis, () => calls);
+    } finally {
+      redis.disconnect();
+    }
   }
 
   it('the checks of many requests arriving together go to Redis in one script call, each counted as if alone', async () => {
-    const { redis, calls } = counted();
-    try {
+    await counted(async (redis, calls) => {
       const counter = new RedisRateCounter(redis, prefix);
       // 300 requests at once, each on a counter of its own group and a shared one: none has a lease yet.
       const results = await Promise.all(Array.from({ length: 300 }, (_, i) => counter.hit([req(`own${i}`, 5), req('together', 250)], T0)));
@@ -245,14 +248,11 @@ describe('rate counter (redis)', () => {
         Array.from({ length: 250 }, (_, i) => i + 1),
       );
       assert.ok(results.slice(250).every((d) => !d.allowed && d.counters[0]!.used === 0), 'a refused request counted nowhere');
-    } finally {
-      redis.disconnect();
-    }
+    });
   });
 
   it('leases: a busy counter asks Redis once per lease, counts ahead there, and gives unused units back on close', async () => {
-    const { redis, calls } = counted();
-    try {
+    await counted(async (redis, calls) => {
       const counter = new RedisRateCounter(redis, prefix);
       const key = `${prefix}rpm:${T0}:busy`;
       // 2,000 requests at 10 per ms, one after the other.
@@ -266,9 +266,7 @@ describe('rate counter (redis)', () => {
       assert.ok(Number(await a.get(key)) > 2000, 'leased units are counted before they are used');
       await counter.close();
       assert.equal(Number(await a.get(key)), 2000, 'unused units given back');
-    } finally {
-      redis.disconnect();
-    }
+    });
   });
 
   /**
@@ -297,8 +295,7 @@ describe('rate counter (redis)', () => {
   }
 
   it('leases: at a steady pace the next lease is asked for before the last runs out, so checks wait for no round trip', async () => {
-    const { redis, calls } = counted();
-    try {
+    await counted(async (redis, calls) => {
       const counter = new RedisRateCounter(redis, prefix);
       const waited = await steady(counter, redis, 'steady', 3000);
       // The first lease is asked for by a check that waits; it sets the pace, and the refills keep ahead of it.
@@ -306,14 +303,11 @@ describe('rate counter (redis)', () => {
       assert.ok(calls() < 60, `${calls()} round trips for 3,000 checks`);
       await counter.close();
       assert.equal(Number(await a.get(`${prefix}rpm:${T0}:steady`)), 3000);
-    } finally {
-      redis.disconnect();
-    }
+    });
   });
 
   it('leases: a burst past the lease while its refill is under way takes a few round trips; close gives back a refill under way', async () => {
-    const { redis, calls } = counted();
-    try {
+    await counted(async (redis, calls) => {
       const counter = new RedisRateCounter(redis, prefix);
       await steady(counter, redis, 'burst', 500);
       const before = calls();
@@ -334,9 +328,7 @@ describe('rate counter (redis)', () => {
       }
       await counter.close();
       assert.equal(Number(await a.get(`${prefix}rpm:${T0}:burst`)), n, 'the refill\'s units given back');
-    } finally {
-      redis.disconnect();
-    }
+    });
   });
 
   it('leases: two processes in bursts until refused admit exactly the limit, and nothing is left counted ahead', async () => {

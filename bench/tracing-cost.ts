@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
-import { single } from '../src/server/request-headers.js';
+import { single } from '../src/shared/headers.js';
 import { OtelTracer } from '../src/tracing/otel.js';
 import { NO_EXPORT, readRequestIds, type RequestOutcome, type Tracer } from '../src/tracing/tracer.js';
 

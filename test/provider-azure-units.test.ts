@@ -14,7 +14,8 @@ import { toInferenceChat } from '../src/providers/azure/inference-body.js';
 import { azureOpenAI } from '../src/providers/azure/openai-adapter.js';
 import { withApiVersion } from '../src/providers/azure/settings.js';
 import { findAdapter } from '../src/providers/registry.js';
-import type { CallInput, Endpoint, ProviderAdapter, ProviderCall } from '../src/providers/types.js';
+import type { CallInput, ProviderAdapter, ProviderCall } from '../src/providers/types.js';
+import type { Endpoint } from '../src/shared/endpoint.js';
 import type { GatewayError, Result } from '../src/shared/errors.js';
 
 const PATHS: Record<Endpoint, string> = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings', proxy: '/files?purpose=fine-tune' };

@@ -8,7 +8,8 @@ import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { findAdapter } from '../src/providers/registry.js';
 import { wantsUsage, withUsage } from '../src/providers/shared/stream-usage.js';
-import type { CallInput, Endpoint, ProviderAdapter, ProviderCall } from '../src/providers/types.js';
+import type { CallInput, ProviderAdapter, ProviderCall } from '../src/providers/types.js';
+import type { Endpoint } from '../src/shared/endpoint.js';
 import { stripAddedUsage } from '../src/server/usage-strip.js';
 
 const messages = [{ role: 'user', content: 'hi' }];

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import type { Endpoint } from '../src/providers/types.js';
+import type { Endpoint } from '../src/shared/endpoint.js';
 import { GatewayError } from '../src/shared/errors.js';
 import { OtelTracer } from '../src/tracing/otel.js';
 import { readRequestIds, type RequestOutcome } from '../src/tracing/tracer.js';

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { validateBody, type Endpoint } from '../src/server/validation.js';
+import { validateBody } from '../src/server/validation.js';
+import type { ModelEndpoint as Endpoint } from '../src/shared/endpoint.js';
 
 type Body = Record<string, unknown>;
 

@@ -16,7 +16,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { Plan } from '../routing/plan.js';
-import { single as first } from '../server/request-headers.js';
+import { single as first } from '../shared/headers.js';
 import { invalid, type Result } from '../shared/errors.js';
 import { through } from '../shared/through.js';
 import { cacheKey, type KeyParts } from './key.js';

@@ -12,7 +12,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Plan, PlanLeaf, PlanNode } from '../routing/plan.js';
 import type { Router } from '../routing/router.js';
-import { single as first } from '../server/request-headers.js';
+import { single as first } from '../shared/headers.js';
 import { err, GatewayError, ok, type Result } from '../shared/errors.js';
 import { Cancel } from '../upstream/cancel.js';
 import { unitVector } from './vectors.js';

@@ -11,7 +11,7 @@
  * collections); a batch waits at most a few milliseconds (writer.ts).
  */
 import type { CacheStatus } from '../cache/answer-cache.js';
-import type { Endpoint } from '../providers/types.js';
+import type { Endpoint } from '../shared/endpoint.js';
 import type { LogRecord } from './record.js';
 
 /** The record's fields the request thread knows as the record keeps them. */

@@ -5,7 +5,7 @@
  * already redacted (redact.ts); nothing here holds a gateway or provider key.
  */
 import type { CacheStatus } from '../cache/answer-cache.js';
-import type { Endpoint } from '../providers/types.js';
+import type { Endpoint } from '../shared/endpoint.js';
 
 
 /** The layout of this record; a different layout would get a new name, so readers can tell stored records apart. */

@@ -13,7 +13,7 @@
  * parts are not counted. Texts past LONG characters are counted on their
  * start and scaled, so one huge answer cannot hold the event loop long.
  */
-import type { Endpoint } from '../providers/types.js';
+import type { Endpoint } from '../shared/endpoint.js';
 import type { TokenUsage } from './usage.js';
 
 type Encoding = 'o200k_base' | 'cl100k_base';

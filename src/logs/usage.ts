@@ -4,7 +4,7 @@
  * with where the gateway could ask for it: providers/shared/stream-usage.ts),
  * else counted with a tokenizer (token-count.ts) and marked estimated.
  */
-import type { Endpoint } from '../providers/types.js';
+import type { Endpoint } from '../shared/endpoint.js';
 import { countUsage } from './token-count.js';
 
 export interface TokenUsage {

@@ -5,16 +5,9 @@
  */
 import type { Readable, Transform } from 'node:stream';
 import type { ConfigNode } from '../config/types.js';
+import type { Endpoint } from '../shared/endpoint.js';
 import type { GatewayError, Result } from '../shared/errors.js';
 
-/** The gateway's first-class endpoints; anything else is the generic proxy. */
-export type Endpoint = 'chat' | 'completions' | 'embeddings' | 'proxy';
-
-export const ENDPOINT_PATHS: Record<Exclude<Endpoint, 'proxy'>, string> = {
-  chat: '/chat/completions',
-  completions: '/completions',
-  embeddings: '/embeddings',
-};
 
 /** A leaf target once the provider is known: config keys plus the request's own credentials. */
 export interface ResolvedTarget {

@@ -7,7 +7,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Duplex } from 'node:stream';
 import type { AdminDeps, AdminRouter } from '../admin/router.js';
 import { listModels } from '../catalog/list.js';
-import type { Endpoint } from '../providers/types.js';
+import type { Endpoint } from '../shared/endpoint.js';
 import { GatewayError } from '../shared/errors.js';
 import { readRequestIds, type Tracer } from '../tracing/tracer.js';
 import { requireScope, type KeyAuthenticator } from './auth.js';

@@ -1,6 +1,7 @@
 /** The contract's x-gateway-* request headers, parsed and checked once per request. */
 import type { IncomingHttpHeaders } from 'node:http';
 import { invalid, type Result } from '../shared/errors.js';
+import { single } from '../shared/headers.js';
 
 export interface GatewayHeaders {
   metadata: Record<string, string>;
@@ -11,10 +12,6 @@ export interface GatewayHeaders {
 
 const EMPTY_METADATA: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const NONE: readonly string[] = Object.freeze([]);
-
-export function single(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v[0] : v;
-}
 
 export function parseGatewayHeaders(h: IncomingHttpHeaders): Result<GatewayHeaders> {
   let metadata = EMPTY_METADATA;

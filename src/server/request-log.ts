@@ -12,7 +12,7 @@ import type { AnswerCapture } from '../logs/capture.js';
 import type { LogEntry } from '../logs/entry.js';
 import { pickHeaders, LOG_BODY_MAX_CHARS } from '../logs/redact.js';
 import type { LogWriter } from '../logs/writer.js';
-import type { Endpoint } from '../providers/types.js';
+import type { Endpoint } from '../shared/endpoint.js';
 import type { RouteResult } from '../routing/router.js';
 import type { GatewayError } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';

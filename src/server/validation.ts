@@ -11,9 +11,8 @@
  * send explicit nulls for parameters they leave at their defaults.
  */
 import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
+import type { ModelEndpoint as Endpoint } from '../shared/endpoint.js';
 import { invalid, type GatewayError } from '../shared/errors.js';
-
-export type Endpoint = 'chat' | 'completions' | 'embeddings';
 
 type Body = Record<string, unknown>;
 

@@ -46,9 +46,9 @@ import {
   ATTR_URL_PATH,
 } from '@opentelemetry/semantic-conventions';
 import type { IncomingMessage } from 'node:http';
-import type { Endpoint } from '../providers/types.js';
+import type { Endpoint } from '../shared/endpoint.js';
 import type { AttemptEnd } from '../routing/router.js';
-import { single } from '../server/request-headers.js';
+import { single } from '../shared/headers.js';
 import type { GatewayError } from '../shared/errors.js';
 import type { OtlpSettings } from '../settings.js';
 import { otelSpanId, otelTraceId, parseTraceparent } from './headers.js';

@@ -7,9 +7,9 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import type { LogRecord } from '../logs/record.js';
-import type { Endpoint } from '../providers/types.js';
+import type { Endpoint } from '../shared/endpoint.js';
 import type { AttemptEnd, AttemptObserver } from '../routing/router.js';
-import { single } from '../server/request-headers.js';
+import { single } from '../shared/headers.js';
 import { newId } from '../store/ids.js';
 import type { OtlpSettings } from '../settings.js';
 import { parseTraceparent } from './headers.js';

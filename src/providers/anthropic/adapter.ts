@@ -38,7 +38,8 @@
  *   likewise sends the client's own body to /v1/messages untouched.
  */
 import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import { ENDPOINT_PATHS, type CallInput, type ProviderAdapter, type ProviderCall, type ResolvedTarget } from '../types.js';
+import { type CallInput, type ProviderAdapter, type ProviderCall, type ResolvedTarget } from '../types.js';
+import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
 import { replyOptions, toAnthropicRequest } from './request.js';
 import { anthropicChatTranslator } from './translator.js';
 

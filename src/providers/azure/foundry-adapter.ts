@@ -30,7 +30,8 @@
  */
 import type { ConfigNode } from '../../config/types.js';
 import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import { ENDPOINT_PATHS, type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
+import { type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
+import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
 import { credentialOf, withAuth } from './auth.js';
 import { toInferenceChat } from './inference-body.js';
 import { requiredLabel, setting, trimBase, withApiVersion } from './settings.js';

@@ -33,7 +33,8 @@
 import type { ConfigNode } from '../../config/types.js';
 import { ok, type GatewayError, type Result } from '../../shared/errors.js';
 import { wantsUsage, withUsage } from '../shared/stream-usage.js';
-import { ENDPOINT_PATHS, type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
+import { type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
+import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
 import { credentialOf, withAuth } from './auth.js';
 import { chooseDeployment, targetApiVersion } from './deployments.js';
 import { requiredLabel, trimBase, withApiVersion } from './settings.js';

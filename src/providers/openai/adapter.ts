@@ -3,7 +3,8 @@
  * is the client's own, so only the URL and the credential change.
  */
 import { invalid, ok, type Result, type GatewayError } from '../../shared/errors.js';
-import { ENDPOINT_PATHS, type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
+import { type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
+import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
 import type { CompatibleHost } from './hosts.js';
 
 export function openAICompatible(name: string, host: CompatibleHost): ProviderAdapter {

@@ -18,7 +18,7 @@
  * the gateway does not ask, and counts the tokens when no usage comes.
  */
 import type { StreamUsage } from '../shared/stream-usage.js';
-import type { Endpoint } from '../types.js';
+import type { Endpoint } from '../../shared/endpoint.js';
 
 export interface CompatibleHost {
   /** Default base URL, ending before the endpoint path; null: a custom host is required. */

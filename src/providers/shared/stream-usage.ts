@@ -14,7 +14,8 @@
  *   reports is read, else the tokens are counted (logs/token-count.ts).
  */
 import { ok, type GatewayError, type Result } from '../../shared/errors.js';
-import type { CallInput, Endpoint, ProviderAdapter, ProviderCall } from '../types.js';
+import type { CallInput, ProviderAdapter, ProviderCall } from '../types.js';
+import type { Endpoint } from '../../shared/endpoint.js';
 
 export type StreamUsage = 'on-request' | 'always' | 'unknown';
 

@@ -21,7 +21,8 @@
  */
 import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
 import { bearerToken, modelOf, passthroughRefused, trimSlash } from '../google/adapter.js';
-import { ENDPOINT_PATHS, type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
+import { type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
+import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
 import { serviceAccount, TokenCache, type ServiceAccount } from './auth.js';
 import { publisherOf } from './publishers.js';
 

@@ -77,15 +77,13 @@ function kindOf(name: string, url: string, root: string): string | undefined {
   const rel = url.startsWith(`file://${root}`) ? url.slice(`file://${root}`.length) : url;
   if (HELPERS.test(rel)) return undefined;
   if (rel.includes('node_modules/undici/') || rel.startsWith('wasm://')) return 'undici (incl. its llhttp wasm parser)';
-  if (rel.includes('node_modules/prom-client/') || rel.startsWith('dist/src/server/metrics.js') || (rel.startsWith('dist/src/server/relay.js') && name === 'observe')) {
-    return 'gateway: metrics (prom-client, relay.js observe)';
-  }
-  if (rel.startsWith('dist/src/server/relay.js') && name === 'parseJsonBody') return 'gateway: JSON.parse of the body (relay.js parseJsonBody)';
-  if (rel.includes('node_modules/ajv/') || rel.startsWith('dist/src/server/validation.js')) return 'gateway: body validation (validation.js, ajv)';
-  if (rel.startsWith('dist/src/server/auth.js')) return 'gateway: auth (SHA-256 of the key, cache lookup)';
+  if (rel.includes('node_modules/prom-client/') || rel.startsWith('dist/src/metrics/')) return 'gateway: metrics (prom-client, metrics.js)';
+  if (rel.startsWith('dist/src/http/body.js') && name === 'parseJson') return 'gateway: JSON.parse of the body (body.js parseJson)';
+  if (rel.includes('node_modules/ajv/') || rel.startsWith('dist/src/pipeline/validation.js')) return 'gateway: body validation (validation.js, ajv)';
+  if (rel.startsWith('dist/src/http/auth.js')) return 'gateway: auth (SHA-256 of the key, cache lookup)';
   if (rel.startsWith('dist/src/config/')) return 'gateway: config';
   if (/^dist\/src\/(routing|providers|upstream)\//.test(rel)) return 'gateway: routing (router, provider adapter, upstream client)';
-  if (rel.startsWith('dist/src/server/')) return 'gateway: HTTP handler and relay (http.js, relay.js, headers, responses)';
+  if (/^dist\/src\/(http|pipeline)\//.test(rel)) return 'gateway: HTTP layer and pipeline stages (server, headers, stages, responses)';
   if (rel.startsWith('dist/src/')) return 'gateway: other modules';
   if (rel.startsWith('dist/bench/node-floor.js')) return 'node floor: its handler (node-floor.js, incl. JSON.parse)';
   if (rel.includes('node_modules/pino/')) return 'logging (pino)';

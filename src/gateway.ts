@@ -23,13 +23,23 @@ import { LogRetention } from './logs/retention.js';
 import { LogWriter } from './logs/writer.js';
 import { MemoryCircuitStore, type CircuitStore } from './routing/circuit.js';
 import { Router } from './routing/router.js';
-import { ensureBootstrapKey, KeyAuthenticator } from './server/auth.js';
-import { CredentialCache } from './server/credentials.js';
-import { createGatewayServer } from './server/http.js';
-import { RequestLimits } from './server/limits.js';
-import { Metrics } from './server/metrics.js';
-import { LogBodies, RequestLogger } from './server/request-log.js';
-import { SavedConfigs } from './server/saved-configs.js';
+import { ensureBootstrapKey, KeyAuthenticator } from './http/auth.js';
+import { CredentialCache } from './routing/credential-cache.js';
+import { createGatewayServer } from './http/server.js';
+import { LogBodies } from './logs/log-bodies.js';
+import { Metrics } from './metrics/metrics.js';
+import { admit } from './pipeline/admit.js';
+import { body } from './pipeline/body.js';
+import { cache } from './pipeline/cache.js';
+import { hooks } from './pipeline/hooks.js';
+import { RequestLimits } from './pipeline/limits.js';
+import { Pipeline } from './pipeline/pipeline.js';
+import { plan } from './pipeline/plan.js';
+import { Recorder, RequestLogger } from './pipeline/record.js';
+import { reserve } from './pipeline/reserve.js';
+import { respond } from './pipeline/respond.js';
+import { route } from './pipeline/route.js';
+import { SavedConfigs } from './pipeline/saved-configs.js';
 import type { Settings } from './settings.js';
 import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
@@ -117,20 +127,31 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     // The reason may quote the provider's answer: credential-shaped strings are cut from it.
     if (first) logger.warn({ config, code: error.code, reason: redactText(error.message) }, 'semantic cache: embedding failed, requests of this config miss until it works');
   });
+  const limits = new RequestLimits(limiter, budgets, now);
+  const onError = (err: unknown): void => logger.error({ err }, 'unhandled error in request');
+  const pipeline = new Pipeline(
+    [
+      admit(limits),
+      plan(new SavedConfigs(store, secrets, now)),
+      body(settings.maxBodyBytes),
+      hooks('before-hooks', []),
+      cache(new AnswerCache(shared.cache, semantic, now)),
+      reserve(limits),
+      route(router),
+      hooks('after-hooks', []),
+      respond(logWriter !== null),
+    ],
+    new Recorder(metrics, logWriter === null ? null : new RequestLogger(logWriter, new LogBodies(store), now)),
+    tracer,
+    onError,
+  );
   const { server, drain } = createGatewayServer({
     auth: new KeyAuthenticator(store, now),
-    admin: new AdminRouter(ADMIN_ROUTES),
-    adminDeps,
+    admin: new AdminRouter(ADMIN_ROUTES, adminDeps),
+    models: pipeline,
     healthy: async () => (await Promise.all([store.ping(), shared.redis?.ping() ?? true])).every(Boolean),
-    router,
-    metrics,
-    maxBodyBytes: settings.maxBodyBytes,
-    configs: new SavedConfigs(store, secrets, now),
-    limits: new RequestLimits(limiter, budgets, now),
-    cache: new AnswerCache(shared.cache, semantic, now),
-    logs: logWriter === null ? null : new RequestLogger(logWriter, new LogBodies(store), now),
-    tracer,
-    onError: (err) => logger.error({ err }, 'unhandled error in request'),
+    metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
+    onError,
   });
   try {
     await new Promise<void>((resolve, reject) => {

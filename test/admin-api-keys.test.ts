@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nextRotation } from '../src/admin/rotation.js';
-import { hashKey } from '../src/server/auth.js';
+import { hashKey } from '../src/http/auth.js';
 import { DEFAULT_SETTINGS, type OrgSettings } from '../src/store/settings.js';
 import { engines } from './support/engines.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';

@@ -4,7 +4,7 @@
 // without the scope may not do; a restart keeps every policy.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { hashKey } from '../src/server/auth.js';
+import { hashKey } from '../src/http/auth.js';
 import { engines } from './support/engines.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { assertEnvelope } from './support/http.js';

@@ -3,7 +3,7 @@
 // and what workspace keys may and may not do.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { hashKey } from '../src/server/auth.js';
+import { hashKey } from '../src/http/auth.js';
 import { engines } from './support/engines.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { assertEnvelope } from './support/http.js';

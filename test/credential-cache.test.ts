@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StoredCredential } from '../src/routing/credentials.js';
-import { CredentialCache } from '../src/server/credentials.js';
+import { CredentialCache } from '../src/routing/credential-cache.js';
 import type { Result } from '../src/shared/errors.js';
 import { newId } from '../src/store/ids.js';
 import { Secrets } from '../src/store/secrets.js';

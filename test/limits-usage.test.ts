@@ -1,9 +1,9 @@
-// Reading an answer's token usage from its last bytes (src/server/limits.ts):
+// Reading an answer's token usage from its last bytes (src/pipeline/limits.ts):
 // the last `"usage"` key wins, strings that merely contain the word do not
 // count, and shapes without total_tokens add their input and output.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { usageTokens } from '../src/server/limits.js';
+import { usageTokens } from '../src/pipeline/limits.js';
 
 describe('usage of an answer', () => {
   it('total_tokens of a JSON answer, nested details and all', () => {

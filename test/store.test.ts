@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { hashKey } from '../src/server/auth.js';
+import { hashKey } from '../src/http/auth.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
 import { PostgresDb } from '../src/store/postgres.js';
 import { SqliteDb } from '../src/store/sqlite.js';

@@ -10,7 +10,7 @@ import { findAdapter } from '../src/providers/registry.js';
 import { wantsUsage, withUsage } from '../src/providers/shared/stream-usage.js';
 import type { CallInput, ProviderAdapter, ProviderCall } from '../src/providers/types.js';
 import type { Endpoint } from '../src/shared/endpoint.js';
-import { stripAddedUsage } from '../src/server/usage-strip.js';
+import { stripAddedUsage } from '../src/pipeline/usage-strip.js';
 
 const messages = [{ role: 'user', content: 'hi' }];
 

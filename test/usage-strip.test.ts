@@ -1,11 +1,11 @@
-// Taking the usage the gateway asked for back out of a stream (src/server/usage-strip.ts):
+// Taking the usage the gateway asked for back out of a stream (src/pipeline/usage-strip.ts):
 // what comes out is byte for byte the stream the provider sends without include_usage,
 // wherever the chunks split; events without usage pass untouched, as the same buffers.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
-import { stripAddedUsage, stripsAddedUsage } from '../src/server/usage-strip.js';
+import { stripAddedUsage, stripsAddedUsage } from '../src/pipeline/usage-strip.js';
 
 /** An OpenAI chat stream (fixed ids), with or without include_usage, as OpenAI lays it out. */
 function openAIStream(includeUsage: boolean, eol = '\n'): string {

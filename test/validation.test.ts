@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { validateBody } from '../src/server/validation.js';
+import { validateBody } from '../src/pipeline/validation.js';
 import type { ModelEndpoint as Endpoint } from '../src/shared/endpoint.js';
 
 type Body = Record<string, unknown>;

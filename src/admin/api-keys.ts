@@ -15,7 +15,7 @@
  * narrowed or rotated here (409): its secret follows GATEWAY_ADMIN_API_KEY.
  */
 import { err, GatewayError, invalid, ok, type Result } from '../shared/errors.js';
-import { BOOTSTRAP_KEY_ID, generateKey, hashKey, keyHint } from '../server/auth.js';
+import { BOOTSTRAP_KEY_ID, generateKey, hashKey, keyHint } from '../http/auth.js';
 import type { ApiKeyFilter, ApiKeyRecord, ApiKeySubType, ApiKeyType } from '../store/api-keys.js';
 import { newId } from '../store/ids.js';
 import type { Workspace } from '../store/workspaces.js';

@@ -1,11 +1,16 @@
 /** Reading management requests: JSON bodies checked against a schema, list paging, list replies. */
 import { Ajv, type SchemaObject } from 'ajv';
-import { schemaError } from '../server/validation.js';
+import { schemaError } from '../pipeline/validation.js';
 import { invalid, type Result } from '../shared/errors.js';
 import type { Page, PageRequest } from '../store/page.js';
-import type { Reply } from './router.js';
 
 const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, verbose: true, allowUnionTypes: true });
+
+/** What a management route answers. */
+export interface Reply {
+  status: number;
+  body: unknown;
+}
 
 /**
  * A checker for one route's body: the schema's errors become a 400 naming the

@@ -8,7 +8,7 @@
  * new secret, so it is kept sealed (AES-256-GCM, bound to the key's id) until
  * the owner claims it once through POST /v1/api-keys/:id/rotated-key.
  */
-import { generateKey, hashKey, keyHint } from '../server/auth.js';
+import { generateKey, hashKey, keyHint } from '../http/auth.js';
 import type { ApiKeyRecord, RotationPolicy } from '../store/api-keys.js';
 import type { Secrets } from '../store/secrets.js';
 import type { Store } from '../store/store.js';

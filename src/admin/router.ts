@@ -6,15 +6,19 @@
  * error as a value; this module writes either.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readBody } from '../server/body.js';
-import { sendError, sendJson } from '../server/respond.js';
-import { err, GatewayError, invalid, ok, type Result } from '../shared/errors.js';
+import { parseJson, readBody } from '../http/body.js';
+import { sendError, sendJson } from '../http/respond.js';
+import type { ManagementApi } from '../http/server.js';
+import { err, GatewayError, ok, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Store } from '../store/store.js';
 import type { PageRequest } from '../store/page.js';
 import { isOrgAdmin, requireOrganisation, requireScope, resolveCaller, type Caller } from './access.js';
-import { pageRequest } from './input.js';
 import type { Secrets } from '../store/secrets.js';
+import { pageRequest, type Reply } from './input.js';
+
+// Handlers name what they answer by the router's contract.
+export type { Reply };
 
 export interface AdminDeps {
   store: Store;
@@ -33,11 +37,6 @@ export interface AdminRequest<B = unknown, P extends boolean = false> {
   body: B;
   /** `limit` and `after`, on routes declared `paged: true`. */
   page: P extends true ? PageRequest : undefined;
-}
-
-export interface Reply {
-  status: number;
-  body: unknown;
 }
 
 /**
@@ -74,12 +73,15 @@ interface Compiled {
   segments: readonly string[];
 }
 
-export class AdminRouter {
+export class AdminRouter implements ManagementApi {
   private readonly compiled: Compiled[];
   /** First path segments that belong to the management API; anything else under /v1 is a model endpoint or the proxy. */
   readonly roots: ReadonlySet<string>;
 
-  constructor(routes: readonly Route[]) {
+  constructor(
+    routes: readonly Route[],
+    private readonly deps: AdminDeps,
+  ) {
     // Literal segments win over parameters at the same position: `/api-keys/:id/rotate` before `/api-keys/:type/:subType`.
     this.compiled = routes.map((route) => ({ route, segments: route.path.slice(1).split('/') })).sort((a, b) => specificity(a.segments, b.segments));
     this.roots = new Set(this.compiled.map((c) => c.segments[0]!));
@@ -91,7 +93,8 @@ export class AdminRouter {
     return this.roots.has(end === -1 ? sub.slice(1) : sub.slice(1, end));
   }
 
-  async handle(deps: AdminDeps, key: ApiKeyRecord, req: IncomingMessage, res: ServerResponse, sub: string, query: string): Promise<void> {
+  async handle(key: ApiKeyRecord, req: IncomingMessage, res: ServerResponse, sub: string, query: string): Promise<void> {
+    const deps = this.deps;
     const parts = sub.slice(1).split('/');
     let allowed = false;
     for (const c of this.compiled) {
@@ -176,10 +179,5 @@ async function readJson(req: IncomingMessage, limit: number): Promise<Result<unk
   if (!hasBody && req.headers['transfer-encoding'] === undefined) return { ok: true, value: undefined };
   const raw = await readBody(req, limit);
   if (!raw.ok) return raw;
-  if (raw.value.length === 0) return { ok: true, value: undefined };
-  try {
-    return { ok: true, value: JSON.parse(raw.value.toString('utf8')) };
-  } catch (e) {
-    return { ok: false, error: invalid(`request body is not valid JSON: ${(e as Error).message}`, null, 'invalid_json') };
-  }
+  return raw.value.length === 0 ? { ok: true, value: undefined } : parseJson(raw.value);
 }

@@ -8,7 +8,7 @@
  * call that made it (`api_keys: [{id, workspace_id, key}]`): the provisioning
  * caller hands it to the user.
  */
-import { generateKey, hashKey, keyHint } from '../server/auth.js';
+import { generateKey, hashKey, keyHint } from '../http/auth.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Db } from '../store/db.js';
 import { newId } from '../store/ids.js';

@@ -1,7 +1,7 @@
 /** Helpers for the identity suites: JSON answers, seeded keys of any kind, and error checks. */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { hashKey } from '../../src/server/auth.js';
+import { hashKey } from '../../src/http/auth.js';
 import type { ApiKeyRecord } from '../../src/store/api-keys.js';
 import type { TestGateway } from './gateway.js';
 import { keyRecord } from './keys.js';

@@ -1,6 +1,6 @@
 /** A complete stored key record for tests that seed the store directly. */
 import { randomBytes } from 'node:crypto';
-import { hashKey } from '../../src/server/auth.js';
+import { hashKey } from '../../src/http/auth.js';
 import type { ApiKeyRecord } from '../../src/store/api-keys.js';
 
 export function keyRecord(overrides: Partial<ApiKeyRecord> & { workspaceId: string }): ApiKeyRecord {

@@ -174,8 +174,9 @@ export class Metrics {
     if (costUsd !== null) c.cost.inc(costUsd);
   }
 
-  /** One finished request. Times in milliseconds. */
-  record(endpoint: string, provider: string, model: string, status: number, totalMs: number, upstreamMs: number, waitedMs: number, retries: number, fallbacks: number, cacheStatus: string | null): void {
+  /** One finished request. */
+  record(r: FinishedRequest): void {
+    const { endpoint, provider, model, status } = r;
     const key = `${endpoint}\u0000${provider}\u0000${model}\u0000${status}`;
     let c = this.children.get(key);
     if (c === undefined) {
@@ -190,11 +191,12 @@ export class Metrics {
       if (this.children.size < MAX_CACHED_SERIES) this.children.set(key, c);
     }
     c.requests.inc();
-    c.duration.observe(totalMs / 1000);
-    if (upstreamMs > 0) c.upstream.observe(upstreamMs / 1000);
-    c.overhead.observe(Math.max(0, totalMs - upstreamMs - waitedMs) / 1000);
-    if (retries > 0) this.retries.labels({ provider }).inc(retries);
-    if (fallbacks > 0) this.fallbacks.labels({ provider }).inc(fallbacks);
+    c.duration.observe(r.totalMs / 1000);
+    if (r.upstreamMs > 0) c.upstream.observe(r.upstreamMs / 1000);
+    c.overhead.observe(Math.max(0, r.totalMs - r.upstreamMs - r.waitedMs) / 1000);
+    if (r.retries > 0) this.retries.labels({ provider }).inc(r.retries);
+    if (r.fallbacks > 0) this.fallbacks.labels({ provider }).inc(r.fallbacks);
+    const cacheStatus = r.cacheStatus;
     if (cacheStatus !== null) {
       let c = this.cacheChildren.get(cacheStatus);
       if (c === undefined) this.cacheChildren.set(cacheStatus, (c = this.cache.labels({ status: cacheStatus })));
@@ -204,6 +206,24 @@ export class Metrics {
 }
 
 const MAX_CACHED_SERIES = 10_000;
+
+/** A request to a model endpoint or the proxy once it ended; times in milliseconds. */
+export interface FinishedRequest {
+  endpoint: string;
+  /** Who answered; 'none' when no provider did. */
+  provider: string;
+  model: string;
+  status: number;
+  /** Arrival to the last byte. */
+  totalMs: number;
+  /** In provider calls: failed attempts, and the answering one until its last byte. */
+  upstreamMs: number;
+  /** In retry backoff. */
+  waitedMs: number;
+  retries: number;
+  fallbacks: number;
+  cacheStatus: string | null;
+}
 
 type CounterChild = ReturnType<Counter<string>['labels']>;
 

@@ -1,28 +1,50 @@
 /**
  * The HTTP server: health and metrics, authentication of /v1, the model
- * endpoints and the generic proxy, JSON errors even for requests Node cannot
- * parse, and a graceful drain on shutdown.
+ * catalog, then the management API or the request pipeline (both handed in
+ * by gateway.ts, so this layer knows neither); JSON errors even for requests
+ * Node cannot parse, and a graceful drain on shutdown.
  */
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { AdminDeps, AdminRouter } from '../admin/router.js';
 import { listModels } from '../catalog/list.js';
 import type { Endpoint } from '../shared/endpoint.js';
 import { GatewayError } from '../shared/errors.js';
-import { readRequestIds, type Tracer } from '../tracing/tracer.js';
+import type { ApiKeyRecord } from '../store/api-keys.js';
+import { readRequestIds, type RequestIds } from '../tracing/tracer.js';
 import { requireScope, type KeyAuthenticator } from './auth.js';
-import type { Metrics } from './metrics.js';
-import { relay, type RelayDeps } from './relay.js';
 import { rawErrorResponse, sendError, sendJson } from './respond.js';
 
-export interface ServerDeps extends RelayDeps {
+/** A request to a model endpoint or the generic proxy, authenticated and allowed: what the pipeline starts from. */
+export interface Arrival {
+  endpoint: Endpoint;
+  /** Path after /v1, query included. */
+  path: string;
+  pathname: string;
+  ids: RequestIds;
+  /** performance.now() on arrival. */
+  startedAt: number;
+  key: ApiKeyRecord;
+}
+
+/** The management API: the /v1 paths it owns, answered with the caller's key. */
+export interface ManagementApi {
+  owns(sub: string): boolean;
+  handle(key: ApiKeyRecord, req: IncomingMessage, res: ServerResponse, sub: string, query: string): Promise<void>;
+}
+
+/** The model endpoints and the generic proxy. */
+export interface ModelApi {
+  handle(req: IncomingMessage, res: ServerResponse, arrival: Arrival): Promise<void>;
+}
+
+export interface ServerDeps {
   auth: KeyAuthenticator;
-  admin: AdminRouter;
-  adminDeps: AdminDeps;
+  admin: ManagementApi;
+  models: ModelApi;
   /** Whether the store, and Redis when REDIS_URL is set, answer: for /health. */
   healthy: () => Promise<boolean>;
-  metrics: Metrics;
-  tracer: Tracer;
+  /** The Prometheus exposition for /metrics. */
+  metrics: () => Promise<{ contentType: string; text: string }>;
   onError: (err: unknown) => void;
 }
 
@@ -92,8 +114,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   // 200 either way (contract): 'degraded' tells a load balancer's probe the database writer or the shared Redis is unreachable.
   if (req.method === 'GET' && pathname === '/health') return sendJson(res, 200, { status: (await deps.healthy()) ? 'ok' : 'degraded' });
   if (req.method === 'GET' && pathname === '/metrics') {
-    const text = await deps.metrics.registry.metrics();
-    res.writeHead(200, { 'content-type': deps.metrics.registry.contentType });
+    const { contentType, text } = await deps.metrics();
+    res.writeHead(200, { 'content-type': contentType });
     res.end(text);
     return;
   }
@@ -119,7 +141,7 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   const sub = pathname.slice(3);
   if (deps.admin.owns(sub)) {
     res.setHeader('x-gateway-trace-id', traceId);
-    return deps.admin.handle(deps.adminDeps, key.value, req, res, sub, q === -1 ? '' : url.slice(q + 1));
+    return deps.admin.handle(key.value, req, res, sub, q === -1 ? '' : url.slice(q + 1));
   }
   const endpoint = req.method === 'POST' ? MODEL_ENDPOINTS[sub] : undefined;
   if (endpoint === undefined && !PROXY_METHODS.has(req.method ?? '')) {
@@ -127,6 +149,5 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   }
   const denied = requireScope(key.value, 'completions.write');
   if (denied !== null) return refuse(denied);
-  const span = deps.tracer.startRequest(req, ids, endpoint ?? 'proxy', pathname, startedAt);
-  return relay(deps, req, res, { endpoint: endpoint ?? 'proxy', path: url.slice(3), pathname, traceId, startedAt, key: key.value, span });
+  return deps.models.handle(req, res, { endpoint: endpoint ?? 'proxy', path: url.slice(3), pathname, ids, startedAt, key: key.value });
 }

@@ -1,0 +1,57 @@
+/**
+ * Body: a model endpoint's body read (bounded by GATEWAY_MAX_BODY_BYTES),
+ * parsed and validated (pass-through mode sends the bytes unread); the
+ * generic proxy's body streamed straight through unless the plan may send it
+ * twice (retries, fallback), when one copy is kept.
+ */
+import { parseJson, readBody } from '../http/body.js';
+import type { Plan } from '../routing/plan.js';
+import { mayRepeat } from '../routing/router.js';
+import type { ModelEndpoint } from '../shared/endpoint.js';
+import { invalid, type GatewayError } from '../shared/errors.js';
+import type { Outcome, RequestContext, Stage } from './context.js';
+import { validateBody } from './validation.js';
+
+export function body(maxBodyBytes: number): Stage {
+  return {
+    name: 'body',
+    run(ctx) {
+      const plan = ctx.plan!;
+      const endpoint = ctx.endpoint;
+      if (endpoint !== 'proxy') return modelBody(ctx, maxBodyBytes, endpoint, plan);
+      const h = ctx.req.headers;
+      if (h['content-length'] === undefined && h['transfer-encoding'] === undefined) return 'next';
+      if (mayRepeat(plan.root)) return read(ctx, maxBodyBytes);
+      ctx.raw = ctx.req; // streamed straight through: one attempt only
+      return 'next';
+    },
+  };
+}
+
+async function read(ctx: RequestContext, limit: number): Promise<Outcome> {
+  const read = await readBody(ctx.req, limit);
+  if (!read.ok) return ctx.refuse(read.error);
+  ctx.raw = ctx.requestBody = read.value;
+  return 'next';
+}
+
+async function modelBody(ctx: RequestContext, limit: number, endpoint: ModelEndpoint, plan: Plan): Promise<Outcome> {
+  const got = await read(ctx, limit);
+  if (got === 'done' || plan.passthrough) return got;
+  const parsed = parseJson(ctx.requestBody!);
+  if (!parsed.ok) return ctx.refuse(parsed.error);
+  const problem = validateBody(endpoint, parsed.value) ?? strictCheck(plan, ctx.gateway!.strict, parsed.value);
+  if (problem !== null) return ctx.refuse(problem);
+  const body = (ctx.body = parsed.value as Record<string, unknown>);
+  if (typeof body.model === 'string') ctx.model = body.model;
+  return 'next';
+}
+
+/** Provider-specific fields such as `thinking` need strict compatibility turned off (spec: Chat completions). */
+function strictCheck(plan: Plan, headerStrict: boolean | undefined, body: unknown): GatewayError | null {
+  const strict = plan.strict ?? headerStrict ?? true;
+  if (strict && (body as Record<string, unknown>).thinking !== undefined) {
+    return invalid('thinking: requires strict_compat_compliance false (x-gateway-strict-compat-compliance: false)', 'thinking');
+  }
+  return null;
+}

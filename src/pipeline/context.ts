@@ -1,0 +1,172 @@
+/**
+ * One request on its way through the pipeline's stages (pipeline.ts): what
+ * the HTTP layer knew on arrival, then what each stage adds — the gateway
+ * headers and admission, the plan, the body, the cache ticket, the budget
+ * reservation, the routing result, the answer — and how it ended. The record
+ * stage reads it all at the end; nothing here outlives the request.
+ *
+ * One object per request, its fields declared up front (one hidden class),
+ * so stages write fields instead of passing values along.
+ */
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { AnswerKeeper, CacheStatus, CacheTicket, Served } from '../cache/answer-cache.js';
+import type { Arrival } from '../http/server.js';
+import type { GatewayHeaders } from '../http/headers.js';
+import { sendError } from '../http/respond.js';
+import type { AnswerCapture } from '../logs/capture.js';
+import type { Plan } from '../routing/plan.js';
+import type { RouteResult } from '../routing/router.js';
+import type { Endpoint } from '../shared/endpoint.js';
+import type { GatewayError } from '../shared/errors.js';
+import type { ApiKeyRecord } from '../store/api-keys.js';
+import type { RequestSpan } from '../tracing/tracer.js';
+import { Cancel } from '../upstream/cancel.js';
+import type { Admission, AnswerUsage } from './limits.js';
+
+/** What a stage tells the pipeline: go on to the next stage, or the request is answered. */
+export type Outcome = 'next' | 'done';
+
+/**
+ * The answer on its way to the client, in OpenAI's shape (a translated
+ * provider's already translated): what after-hooks may act on and the respond
+ * stage writes.
+ */
+export interface Answer {
+  status: number;
+  /** The answer's own headers: the provider's (hop-by-hop ones are dropped when written), or those of a translated answer. */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The bytes as they stream, or the whole text the gateway holds. */
+  body: Readable | string;
+  /** It carries stream usage the gateway asked for and the client did not: stripped on the way out. */
+  addedUsage: boolean;
+}
+
+export class RequestContext {
+  // Known on arrival.
+  readonly endpoint: Endpoint;
+  /** Path after /v1, query included. */
+  readonly path: string;
+  readonly pathname: string;
+  readonly traceId: string;
+  /** performance.now() on arrival. */
+  readonly startedAt: number;
+  readonly key: ApiKeyRecord;
+  readonly span: RequestSpan;
+  /** Aborted when the client goes away before the answer is out. */
+  readonly cancel = new Cancel();
+
+  // admit
+  gateway: GatewayHeaders | null = null;
+  admission: Admission | null = null;
+  // plan
+  plan: Plan | null = null;
+  configId: string | null = null;
+  // body
+  /** The client's body bytes as read (null when streamed straight through or absent). */
+  requestBody: Buffer | null = null;
+  /** What is sent on: the bytes read, or the request itself for a proxied body streamed once. */
+  raw: Buffer | Readable | null = null;
+  /** The parsed JSON body of a model endpoint; null on the proxy and in pass-through mode. */
+  body: Record<string, unknown> | null = null;
+  /** The model the client asked for; the answering attempt's model wins when known. */
+  model: string | undefined = undefined;
+  // cache
+  cacheStatus: CacheStatus | null = null;
+  cache: CacheTicket | null = null;
+  /** A cache hit: who first answered it. */
+  served: Served | null = null;
+  // reserve
+  usage: AnswerUsage | null = null;
+  // route
+  result: RouteResult | null = null;
+  answer: Answer | null = null;
+  keeper: AnswerKeeper | null = null;
+  // respond and how it ended
+  status = 0;
+  /** The gateway's own error answer. */
+  error: GatewayError | null = null;
+  /** The answer as it passed (streamed), or its text (answers the gateway held whole). */
+  capture: AnswerCapture | null = null;
+  answerText: string | null = null;
+  /** The client left before the answer ended. */
+  cut = false;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    arrival: Arrival,
+    span: RequestSpan,
+  ) {
+    this.endpoint = arrival.endpoint;
+    this.path = arrival.path;
+    this.pathname = arrival.pathname;
+    this.traceId = arrival.ids.traceId;
+    this.startedAt = arrival.startedAt;
+    this.key = arrival.key;
+    this.span = span;
+  }
+
+  /** The provider that answered (or first answered a cached answer). */
+  get provider(): string | undefined {
+    return this.result?.provider ?? this.served?.provider;
+  }
+
+  /** The model the answering attempt sent, else the one asked for. */
+  get sentModel(): string | undefined {
+    return this.result?.model ?? this.model;
+  }
+
+  /**
+   * The one way a stage refuses: the contract's envelope with the gateway's
+   * headers known so far (trace id, quota, cache status, routing); the
+   * request ends here.
+   */
+  refuse(error: GatewayError): Outcome {
+    const res = this.res;
+    // An oversized upload is not worth draining: close once the 413 is out.
+    if (error.status === 413) res.setHeader('connection', 'close');
+    const headers = this.gatewayHeaders({});
+    for (const name in headers) res.setHeader(name, headers[name]!);
+    sendError(res, error);
+    this.status = error.status;
+    this.error = error;
+    return 'done';
+  }
+
+  /**
+   * The contract's response headers, added to `out` after the quota headers:
+   * trace id, cache status, and once routed, who answered, after how many
+   * retries, by which target.
+   */
+  gatewayHeaders(out: OutgoingHttpHeaders): OutgoingHttpHeaders {
+    const quota = this.admission?.headers;
+    if (quota != null) for (const name in quota) out[name] = quota[name];
+    out['x-gateway-trace-id'] = this.traceId;
+    const provider = this.provider;
+    if (provider !== undefined) out['x-gateway-provider'] = provider;
+    out['x-gateway-cache-status'] = this.cacheStatus ?? 'DISABLED';
+    const r = this.result ?? this.served;
+    if (r !== null) {
+      out['x-gateway-retry-attempt-count'] = String(this.result?.retries ?? 0);
+      out['x-gateway-last-used-option-index'] = r.path;
+    }
+    return out;
+  }
+}
+
+/** One named step of the request path, run over the request's context. Synchronous where it can be: no promise per request for nothing. */
+export interface Stage {
+  readonly name: string;
+  run(ctx: RequestContext): Outcome | Promise<Outcome>;
+}
+
+/** Runs `stages` from the `from`th in order until one answers the request; synchronous while they are. */
+export function runStages(stages: readonly Stage[], ctx: RequestContext, from = 0): Outcome | Promise<Outcome> {
+  for (let i = from; i < stages.length; i++) {
+    const out = stages[i]!.run(ctx);
+    if (out instanceof Promise) return out.then((o) => (o === 'done' ? o : runStages(stages, ctx, i + 1)));
+    if (out === 'done') return out;
+  }
+  return 'next';
+}

@@ -1,0 +1,94 @@
+/**
+ * Respond: the answer written to the client with the gateway's headers in one
+ * writeHead. A streamed answer is piped (back-pressure kept; a client that
+ * leaves stops the provider's stream) through what watches it on the way: the
+ * copy for the log and the usage charge (logs/capture.ts), the removal of
+ * stream usage the client did not ask for, and the cache keeper, which stores
+ * what the client got. A whole answer is charged, kept and sent at once.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import { AnswerCapture } from '../logs/capture.js';
+import { isHopByHop } from '../routing/headers.js';
+import type { Answer, Outcome, RequestContext, Stage } from './context.js';
+import type { AnswerUsage } from './limits.js';
+import { LOGGED_ANSWER_BYTES } from './record.js';
+import { stripAddedUsage } from './usage-strip.js';
+
+export function respond(logging: boolean): Stage {
+  return {
+    name: 'respond',
+    run(ctx) {
+      const a = ctx.answer!;
+      return typeof a.body === 'string' ? whole(ctx, a.body) : streamed(ctx, a, a.body, logging);
+    },
+  };
+}
+
+async function whole(ctx: RequestContext, text: string): Promise<Outcome> {
+  ctx.answerText = text;
+  await ctx.usage!.settle(text);
+  await ctx.keeper!.keep(200, { 'content-type': 'application/json' }, text);
+  ctx.res.writeHead(200, ctx.gatewayHeaders({ 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }));
+  ctx.res.end(text);
+  return 'done';
+}
+
+async function streamed(ctx: RequestContext, a: Answer, body: Readable, logging: boolean): Promise<Outcome> {
+  // One header object for writeHead: Node's fast path, no per-header setHeader.
+  const out = ctx.gatewayHeaders({});
+  for (const name in a.headers) {
+    if (!isHopByHop(name)) out[name] = a.headers[name];
+  }
+  if (a.addedUsage) delete out['content-length']; // the answer gets shorter
+  ctx.res.writeHead(a.status, out);
+  // Usage is read before the usage the client did not ask for is stripped; the cache keeps what the client gets.
+  const read = watch(ctx, body, a, logging);
+  ctx.cut = !(await pipeTo(ctx.keeper!.watch(a.addedUsage ? stripAddedUsage(read) : read, a.status, a.headers), ctx.res));
+  return 'done';
+}
+
+/**
+ * The answer's body on its way to the client, copied for the log and the
+ * usage charge when either wants it; the same stream when neither does. An
+ * error answer used nothing: reservations are given back at once. A
+ * compressed answer cannot be read on the way: reservations stand.
+ */
+function watch(ctx: RequestContext, body: Readable, a: Answer, logging: boolean): Readable {
+  const usage: AnswerUsage = ctx.usage!;
+  const ok = a.status >= 200 && a.status < 300;
+  if (!ok) void usage.release();
+  const encoding = a.headers['content-encoding'];
+  if (encoding !== undefined && encoding !== 'identity') {
+    if (ok) void usage.settle(null);
+    return body;
+  }
+  const charge = ok && usage.charging;
+  if (!logging && !charge) return body;
+  const capture = (ctx.capture = new AnswerCapture(logging ? LOGGED_ANSWER_BYTES : 0));
+  return charge ? capture.tap(body, (c) => usage.settle(c.tailText())) : capture.listen(body);
+}
+
+/**
+ * Streams the answer to the client. pipe() keeps back-pressure; a provider
+ * that breaks mid-stream closes the client's connection, and a client that
+ * leaves stops the provider's stream; resolves to whether the whole answer
+ * went out. (Not stream.pipeline: its per-call AbortController costs more
+ * than the rest of the relay.)
+ */
+function pipeTo(body: Readable, res: ServerResponse): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (res.closed) {
+      // The client left while the provider was answering.
+      body.destroy();
+      resolve(false);
+      return;
+    }
+    body.once('error', () => res.destroy());
+    res.once('close', () => {
+      if (!body.readableEnded) body.destroy();
+      resolve(res.writableFinished);
+    });
+    body.pipe(res);
+  });
+}

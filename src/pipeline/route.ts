@@ -1,0 +1,101 @@
+/**
+ * Route: the plan walked by the router (strategies, retries, fallbacks,
+ * circuits, timeouts) to a provider's answer, which leaves this stage in
+ * OpenAI's shape: passed through as it is for the OpenAI-compatible family,
+ * translated for providers with their own wire format (streams event by
+ * event; whole answers and errors read and rewritten, errors in the
+ * contract's envelope with the provider's status).
+ */
+import type { Router, RouteRequest } from '../routing/router.js';
+import type { Translator } from '../providers/types.js';
+import { single } from '../shared/headers.js';
+import type { UpstreamResponse } from '../upstream/client.js';
+import type { Outcome, RequestContext, Stage } from './context.js';
+import { stripsAddedUsage } from './usage-strip.js';
+
+const SSE_HEADERS = Object.freeze({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
+
+export function route(router: Router): Stage {
+  return {
+    name: 'route',
+    async run(ctx) {
+      const res = ctx.res;
+      res.once('close', () => {
+        if (!res.writableFinished) ctx.cancel.abort();
+      });
+      const result = (ctx.result = await router.route(ctx.plan!, routeRequest(ctx)));
+      ctx.status = result.status;
+      const upstream = result.response;
+      if (upstream === null) {
+        void ctx.usage!.release();
+        if (result.status !== 499) return ctx.refuse(result.error!);
+        ctx.error = result.error; // the client is gone; nobody to answer
+        return 'done';
+      }
+      ctx.keeper = ctx.cache!.keeper(result);
+      if (result.translator !== undefined) return translated(ctx, result.translator, upstream, result.addedUsage === true);
+      ctx.answer = {
+        status: upstream.statusCode,
+        headers: upstream.headers,
+        body: upstream.body,
+        addedUsage: stripsAddedUsage(result.addedUsage, upstream.statusCode, upstream.headers),
+      };
+      return 'next';
+    },
+  };
+}
+
+function routeRequest(ctx: RequestContext): RouteRequest {
+  const h = ctx.req.headers;
+  const gh = ctx.gateway!;
+  return {
+    endpoint: ctx.endpoint,
+    method: ctx.req.method!,
+    path: ctx.path,
+    pathname: ctx.pathname,
+    body: ctx.body,
+    raw: ctx.raw,
+    headers: h,
+    metadata: gh.metadata,
+    workspaceId: ctx.key.workspaceId,
+    provider: single(h['x-gateway-provider']),
+    customHost: single(h['x-gateway-custom-host']),
+    authorization: single(h.authorization),
+    virtualKey: single(h['x-gateway-virtual-key']),
+    forwardHeaders: gh.forwardHeaders,
+    timeoutMs: gh.timeoutMs,
+    signal: ctx.cancel,
+    observer: ctx.span,
+  };
+}
+
+/** A provider with its own wire format: its answer made OpenAI's. */
+async function translated(ctx: RequestContext, tr: Translator, upstream: UpstreamResponse, addedUsage: boolean): Promise<Outcome> {
+  const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
+  if (ok && ctx.body?.stream === true) {
+    const events = tr.stream();
+    upstream.body.once('error', (e) => events.destroy(e));
+    events.once('close', () => {
+      if (!upstream.body.readableEnded) upstream.body.destroy();
+    });
+    upstream.body.pipe(events);
+    ctx.answer = { status: 200, headers: SSE_HEADERS, body: events, addedUsage };
+    return 'next';
+  }
+  let raw: Buffer;
+  try {
+    raw = Buffer.from(await upstream.body.arrayBuffer());
+  } catch {
+    ctx.res.destroy();
+    ctx.cut = true;
+    return 'done';
+  }
+  const text = ok ? tr.response(raw, upstream.headers) : null;
+  if (text === null || !text.ok) {
+    void ctx.usage!.release();
+    return ctx.refuse(text === null ? tr.error(upstream.statusCode, raw, upstream.headers) : text.error);
+  }
+  ctx.answer = { status: 200, headers: JSON_HEADERS, body: text.value, addedUsage: false };
+  return 'next';
+}

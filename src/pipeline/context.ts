@@ -21,7 +21,6 @@ import type { Endpoint } from '../shared/endpoint.js';
 import type { GatewayError } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { RequestSpan } from '../tracing/tracer.js';
-import { Cancel } from '../upstream/cancel.js';
 import type { Admission, AnswerUsage } from './limits.js';
 
 /** What a stage tells the pipeline: go on to the next stage, or the request is answered. */
@@ -53,8 +52,6 @@ export class RequestContext {
   readonly startedAt: number;
   readonly key: ApiKeyRecord;
   readonly span: RequestSpan;
-  /** Aborted when the client goes away before the answer is out. */
-  readonly cancel = new Cancel();
 
   // admit
   gateway: GatewayHeaders | null = null;

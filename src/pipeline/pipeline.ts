@@ -10,12 +10,16 @@ import type { Arrival, ModelApi } from '../http/server.js';
 import { GatewayError } from '../shared/errors.js';
 import type { Tracer } from '../tracing/tracer.js';
 import { RequestContext, runStages, type Stage } from './context.js';
-import type { Recorder } from './record.js';
+
+/** The record stage (record.ts): runs once every request, however it ended. */
+export interface RecordStage {
+  record(ctx: RequestContext): void;
+}
 
 export class Pipeline implements ModelApi {
   constructor(
     private readonly stages: readonly Stage[],
-    private readonly recorder: Recorder,
+    private readonly recorder: RecordStage,
     private readonly tracer: Tracer,
     private readonly onError: (err: unknown) => void,
   ) {}

@@ -12,11 +12,12 @@ import type { LogWriter } from '../logs/writer.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RequestOutcome } from '../tracing/tracer.js';
 import type { RequestContext } from './context.js';
+import type { RecordStage } from './pipeline.js';
 
 /** Bytes of an answer the log keeps: as much as a logged body may hold. */
 export const LOGGED_ANSWER_BYTES = LOG_BODY_MAX_CHARS;
 
-export class Recorder {
+export class Recorder implements RecordStage {
   constructor(
     private readonly metrics: Metrics,
     /** Null when request logging is off. */

@@ -9,6 +9,7 @@
 import type { Router, RouteRequest } from '../routing/router.js';
 import type { Translator } from '../providers/types.js';
 import { single } from '../shared/headers.js';
+import { Cancel } from '../upstream/cancel.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import type { Outcome, RequestContext, Stage } from './context.js';
 import { stripsAddedUsage } from './usage-strip.js';
@@ -20,11 +21,13 @@ export function route(router: Router): Stage {
   return {
     name: 'route',
     async run(ctx) {
+      // Aborted when the client goes away before the answer is out: the provider call stops too.
+      const cancel = new Cancel();
       const res = ctx.res;
       res.once('close', () => {
-        if (!res.writableFinished) ctx.cancel.abort();
+        if (!res.writableFinished) cancel.abort();
       });
-      const result = (ctx.result = await router.route(ctx.plan!, routeRequest(ctx)));
+      const result = (ctx.result = await router.route(ctx.plan!, routeRequest(ctx, cancel)));
       ctx.status = result.status;
       const upstream = result.response;
       if (upstream === null) {
@@ -46,7 +49,7 @@ export function route(router: Router): Stage {
   };
 }
 
-function routeRequest(ctx: RequestContext): RouteRequest {
+function routeRequest(ctx: RequestContext, signal: Cancel): RouteRequest {
   const h = ctx.req.headers;
   const gh = ctx.gateway!;
   return {
@@ -65,7 +68,7 @@ function routeRequest(ctx: RequestContext): RouteRequest {
     virtualKey: single(h['x-gateway-virtual-key']),
     forwardHeaders: gh.forwardHeaders,
     timeoutMs: gh.timeoutMs,
-    signal: ctx.cancel,
+    signal,
     observer: ctx.span,
   };
 }

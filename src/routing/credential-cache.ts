@@ -1,13 +1,13 @@
 /**
  * The credential cache in front of the store: a virtual key or `@slug`
  * provider of a workspace → its decrypted credentials, read and decrypted
- * once, then served synchronously from memory (as auth.ts serves keys).
+ * once, then served synchronously from memory (as http/auth.ts serves keys).
  * Entries live 30 s; writes drop them at once through change notices
  * (virtual_key, integration, all). A lookup that started before a change
  * is not cached, so it cannot put back what the change removed.
  * Decrypted credentials exist only here and in the targets built from them.
  */
-import type { CredentialKind, CredentialSource, ModelRule, StoredCredential } from '../routing/credentials.js';
+import type { CredentialKind, CredentialSource, ModelRule, StoredCredential } from './credentials.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { Integration } from '../store/integrations.js';
 import type { Secrets } from '../store/secrets.js';

@@ -28,17 +28,9 @@ import { CredentialCache } from './routing/credential-cache.js';
 import { createGatewayServer } from './http/server.js';
 import { LogBodies } from './logs/log-bodies.js';
 import { Metrics } from './metrics/metrics.js';
-import { admit } from './pipeline/admit.js';
-import { body } from './pipeline/body.js';
-import { cache } from './pipeline/cache.js';
-import { hooks } from './pipeline/hooks.js';
 import { RequestLimits } from './pipeline/limits.js';
-import { Pipeline } from './pipeline/pipeline.js';
-import { plan } from './pipeline/plan.js';
+import { Pipeline, requestPath } from './pipeline/pipeline.js';
 import { Recorder, RequestLogger } from './pipeline/record.js';
-import { reserve } from './pipeline/reserve.js';
-import { respond } from './pipeline/respond.js';
-import { route } from './pipeline/route.js';
 import { SavedConfigs } from './pipeline/saved-configs.js';
 import type { Settings } from './settings.js';
 import type { RedisStatus, SharedRedis } from './state/redis.js';
@@ -127,20 +119,18 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     // The reason may quote the provider's answer: credential-shaped strings are cut from it.
     if (first) logger.warn({ config, code: error.code, reason: redactText(error.message) }, 'semantic cache: embedding failed, requests of this config miss until it works');
   });
-  const limits = new RequestLimits(limiter, budgets, now);
   const onError = (err: unknown): void => logger.error({ err }, 'unhandled error in request');
   const pipeline = new Pipeline(
-    [
-      admit(limits),
-      plan(new SavedConfigs(store, secrets, now)),
-      body(settings.maxBodyBytes),
-      hooks('before-hooks', []),
-      cache(new AnswerCache(shared.cache, semantic, now)),
-      reserve(limits),
-      route(router),
-      hooks('after-hooks', []),
-      respond(logWriter !== null),
-    ],
+    requestPath({
+      limits: new RequestLimits(limiter, budgets, now),
+      configs: new SavedConfigs(store, secrets, now),
+      maxBodyBytes: settings.maxBodyBytes,
+      cache: new AnswerCache(shared.cache, semantic, now),
+      router,
+      logging: logWriter !== null,
+      beforeHooks: [],
+      afterHooks: [],
+    }),
     new Recorder(metrics, logWriter === null ? null : new RequestLogger(logWriter, new LogBodies(store), now)),
     tracer,
     onError,

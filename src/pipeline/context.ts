@@ -6,7 +6,9 @@
  * stage reads it all at the end; nothing here outlives the request.
  *
  * One object per request, its fields declared up front (one hidden class),
- * so stages write fields instead of passing values along.
+ * so stages write fields instead of passing values along. A field is null
+ * until the stage that fills it has run; a later stage reads it with `!`
+ * (the order is fixed in pipeline.ts, requestPath).
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';

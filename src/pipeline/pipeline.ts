@@ -1,15 +1,57 @@
 /**
  * The request path of the model endpoints and the generic proxy: one
- * RequestContext through a list of named stages (gateway.ts builds it:
- * admit → plan → body → before-hooks → cache → reserve → route → after-hooks
- * → respond), each of which may answer and end the request; then, however it
- * ended, the record stage. A feature is a stage or a step of one.
+ * RequestContext through a list of named stages, each of which may answer
+ * and end the request; then, however it ended, the record stage. A feature
+ * is a stage or a step of one (the hooks stages take steps).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AnswerCache } from '../cache/answer-cache.js';
 import type { Arrival, ModelApi } from '../http/server.js';
+import type { Router } from '../routing/router.js';
 import { GatewayError } from '../shared/errors.js';
 import type { Tracer } from '../tracing/tracer.js';
+import { admit } from './admit.js';
+import { body } from './body.js';
+import { cache } from './cache.js';
 import { RequestContext, runStages, type Stage } from './context.js';
+import { hooks } from './hooks.js';
+import type { RequestLimits } from './limits.js';
+import { plan } from './plan.js';
+import { reserve } from './reserve.js';
+import { respond } from './respond.js';
+import { route } from './route.js';
+import type { SavedConfigs } from './saved-configs.js';
+
+export interface RequestPathDeps {
+  limits: RequestLimits;
+  configs: SavedConfigs;
+  maxBodyBytes: number;
+  cache: AnswerCache;
+  router: Router;
+  /** Request logs are on: answers are copied for them as they pass. */
+  logging: boolean;
+  /** Steps of the hooks stages, in order. */
+  beforeHooks: readonly Stage[];
+  afterHooks: readonly Stage[];
+}
+
+/**
+ * The stages in their order, the one place it is written: each reads what
+ * the ones before it put on the context.
+ */
+export function requestPath(d: RequestPathDeps): readonly Stage[] {
+  return [
+    admit(d.limits), // x-gateway-* headers, rate limits (before the body is read)
+    plan(d.configs), // config → routing plan
+    body(d.maxBodyBytes), // read, parse, validate
+    hooks('before-hooks', d.beforeHooks), // guardrails, prompt rendering
+    cache(d.cache), // a hit answers here
+    reserve(d.limits), // budgets reserve the estimate
+    route(d.router), // retries, fallbacks, circuits → the answer in OpenAI's shape
+    hooks('after-hooks', d.afterHooks), // output checks
+    respond(d.logging), // headers, body streamed, usage charged, answer kept
+  ];
+}
 
 /** The record stage (record.ts): runs once every request, however it ended. */
 export interface RecordStage {

@@ -160,6 +160,11 @@ export interface Stage {
   run(ctx: RequestContext): Outcome | Promise<Outcome>;
 }
 
+/** The record stage (record.ts): runs once for every request, however it ended. */
+export interface RecordStage {
+  record(ctx: RequestContext): void;
+}
+
 /** Runs `stages` from the `from`th in order until one answers the request; synchronous while they are. */
 export function runStages(stages: readonly Stage[], ctx: RequestContext, from = 0): Outcome | Promise<Outcome> {
   for (let i = from; i < stages.length; i++) {

@@ -13,7 +13,7 @@ import type { Tracer } from '../tracing/tracer.js';
 import { admit } from './admit.js';
 import { body } from './body.js';
 import { cache } from './cache.js';
-import { RequestContext, runStages, type Stage } from './context.js';
+import { RequestContext, runStages, type RecordStage, type Stage } from './context.js';
 import { hooks } from './hooks.js';
 import type { RequestLimits } from './limits.js';
 import { plan } from './plan.js';
@@ -51,11 +51,6 @@ export function requestPath(d: RequestPathDeps): readonly Stage[] {
     hooks('after-hooks', d.afterHooks), // output checks
     respond(d.logging), // headers, body streamed, usage charged, answer kept
   ];
-}
-
-/** The record stage (record.ts): runs once every request, however it ended. */
-export interface RecordStage {
-  record(ctx: RequestContext): void;
 }
 
 export class Pipeline implements ModelApi {

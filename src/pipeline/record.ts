@@ -11,8 +11,7 @@ import { readUsage } from '../logs/usage.js';
 import type { LogWriter } from '../logs/writer.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RequestOutcome } from '../tracing/tracer.js';
-import type { RequestContext } from './context.js';
-import type { RecordStage } from './pipeline.js';
+import type { RecordStage, RequestContext } from './context.js';
 
 /** Bytes of an answer the log keeps: as much as a logged body may hold. */
 export const LOGGED_ANSWER_BYTES = LOG_BODY_MAX_CHARS;

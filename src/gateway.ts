@@ -78,7 +78,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   }
 
   const now = opts.now ?? Date.now;
-  const adminDeps: AdminDeps = { store, now, apiKeyPrefix: settings.apiKeyPrefix, secrets, maxBodyBytes: settings.maxBodyBytes };
+  const adminDeps: AdminDeps = { store, now, apiKeyPrefix: settings.apiKeyPrefix, secrets };
   const metrics = new Metrics();
   const shared = await sharedState(settings, metrics, logger);
   const policies = new PolicyCache(store, now);

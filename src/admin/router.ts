@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseJson, readBody } from '../http/body.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { ManagementApi } from '../http/server.js';
-import { err, GatewayError, ok, type Result } from '../shared/errors.js';
+import { GatewayError, ok, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Store } from '../store/store.js';
 import type { PageRequest } from '../store/page.js';
@@ -26,8 +26,10 @@ export interface AdminDeps {
   now: () => number;
   apiKeyPrefix: string;
   secrets: Secrets;
-  maxBodyBytes: number;
 }
+
+/** Management bodies are small JSON objects; a larger one is refused (413) rather than held. */
+export const MANAGEMENT_BODY_BYTES = 1024 * 1024;
 
 export interface AdminRequest<B = unknown, P extends boolean = false> {
   caller: Caller;
@@ -43,10 +45,10 @@ export interface AdminRequest<B = unknown, P extends boolean = false> {
  * One management route. What every route checks first is declared here and
  * applied by the router before the handler runs, in this order:
  * `organisation` (403 for workspace keys), `scope` (403 without it),
- * `admins` (403 unless an organisation owner or admin), `body`
- * (400 naming the field), `paged` (400 for a bad `limit`). A route whose
- * access check is special declares `scope: null`, says where it checks, and
- * reads the raw body itself when that check must come first.
+ * `admins` (403 unless an organisation owner or admin) — all three before
+ * the body is read — then `body` (at most MANAGEMENT_BODY_BYTES; 400 naming
+ * the field), `paged` (400 for a bad `limit`). A route whose access check is
+ * special declares `scope: null` and says where it checks.
  */
 export interface Route<B = unknown, P extends boolean = boolean> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -104,9 +106,12 @@ export class AdminRouter implements ManagementApi {
         allowed = true;
         continue;
       }
-      const body = await readJson(req, deps.maxBodyBytes);
-      if (!body.ok) return sendError(res, body.error);
       const caller = await resolveCaller(deps.store, key);
+      // Before a byte of the body is read: a caller without the right uploads nothing.
+      const denied = access(c.route, caller);
+      if (denied !== null) return sendError(res, denied);
+      const body = await readJson(req, MANAGEMENT_BODY_BYTES);
+      if (!body.ok) return sendError(res, body.error);
       const out = await run(c.route, caller, params, new URLSearchParams(query), body.value, deps);
       if (!out.ok) return sendError(res, out.error);
       if (out.value.status === 204) {
@@ -124,14 +129,19 @@ export class AdminRouter implements ManagementApi {
   }
 }
 
-/** The route's declared checks, in order, then its handler. */
-async function run(route: Route, caller: Caller, params: Record<string, string>, query: URLSearchParams, raw: unknown, deps: AdminDeps): Promise<Result<Reply>> {
+/** The route's declared access checks, in order: organisation, scope, admins. */
+function access(route: Route, caller: Caller): GatewayError | null {
   const denied =
     (route.organisation === undefined ? null : requireOrganisation(caller, route.organisation)) ?? (route.scope === null ? null : requireScope(caller, route.scope));
-  if (denied !== null) return err(denied);
+  if (denied !== null) return denied;
   if (route.admins === true && !isOrgAdmin(caller)) {
-    return err(new GatewayError(403, `${route.organisation ?? 'this'} needs an organisation owner or admin`, { code: 'permission_denied' }));
+    return new GatewayError(403, `${route.organisation ?? 'this'} needs an organisation owner or admin`, { code: 'permission_denied' });
   }
+  return null;
+}
+
+/** The route's declared body and paging checks, then its handler. */
+async function run(route: Route, caller: Caller, params: Record<string, string>, query: URLSearchParams, raw: unknown, deps: AdminDeps): Promise<Result<Reply>> {
   const body = route.body === undefined ? ok(raw) : route.body(raw);
   if (!body.ok) return body;
   const page = route.paged === true ? pageRequest(query) : ok(undefined);

@@ -136,6 +136,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     onError,
   );
   const { server, drain } = createGatewayServer({
+    limits: settings.connections,
     auth: new KeyAuthenticator(store, now),
     admin: new AdminRouter(ADMIN_ROUTES, adminDeps),
     models: pipeline,

@@ -20,6 +20,8 @@ export interface Settings {
   apiKeyPrefix: string;
   logLevel: string;
   maxBodyBytes: number;
+  /** What one client may hold of the server: connections, and how long it may take to send a request. */
+  connections: ConnectionLimits;
   /** Bounded wait for in-flight requests and streams on SIGTERM. */
   shutdownGraceMs: number;
   /** Request logs older than this many days are deleted; 0 keeps them forever. */
@@ -30,6 +32,17 @@ export interface Settings {
   semanticCacheEntries: number;
   /** Where request spans are exported; undefined: nowhere (and OpenTelemetry is not loaded). */
   otlp: OtlpSettings | undefined;
+}
+
+export interface ConnectionLimits {
+  /** Open connections past which new ones are closed at once (GATEWAY_MAX_CONNECTIONS). */
+  max: number;
+  /** A request's head must arrive within this (GATEWAY_HEADERS_TIMEOUT_MS): a client trickling headers is cut off. */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this (GATEWAY_BODY_TIMEOUT_MS); the answer is not timed. */
+  bodyTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (GATEWAY_KEEPALIVE_TIMEOUT_MS). */
+  keepAliveTimeoutMs: number;
 }
 
 /** OpenTelemetry's standard variables, as far as the gateway reads them itself (the exporter reads the rest). */
@@ -55,6 +68,13 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     apiKeyPrefix: env.API_KEY_PREFIX ?? '',
     logLevel: env.LOG_LEVEL || 'info',
     maxBodyBytes: int(env, 'GATEWAY_MAX_BODY_BYTES', 100 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
+    connections: {
+      max: int(env, 'GATEWAY_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+      headersTimeoutMs: int(env, 'GATEWAY_HEADERS_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      bodyTimeoutMs: int(env, 'GATEWAY_BODY_TIMEOUT_MS', 300_000, 100, 86_400_000),
+      // Longer than the 60 s idle timeout of common load balancers, so they, not the gateway, close idle connections.
+      keepAliveTimeoutMs: int(env, 'GATEWAY_KEEPALIVE_TIMEOUT_MS', 65_000, 100, 3_600_000),
+    },
     shutdownGraceMs: int(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     logRetentionDays: int(env, 'GATEWAY_LOG_RETENTION_DAYS', 30, 0, 36_500),
     requestLogs: onOff(env, 'GATEWAY_REQUEST_LOGS', true),

@@ -1,32 +1,50 @@
-/** Reading a request body into memory, bounded by GATEWAY_MAX_BODY_BYTES. */
+/**
+ * Reading a request body into memory, bounded. A body over the limit is
+ * refused (413) while the rest of it is read and dropped, up to as much again
+ * as the limit: a client that sends its whole body before it reads the answer
+ * (curl, the OpenAI SDKs) then sees the 413 rather than a reset connection,
+ * and would not retry the upload. A body larger still, or declared so, has
+ * its connection closed once the 413 is out. How long any of this may take
+ * is bounded by the server's body timeout.
+ */
 import type { IncomingMessage } from 'node:http';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 
-export function tooLarge(limit: number): GatewayError {
-  return new GatewayError(413, `request body exceeds ${limit} bytes`, { code: 'payload_too_large' });
-}
-
 export function readBody(req: IncomingMessage, limit: number): Promise<Result<Buffer>> {
-  const declared = Number(req.headers['content-length']);
-  if (declared > limit) return Promise.resolve({ ok: false, error: tooLarge(limit) });
+  if (Number(req.headers['content-length']) > limit) return Promise.resolve(refuse(req, limit, 0));
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer): void => {
       size += chunk.length;
-      if (size > limit) {
-        req.off('data', onData);
-        // Stop reading; the 413 goes out with `connection: close`.
-        req.pause();
-        resolve({ ok: false, error: tooLarge(limit) });
+      if (size <= limit) {
+        chunks.push(chunk);
         return;
       }
-      chunks.push(chunk);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      resolve(refuse(req, limit, size));
     };
+    const onEnd = (): void => resolve({ ok: true, value: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) });
     req.on('data', onData);
-    req.on('end', () => resolve({ ok: true, value: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) }));
+    req.on('end', onEnd);
     req.on('error', (e) => resolve({ ok: false, error: new GatewayError(400, `could not read request body: ${e.message}`) }));
   });
+}
+
+/** The 413 of a body over `limit` of which `read` bytes came; what follows is dropped, or the connection closed after the answer. */
+function refuse(req: IncomingMessage, limit: number, read: number): Result<never> {
+  const message = `request body exceeds ${limit} bytes`;
+  let left = 2 * limit - read;
+  if (Number(req.headers['content-length']) - read > left) {
+    return { ok: false, error: new GatewayError(413, message, { code: 'payload_too_large', headers: { connection: 'close' } }) };
+  }
+  req.on('data', (chunk: Buffer) => {
+    left -= chunk.length;
+    if (left < 0) req.socket.destroy();
+  });
+  req.resume();
+  return { ok: false, error: new GatewayError(413, message, { code: 'payload_too_large' }) };
 }
 
 /** A body's bytes as JSON; a 400 saying why when they are not. */

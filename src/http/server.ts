@@ -4,9 +4,10 @@
  * by gateway.ts, so this layer knows neither); JSON errors even for requests
  * Node cannot parse, and a graceful drain on shutdown.
  */
-import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { listModels } from '../catalog/list.js';
+import type { ConnectionLimits } from '../settings.js';
 import type { Endpoint } from '../shared/endpoint.js';
 import { GatewayError } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
@@ -38,6 +39,7 @@ export interface ModelApi {
 }
 
 export interface ServerDeps {
+  limits: ConnectionLimits;
   auth: KeyAuthenticator;
   admin: ManagementApi;
   models: ModelApi;
@@ -66,7 +68,7 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
   let draining = false;
   let idle: (() => void) | null = null;
 
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+  const server = createServer(serverOptions(deps.limits), (req, res) => {
     inflight++;
     if (draining) res.setHeader('connection', 'close');
     res.once('close', () => {
@@ -77,6 +79,8 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
       sendError(res, new GatewayError(500, 'internal gateway error', { code: 'internal_error' }));
     });
   });
+  // Past the cap a new connection is closed as it comes, before it costs a parser.
+  server.maxConnections = deps.limits.max;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
@@ -84,7 +88,8 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
     }
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
     const message = status === 431 ? 'request headers too large' : status === 408 ? 'request timed out' : `malformed HTTP request: ${err.code ?? err.message}`;
-    socket.end(rawErrorResponse(status, STATUS_CODES[status]!, new GatewayError(status, message)));
+    // Closed once the answer is written, without waiting for the client's end: a client that never ends (a slowloris) holds nothing.
+    socket.end(rawErrorResponse(status, STATUS_CODES[status]!, new GatewayError(status, message)), () => socket.destroy());
   });
 
   return {
@@ -102,6 +107,21 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
         };
       });
     },
+  };
+}
+
+/**
+ * Node's own timeouts: the head, then the whole request (body included) must
+ * arrive in time, or the client gets a 408 and the connection closes; an
+ * answer, however long it streams, is not timed.
+ */
+function serverOptions(limits: ConnectionLimits): ServerOptions {
+  return {
+    headersTimeout: Math.min(limits.headersTimeoutMs, limits.bodyTimeoutMs),
+    requestTimeout: limits.bodyTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // How often Node checks the two timeouts above: often enough that neither runs far over.
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, limits.headersTimeoutMs / 4)),
   };
 }
 

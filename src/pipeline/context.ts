@@ -123,8 +123,6 @@ export class RequestContext {
    */
   refuse(error: GatewayError): Outcome {
     const res = this.res;
-    // An oversized upload is not worth draining: close once the 413 is out.
-    if (error.status === 413) res.setHeader('connection', 'close');
     const headers = this.gatewayHeaders({});
     for (const name in headers) res.setHeader(name, headers[name]!);
     sendError(res, error);

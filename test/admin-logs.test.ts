@@ -8,7 +8,7 @@
 // sees; a restart keeps the logs.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LogRecord } from '../src/logs/record.js';
+import type { LogRecord } from '../src/store/log-record.js';
 import { GROUP_BY, GROUP_COLUMNS, type GroupBy } from '../src/store/logs.js';
 import { engines } from './support/engines.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';

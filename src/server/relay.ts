@@ -6,7 +6,7 @@
  */
 import type { IncomingHttpHeaders, IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { AnswerCache, AnswerKeeper, CacheStatus } from '../cache/answer-cache.js';
+import type { AnswerCache, AnswerKeeper } from '../cache/answer-cache.js';
 import { parseConfigHeader } from '../config/schema.js';
 import type { Config } from '../config/types.js';
 import { planFor, type Plan } from '../routing/plan.js';
@@ -17,6 +17,7 @@ import { AnswerCapture } from '../logs/capture.js';
 import { readUsage } from '../logs/usage.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { Cancel } from '../upstream/cancel.js';
+import type { CacheStatus } from '../shared/cache-status.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
 import { single } from '../shared/headers.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';

@@ -7,7 +7,7 @@
  * Nothing here waits for the store, and nothing here outlives the turn.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { CacheStatus } from '../cache/answer-cache.js';
+import type { CacheStatus } from '../shared/cache-status.js';
 import type { AnswerCapture } from '../logs/capture.js';
 import type { LogEntry } from '../logs/entry.js';
 import { pickHeaders, LOG_BODY_MAX_CHARS } from '../logs/redact.js';

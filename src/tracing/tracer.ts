@@ -7,7 +7,7 @@
  * spans.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { LogRecord } from '../logs/record.js';
+import type { LogRecord } from '../store/log-record.js';
 import type { Endpoint } from '../shared/endpoint.js';
 import type { AttemptEnd, AttemptObserver } from '../routing/router.js';
 import { single } from '../shared/headers.js';

@@ -14,7 +14,7 @@ import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { assertEnvelope, freePort, readEvents } from './support/http.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
-import { connect, dropPrefix, REDIS_URL, testPrefix } from './support/redis.js';
+import { connect, dropPrefix, REDIS_URL, scriptCalls, testPrefix } from './support/redis.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
 
 const OPENAI_KEY = 'sk-mock-openai-0123456789';
@@ -435,7 +435,7 @@ for (const engine of engines()) {
         );
         const t = await c.tenant('leased');
         await c.policy(t.workspaceId, { value: 1_000_000 });
-        const before = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0);
+        const before = await scriptCalls(redis);
         const n = 200;
         for (let i = 1; i <= n; i++) {
           const res = await c.chat(t.secret);
@@ -443,7 +443,7 @@ for (const engine of engines()) {
           assert.equal(res.status, 200);
           assert.equal(quota(res, 'requests')!.remaining, 1_000_000 - i);
         }
-        const calls = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0) - before;
+        const calls = (await scriptCalls(redis)) - before;
         // Other suites may share the server: the bound is loose, the per-request path would be n.
         assert.ok(calls < n / 2, `${calls} script calls for ${n} requests`);
         const counted = async (): Promise<number> => {

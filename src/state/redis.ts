@@ -113,9 +113,10 @@ export class LuaScript<R> {
 
   /** The script on `redis`, defined there on first use: runs it with `keys` and `args`. */
   on(redis: Redis): RunScript<R> {
-    const commands = redis as unknown as Record<string, ScriptCommand | undefined>;
-    if (!Object.hasOwn(redis.scriptsSet, this.name)) redis.defineCommand(this.name, { lua: this.lua });
-    const run = commands[this.name]!;
+    const defined = (redis.scriptsSet as Record<string, { lua: string } | undefined>)[this.name];
+    if (defined === undefined) redis.defineCommand(this.name, { lua: this.lua });
+    else if (defined.lua !== this.lua) throw new Error(`two Lua scripts are named ${this.name}`);
+    const run = (redis as unknown as Record<string, ScriptCommand>)[this.name]!;
     return (keys, args) => run.call(redis, keys.length, keys, args) as Promise<R>;
   }
 }

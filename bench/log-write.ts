@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { LogQueue, storeSink } from '../src/logs/queue.js';
-import { LOG_FORMAT, type LogRecord } from '../src/logs/record.js';
+import { LOG_FORMAT, type LogRecord } from '../src/store/log-record.js';
 import { logBody, redactMetadata, redactValue, safeHeaders } from '../src/logs/redact.js';
 import { SpillFiles } from '../src/logs/spill.js';
 import { newId } from '../src/store/ids.js';

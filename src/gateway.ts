@@ -37,7 +37,7 @@ import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
 import { Secrets } from './store/secrets.js';
 import type { Store } from './store/store.js';
-import { startTracer } from './tracing/tracer.js';
+import { startTracer } from './tracing/start.js';
 import type { UsageLimitPolicy } from './store/usage-limit-policies.js';
 import { closeUpstreams } from './upstream/client.js';
 

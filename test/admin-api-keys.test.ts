@@ -15,6 +15,7 @@ import { DEFAULT_SETTINGS, type OrgSettings } from '../src/store/settings.js';
 import { engines } from './support/engines.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { assertEnvelope } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 const PREFIX = 'sy-test-';
 const MINUTE = 60_000;
@@ -31,21 +32,13 @@ const ALL_KEY_SCOPES = ['api_keys.create', 'api_keys.read', 'api_keys.list', 'ap
 
 for (const engine of engines()) {
   describe(`/v1/api-keys (${engine.name})`, { timeout: 60_000 }, () => {
-    let env: Record<string, string>;
-    let gw: TestGateway;
-
-    before(async () => {
-      env = { ...(await engine.fresh()), API_KEY_PREFIX: PREFIX };
-      gw = await startTestGateway(env);
-    });
-    after(async () => {
-      await gw.stop();
-      await engine.cleanup();
-    });
+    const gw = useGateway(engine, { env: { API_KEY_PREFIX: PREFIX } });
+    // Tests below start gateways of their own, each on a database of its own.
+    after(() => engine.cleanup());
 
     const as = (secret: string): Record<string, string> => ({ 'x-gateway-api-key': secret });
 
-    async function create(path: string, body: unknown, g = gw, headers: Record<string, string> = {}): Promise<Created> {
+    async function create(path: string, body: unknown, g: TestGateway = gw, headers: Record<string, string> = {}): Promise<Created> {
       const res = await g.call(`/api-keys/${path}`, { body, headers });
       const text = await res.text();
       assert.equal(res.status, 201, text);
@@ -55,7 +48,7 @@ for (const engine of engines()) {
       return out;
     }
 
-    async function view(id: string, g = gw): Promise<View> {
+    async function view(id: string, g: TestGateway = gw): Promise<View> {
       const res = await g.call(`/api-keys/${id}`);
       const text = await res.text();
       assert.equal(res.status, 200, text);
@@ -63,7 +56,7 @@ for (const engine of engines()) {
     }
 
     /** Whether a secret authenticates now (GET /v1/models answers every valid key). */
-    async function works(secret: string, g = gw): Promise<boolean> {
+    async function works(secret: string, g: TestGateway = gw): Promise<boolean> {
       const res = await fetch(`${g.v1}/models?limit=1`, { headers: as(secret) });
       await res.arrayBuffer();
       assert.ok(res.status === 200 || res.status === 401, `status ${res.status}`);
@@ -71,7 +64,7 @@ for (const engine of engines()) {
     }
 
     /** A user who joined through POST /v1/users; returns the user's id. */
-    async function addUser(name: string, g = gw): Promise<string> {
+    async function addUser(name: string, g: TestGateway = gw): Promise<string> {
       const res = await g.call('/users', { body: { email: `${name}-${Date.now()}@example.com`, role: 'member' } });
       const text = await res.text();
       assert.equal(res.status, 201, text);
@@ -84,7 +77,7 @@ for (const engine of engines()) {
       return (await res.json()) as { id: string; slug: string };
     }
 
-    async function allRowsText(g = gw): Promise<string> {
+    async function allRowsText(g: TestGateway = gw): Promise<string> {
       return JSON.stringify(await g.store.db.all('SELECT * FROM api_keys'));
     }
 

@@ -1,12 +1,13 @@
 // Management request bodies: who may call a route is decided before its body is read, and
 // the body has a limit of its own (1 MiB), far below the model endpoints'.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { hashKey } from '../src/http/auth.js';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { assertEnvelope, envelopeOf } from './support/http.js';
 import { keyRecord } from './support/keys.js';
+import { useGateway } from './support/use-gateway.js';
 
 /**
  * Sends a request's head declaring `declared` body bytes and only the first `sent` of them,
@@ -37,15 +38,13 @@ function answerBeforeBody(url: string, path: string, key: string, declared: numb
 }
 
 describe('management bodies', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   const weak = 'secret-key-without-configs-write';
 
   before(async () => {
-    gw = await startTestGateway();
     const workspaceId = (await gw.store.workspaces.default()).id;
     await gw.store.apiKeys.insert(keyRecord({ workspaceId, scopes: ['completions.write'], hash: hashKey(weak) }));
   });
-  after(() => gw.stop());
 
   it('a key without the route’s scope is refused before its body is read', async () => {
     const answer = await answerBeforeBody(gw.url, '/v1/configs', weak, 50_000_000, 64);

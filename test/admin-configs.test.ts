@@ -2,12 +2,12 @@
 // read by id and slug, versions, update, delete, the default flag, lists and their paging,
 // and the refusals: 400 naming the path, 403 scope or workspace, 404 another workspace's
 // config, 409 slug taken. A restart on the same data keeps configs and their versions.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { assertEnvelope } from './support/http.js';
 import { keyRecord } from './support/keys.js';
+import { useGateway } from './support/use-gateway.js';
 
 type Json = Record<string, any>;
 
@@ -18,16 +18,13 @@ const body = (host = 'http://127.0.0.1:9/v1'): Json => ({ provider: 'openai', cu
 
 for (const engine of engines()) {
   describe(`saved configs API (${engine.name})`, { timeout: 60_000 }, () => {
-    let env: Record<string, string>;
-    let gw: TestGateway;
+    const gw = useGateway(engine);
     let defaultWs: Json;
     let teamB: Json;
     /** Secrets of seeded keys: workspace keys of the default workspace and of team-b, one with only configs.read. */
     const keys = { mine: '', theirs: '', readOnly: '', orgService: '' };
 
     before(async () => {
-      env = await engine.fresh();
-      gw = await startTestGateway(env);
       defaultWs = await (await gw.call('/workspaces/default')).json();
       const created = await gw.call('/workspaces', { body: { name: 'Team B', slug: 'team-b' } });
       assert.equal(created.status, 201);
@@ -41,10 +38,6 @@ for (const engine of engines()) {
       await seed('theirs', teamB.id, ALL_SCOPES);
       await seed('readOnly', defaultWs.id, ['configs.read']);
       await seed('orgService', defaultWs.id, ALL_SCOPES, 'organisation');
-    });
-    after(async () => {
-      await gw.stop();
-      await engine.cleanup();
     });
 
     const as = (secret: string) => ({ 'x-gateway-api-key': secret });
@@ -305,8 +298,7 @@ for (const engine of engines()) {
       await put(made.id, { config: body('http://two.test/v1') });
       const before = await read(made.slug);
       const versionsBefore = await (await gw.call(`/configs/${made.id}/versions`)).json();
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       assert.deepEqual(await read(made.slug), before);
       assert.deepEqual(await (await gw.call(`/configs/${made.id}/versions`)).json(), versionsBefore);
       assert.deepEqual([before.version, before.is_default, before.workspace_id], [2, true, teamB.id]);

@@ -1,27 +1,18 @@
 // Users, invites, workspace members and auto-created user keys, over HTTP, on both engines.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { nextRotation } from '../src/admin/rotation.js';
 import { AUTO_KEY_SCOPES } from '../src/admin/user-keys.js';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { as, createWorkspace, email, expect, expectError, seedKey, type Json } from './support/identity.js';
+import { useGateway } from './support/use-gateway.js';
 
 const HOUR_MS = 3_600_000;
 const WEEK_S = 7 * 86_400;
 
 for (const engine of engines()) {
   describe(`users, invites and members (${engine.name})`, { timeout: 90_000 }, () => {
-    let gw: TestGateway;
-    let env: Record<string, string>;
-    before(async () => {
-      env = await engine.fresh();
-      gw = await startTestGateway(env);
-    });
-    after(async () => {
-      await gw.stop();
-      await engine.cleanup();
-    });
+    const gw = useGateway(engine);
 
     const settings = (body: unknown) => expect(gw.call('/organisation/settings', { method: 'PUT', body }), 200);
     const createUser = (body: unknown, headers?: Record<string, string>) => gw.call('/users', { body, headers });
@@ -454,8 +445,7 @@ for (const engine of engines()) {
       const user = await expect(gw.call(`/users/${u.id}`), 200);
       const members = await expect(gw.call(`/workspaces/${ws.id}/users`), 200);
       const invite = await expect(gw.call(`/users/invites/${inv.id}`), 200);
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       assert.deepEqual(await expect(gw.call(`/users/${u.id}`), 200), user);
       assert.deepEqual(await expect(gw.call(`/workspaces/${ws.id}/users`), 200), members);
       assert.deepEqual(await expect(gw.call(`/users/invites/${inv.id}`), 200), invite);

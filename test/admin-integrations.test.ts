@@ -1,39 +1,32 @@
 // /v1/integrations on both engines: workspace and organisation integrations, the
 // default provider, secret mappings, pricing adjustments, updates, workspace
 // access, integration models, managers' write setting, scoping and restarts.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_SETTINGS } from '../src/store/settings.js';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { assertEnvelope } from './support/http.js';
 import { keyRecord } from './support/keys.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
+import { useGateway } from './support/use-gateway.js';
 
 const KEY = 'sk-integration-0123456789abcdEFGH';
 const INTEGRATIONS = ['integrations.create', 'integrations.read', 'integrations.list', 'integrations.update', 'integrations.delete'];
 
 for (const engine of engines()) {
   describe(`integrations (${engine.name})`, { timeout: 60_000 }, () => {
-    let env: Record<string, string>;
-    let gw: TestGateway;
+    const gw = useGateway(engine);
     let wsB: string;
     let keyB: string;
     let wsC: string;
     let keyC: string;
 
     before(async () => {
-      env = await engine.fresh();
-      gw = await startTestGateway(env);
       wsB = await createWorkspace(gw, 'Team B');
       keyB = await workspaceKey(gw, wsB, [...INTEGRATIONS, 'virtual_keys.create', 'virtual_keys.read']);
       wsC = await createWorkspace(gw, 'Team C');
       keyC = await workspaceKey(gw, wsC, [...INTEGRATIONS, 'virtual_keys.create', 'virtual_keys.read']);
-    });
-    after(async () => {
-      await gw.stop();
-      await engine.cleanup();
     });
 
     const create = (body: Record<string, unknown>, headers?: Record<string, string>) => gw.call('/integrations', { body, headers });
@@ -371,8 +364,7 @@ for (const engine of engines()) {
       await expectJson(await gw.call(`/integrations/${made.id}/workspaces`, { method: 'PUT', body: { workspaces: [{ id: wsC, enabled: true }] } }), 200);
       await expectJson(await gw.call(`/integrations/${made.id}/integration-models`, { method: 'PUT', body: { models: [{ slug: 'm', enabled: false }] } }), 200);
       await expectJson(await gw.call('/virtual-keys', { headers: asC(), body: { name: 'kept provider', integration_id: made.id, slug: 'kept-provider' } }), 201);
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       const i = await expectJson(await gw.call('/integrations/kept-org', { headers: asC() }), 200);
       assert.equal(i.masked_key, '****EFGH');
       assert.equal((await expectJson(await gw.call(`/integrations/${made.id}/integration-models`), 200)).total, 1);

@@ -6,14 +6,14 @@
 // 1..100 are 95 and 99; refusals name their parameter; data visibility
 // settings, archived workspaces and workspace isolation decide what each key
 // sees; a restart keeps the logs.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LogRecord } from '../src/logs/record.js';
+import type { LogRecord } from '../src/store/log-record.js';
 import { GROUP_BY, GROUP_COLUMNS, type GroupBy } from '../src/store/logs.js';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { as, createWorkspace, email, expect, expectError, seedKey, type Json } from './support/identity.js';
 import { logRecord } from './support/logs.js';
+import { useGateway } from './support/use-gateway.js';
 
 const LOG_SCOPES = ['logs.list', 'logs.view', 'analytics.view'];
 const BASE_MS = Date.UTC(2026, 5, 1);
@@ -84,8 +84,8 @@ function close(actual: unknown, wanted: number | null, what: string): void {
 
 for (const engine of engines()) {
   describe(`request logs and analytics (${engine.name})`, { timeout: 120_000 }, () => {
-    let env: Record<string, string>;
-    let gw: TestGateway;
+    // The seeded logs are dated in the past: retention must not delete them under the test.
+    const gw = useGateway(engine, { env: { GATEWAY_LOG_RETENTION_DAYS: '0' } });
     let wsA: Json;
     let wsB: Json;
     let wsArchived: Json;
@@ -118,9 +118,6 @@ for (const engine of engines()) {
       expect(gw.call(`/workspaces/${ws.id}`, { method: 'PUT', body: { settings: { security_settings: security } } }), 200);
 
     before(async () => {
-      // The seeded logs are dated in the past: retention must not delete them under the test.
-      env = { ...(await engine.fresh()), GATEWAY_LOG_RETENTION_DAYS: '0' };
-      gw = await startTestGateway(env);
       wsA = await createWorkspace(gw, 'logs a');
       wsB = await createWorkspace(gw, 'logs b');
       wsArchived = await createWorkspace(gw, 'logs archived');
@@ -192,11 +189,6 @@ for (const engine of engines()) {
       rows = made;
       await expect(gw.call(`/workspaces/${wsArchived.id}`, { method: 'PUT', body: { status: 'archived' } }), 200);
     });
-    after(async () => {
-      await gw.stop();
-      await engine.cleanup();
-    });
-
     describe('GET /v1/logs', () => {
       it('lists every log newest first in pages of 20 by default, and pages without gaps or repeats', async () => {
         const first = await expect(gw.call('/logs'), 200);
@@ -484,8 +476,7 @@ for (const engine of engines()) {
 
     it('a restart keeps the logs', async () => {
       const before = await all('/logs');
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       assert.deepEqual(await all('/logs'), before);
       const one = await expect(gw.call(`/logs/${rows[5]!.id}`), 200);
       assert.equal(one.id, rows[5]!.id);

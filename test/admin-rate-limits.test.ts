@@ -2,13 +2,13 @@
 // read with the status filter, list, update (archive and restore, fail_mode), delete;
 // every field rule as a 400 naming the field; what workspace keys and keys
 // without the scope may not do; a restart keeps every policy.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { hashKey } from '../src/http/auth.js';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { assertEnvelope } from './support/http.js';
 import { keyRecord } from './support/keys.js';
+import { useGateway } from './support/use-gateway.js';
 
 interface PolicyJson {
   object: string;
@@ -50,18 +50,11 @@ const policy = (over: Record<string, unknown> = {}): Record<string, unknown> => 
 
 for (const engine of engines()) {
   describe(`rate-limit policies (${engine.name})`, { timeout: 60_000 }, () => {
-    let env: Record<string, string>;
-    let gw: TestGateway;
+    const gw = useGateway(engine);
     let defaultWs: { id: string; slug: string };
 
     before(async () => {
-      env = await engine.fresh();
-      gw = await startTestGateway(env);
       defaultWs = (await (await gw.call('/workspaces/default')).json()) as { id: string; slug: string };
-    });
-    after(async () => {
-      await gw.stop();
-      await engine.cleanup();
     });
 
     const as = (secret: string) => ({ 'x-gateway-api-key': secret });
@@ -366,8 +359,7 @@ for (const engine of engines()) {
       const archived = await create(policy({ name: 'archived' }));
       await gw.call(`${PATH}/${archived.id}`, { method: 'PUT', body: { status: 'archived' } });
       const archivedView = await get(archived.id);
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       assert.deepEqual(await get(p.id), p);
       assert.deepEqual(await get(archived.id), archivedView);
     });

@@ -1,24 +1,15 @@
 // SCIM group → workspace mappings and SCIM provisioning (users, groups, membership), over HTTP, on both engines.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { as, createWorkspace, email, expect, expectError, seedKey, type Json } from './support/identity.js';
+import { useGateway } from './support/use-gateway.js';
 
 const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 
 for (const engine of engines()) {
   describe(`SCIM (${engine.name})`, { timeout: 90_000 }, () => {
-    let gw: TestGateway;
-    let env: Record<string, string>;
-    before(async () => {
-      env = await engine.fresh();
-      gw = await startTestGateway(env);
-    });
-    after(async () => {
-      await gw.stop();
-      await engine.cleanup();
-    });
+    const gw = useGateway(engine);
 
     let n = 0;
     const groupName = (tag = 'group') => `${tag}-${++n}-${Date.now()}`;
@@ -311,8 +302,7 @@ for (const engine of engines()) {
       const m = await expect(map({ scim_group_id: g.id, workspace_id: ws.id, role: 'manager' }), 201);
       const list = await expect(gw.call(`/scim/workspaces?workspace_id=${ws.id}`), 200);
       const seated = await members(ws.id);
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       assert.deepEqual(await expect(gw.call(`/scim/workspaces?workspace_id=${ws.id}`), 200), list);
       assert.deepEqual(await members(ws.id), seated);
       assert.equal((await expect(map({ scim_group_id: g.id, workspace_id: ws.id, role: 'manager' }), 200)).id, m.id);

@@ -1,9 +1,9 @@
 // Organisation settings and workspace overrides, over HTTP, on both engines.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { as, createWorkspace, expect, expectError, seedKey } from './support/identity.js';
+import { useGateway } from './support/use-gateway.js';
 
 const DEFAULTS = {
   object: 'organisation_settings',
@@ -25,16 +25,7 @@ const DEFAULTS = {
 
 for (const engine of engines()) {
   describe(`organisation settings (${engine.name})`, { timeout: 60_000 }, () => {
-    let gw: TestGateway;
-    let env: Record<string, string>;
-    before(async () => {
-      env = await engine.fresh();
-      gw = await startTestGateway(env);
-    });
-    after(async () => {
-      await gw.stop();
-      await engine.cleanup();
-    });
+    const gw = useGateway(engine);
 
     const put = (body: unknown, headers?: Record<string, string>) => gw.call('/organisation/settings', { method: 'PUT', body, headers });
 
@@ -158,8 +149,7 @@ for (const engine of engines()) {
       await expect(gw.call(`/workspaces/${ws.id}`, { method: 'PUT', body: { settings: { security_settings: { organisationAdminsViewLogs: false } } } }), 200);
       const org = await expect(gw.call('/organisation/settings'), 200);
       const eff = await expect(gw.call(`/workspaces/${ws.id}/settings`), 200);
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       assert.deepEqual(await expect(gw.call('/organisation/settings'), 200), org);
       assert.deepEqual(await expect(gw.call(`/workspaces/${ws.id}/settings`), 200), eff);
     });

@@ -1,13 +1,14 @@
 // /v1/virtual-keys on both engines: create (provider rules, the credential set),
 // read, list, update, delete, workspace scoping, scopes, encryption at rest,
 // and a restart on the same data (with the right and a wrong encryption key).
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { startTestGateway } from './support/gateway.js';
 import { assertEnvelope } from './support/http.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
+import { useGateway } from './support/use-gateway.js';
 
 const KEY = 'sk-vk-test-0123456789abcdefWXYZ';
 const OTHER_KEY = 'sk-vk-test-second-key-9876lmno';
@@ -15,20 +16,13 @@ const ALL = ['virtual_keys.create', 'virtual_keys.read', 'virtual_keys.list', 'v
 
 for (const engine of engines()) {
   describe(`virtual keys (${engine.name})`, { timeout: 60_000 }, () => {
-    let env: Record<string, string>;
-    let gw: TestGateway;
+    const gw = useGateway(engine);
     let wsB: string;
     let keyB: string;
 
     before(async () => {
-      env = await engine.fresh();
-      gw = await startTestGateway(env);
       wsB = await createWorkspace(gw, 'Team B');
       keyB = await workspaceKey(gw, wsB, ALL);
-    });
-    after(async () => {
-      await gw.stop();
-      await engine.cleanup();
     });
 
     const create = (body: Record<string, unknown>, headers?: Record<string, string>) => gw.call('/virtual-keys', { body, headers });
@@ -237,14 +231,13 @@ for (const engine of engines()) {
 
     it('a restart on the same data keeps them; a wrong GATEWAY_ENCRYPTION_KEY refuses to start', async () => {
       const made = await expectJson(await create({ name: 'survivor', provider: 'openai', key: KEY, slug: 'survivor' }), 201);
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       const vk = await expectJson(await gw.call('/virtual-keys/survivor'), 200);
       assert.equal(vk.id, made.id);
       assert.equal(vk.masked_key, '****WXYZ');
       await gw.stop();
-      await assert.rejects(startTestGateway({ ...env, GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('hex') }), /GATEWAY_ENCRYPTION_KEY does not match/);
-      gw = await startTestGateway(env);
+      await assert.rejects(startTestGateway({ ...gw.env, GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('hex') }), /GATEWAY_ENCRYPTION_KEY does not match/);
+      await gw.restart();
       await expectJson(await gw.call(`/virtual-keys/${made.id}`), 200);
     });
   });

@@ -1,13 +1,13 @@
 // /v1/workspaces over HTTP, on SQLite and on Postgres: create, list with the
 // status filter (archived only for owners and admins), read, archive, delete,
 // and what workspace keys may and may not do.
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { hashKey } from '../src/http/auth.js';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { assertEnvelope } from './support/http.js';
 import { keyRecord } from './support/keys.js';
+import { useGateway } from './support/use-gateway.js';
 
 interface WorkspaceJson {
   object: string;
@@ -31,17 +31,7 @@ interface ListJson<T> {
 
 for (const engine of engines()) {
   describe(`workspaces (${engine.name})`, { timeout: 60_000 }, () => {
-    let env: Record<string, string>;
-    let gw: TestGateway;
-
-    before(async () => {
-      env = await engine.fresh();
-      gw = await startTestGateway(env);
-    });
-    after(async () => {
-      await gw.stop();
-      await engine.cleanup();
-    });
+    const gw = useGateway(engine);
 
     async function create(body: unknown): Promise<WorkspaceJson> {
       const res = await gw.call('/workspaces', { body });
@@ -186,8 +176,7 @@ for (const engine of engines()) {
 
     it('a restart on the same data keeps every workspace', async () => {
       const ws = await create({ name: 'Durable', metadata: { tier: 'gold' } });
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       const res = await gw.call(`/workspaces/${ws.id}`);
       assert.equal(res.status, 200);
       assert.deepEqual(await res.json(), ws);

@@ -6,16 +6,15 @@
 // max_age on the gateway's manual clock, DISABLED without a cache config;
 // two gateway processes sharing Redis share the cache, and a gateway whose
 // Redis is away misses and still serves.
-import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
+import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Settings } from '../src/settings.js';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { assertEnvelope, freePort } from './support/http.js';
+import { type TestGateway } from './support/gateway.js';
+import { assertEnvelope } from './support/http.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
-import { connect, dropPrefix, REDIS_URL, testPrefix } from './support/redis.js';
 import { createWorkspace, workspaceKey } from './support/tenants.js';
+import { useGateway, useGatewayPair } from './support/use-gateway.js';
 
 const OPENAI_KEY = 'sk-mock-openai-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-mock-0123456789';
@@ -23,12 +22,6 @@ const CHAT = '/v1/chat/completions';
 const STATUS = 'x-gateway-cache-status';
 const CACHE = (over: Record<string, unknown> = {}): string => JSON.stringify({ cache: { mode: 'simple', max_age: 600, ...over } });
 const QUESTION = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'what is two plus two' }] };
-
-type Backend = 'memory' | 'redis';
-
-function backendOf(backend: Backend, prefix: string): { env: Record<string, string>; overrides: Partial<Settings> } {
-  return backend === 'redis' ? { env: { REDIS_URL }, overrides: { redisKeyPrefix: prefix } } : { env: {}, overrides: {} };
-}
 
 function chatOf(gw: () => TestGateway, openai: () => MockOpenAI) {
   return (opts: { headers?: Record<string, string>; body?: unknown; config?: string | null } = {}): Promise<Response> => {
@@ -51,27 +44,17 @@ const upstreamCalls = (openai: MockOpenAI): number => openai.requests.filter((r)
 for (const engine of engines()) {
   for (const backend of ['memory', 'redis'] as const) {
     describe(`simple cache (${engine.name}, ${backend})`, { timeout: 60_000 }, () => {
-      let gw: TestGateway;
+      const gw = useGateway(engine, { redis: backend === 'redis' });
       let openai: MockOpenAI;
       let anthropic: MockAnthropic;
-      const prefix = testPrefix();
       const chat = chatOf(() => gw, () => openai);
 
       before(async () => {
         openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
         anthropic = await startMockAnthropic({ apiKey: ANTHROPIC_KEY });
-        const b = backendOf(backend, prefix);
-        gw = await startTestGateway({ ...(await engine.fresh()), ...b.env }, b.overrides);
       });
       after(async () => {
-        await gw.stop();
         await Promise.all([openai.close(), anthropic.close()]);
-        if (backend === 'redis') {
-          const redis = connect();
-          await dropPrefix(redis, prefix);
-          redis.disconnect();
-        }
-        await engine.cleanup();
       });
       beforeEach(() => {
         openai.reset();
@@ -261,22 +244,14 @@ for (const engine of engines()) {
   }
 
   describe(`simple cache shared by two gateway processes through Redis (${engine.name})`, { timeout: 60_000 }, () => {
-    const gws: TestGateway[] = [];
+    const gws = useGatewayPair(engine);
     let openai: MockOpenAI;
-    const prefix = testPrefix();
 
     before(async () => {
       openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
-      const env = { ...(await engine.fresh()), REDIS_URL };
-      for (let i = 0; i < 2; i++) gws.push(await startTestGateway(env, { redisKeyPrefix: prefix }));
     });
     after(async () => {
-      for (const g of gws) await g.stop();
       await openai.close();
-      const redis = connect();
-      await dropPrefix(redis, prefix);
-      redis.disconnect();
-      await engine.cleanup();
     });
 
     it("one process's miss is the other's hit, streamed or not", async () => {
@@ -294,17 +269,14 @@ for (const engine of engines()) {
   });
 
   describe(`simple cache while Redis is unreachable (${engine.name})`, { timeout: 60_000 }, () => {
-    let gw: TestGateway;
+    const gw = useGateway(engine, { redis: 'unreachable' });
     let openai: MockOpenAI;
 
     before(async () => {
       openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
-      gw = await startTestGateway({ ...(await engine.fresh()), REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
     });
     after(async () => {
-      await gw.stop();
       await openai.close();
-      await engine.cleanup();
     });
 
     it('misses and still serves every request', async () => {

@@ -1,21 +1,17 @@
 // Black-box tests of GET /v1/models: the gateway's own catalog over HTTP and through the
 // official OpenAI SDK — filters, cursor paging, the filtered total_count, errors and access.
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { catalog } from '../src/catalog/catalog.js';
 import type { ModelList } from '../src/catalog/list.js';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { assertEnvelope } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 describe('GET /v1/models', () => {
-  let gw: TestGateway;
-
-  before(async () => {
-    gw = await startTestGateway();
-  });
-  after(() => gw.stop());
+  const gw = useGateway();
 
   async function list(query = ''): Promise<ModelList> {
     const res = await gw.call(`/models${query}`);

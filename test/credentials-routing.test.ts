@@ -9,17 +9,17 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { startTestGateway } from './support/gateway.js';
 import { assertEnvelope } from './support/http.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
+import { useGateway } from './support/use-gateway.js';
 
 const chat = (model = 'gpt-4o') => ({ model, messages: [{ role: 'user', content: 'hi' }] });
 
 for (const engine of engines()) {
   describe(`stored credentials on the request path (${engine.name})`, { timeout: 60_000 }, () => {
-    let env: Record<string, string>;
-    let gw: TestGateway;
+    const gw = useGateway(engine);
     let mock: MockOpenAI;
     let other: MockOpenAI;
     let wsB: string;
@@ -29,8 +29,6 @@ for (const engine of engines()) {
     const teamKey = `sk-integration-${randomBytes(8).toString('hex')}`;
 
     before(async () => {
-      env = await engine.fresh();
-      gw = await startTestGateway(env);
       mock = await startMockOpenAI({ name: 'main' });
       other = await startMockOpenAI({ name: 'model-host' });
       wsB = await createWorkspace(gw, 'Team B');
@@ -39,10 +37,8 @@ for (const engine of engines()) {
       vkId = vk.id;
     });
     after(async () => {
-      await gw.stop();
       await mock.close();
       await other.close();
-      await engine.cleanup();
     });
 
     /** A chat request; asserts the answer came from `upstream` with `Bearer <key>`. */
@@ -214,8 +210,7 @@ for (const engine of engines()) {
     });
 
     it('a restart keeps them working', async () => {
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       await reaches({ 'x-gateway-virtual-key': 'main-openai' }, secret);
       await reaches({ 'x-gateway-provider': '@team-openai' }, teamKey);
     });

@@ -3,21 +3,22 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { assertEnvelope, assertStreamedAsSent } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 const UPSTREAM_KEY = 'sk-upstream';
 
 describe('model endpoints', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let mock: MockOpenAI;
   let client: OpenAI;
   /** Headers of a request routed to the mock as provider `openai`. */
   let routed: Record<string, string>;
 
   before(async () => {
-    [gw, mock] = await Promise.all([startTestGateway(), startMockOpenAI({ name: 'mock', apiKey: UPSTREAM_KEY })]);
+    mock = await startMockOpenAI({ name: 'mock', apiKey: UPSTREAM_KEY });
     routed = {
       'x-gateway-provider': 'openai',
       'x-gateway-custom-host': mock.url,
@@ -32,7 +33,6 @@ describe('model endpoints', () => {
   });
   afterEach(() => mock.reset());
   after(async () => {
-    await gw.stop();
     await mock.close();
   });
 
@@ -306,11 +306,7 @@ describe('model endpoints', () => {
   });
 
   describe('body size limit', () => {
-    let small: TestGateway;
-    before(async () => {
-      small = await startTestGateway({}, { maxBodyBytes: 1024 });
-    });
-    after(() => small.stop());
+    const small = useGateway({ settings: { maxBodyBytes: 1024 } });
 
     const big = { model: 'm', messages: [{ role: 'user', content: 'x'.repeat(2048) }] };
 

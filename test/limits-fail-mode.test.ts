@@ -8,11 +8,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { assertEnvelope, freePort, until } from './support/http.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
-import { connect, dropPrefix, RedisProxy, testPrefix } from './support/redis.js';
+import { RedisProxy } from './support/redis.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
+import { useGateway } from './support/use-gateway.js';
 
 const OPENAI_KEY = 'sk-mock-openai-0123456789';
 /** A chat answer using 20 tokens: what each admitted budget request settles to. */
@@ -32,10 +32,8 @@ type Mode = 'open' | 'closed';
 
 for (const engine of engines()) {
   describe(`limits while Redis goes away and comes back (${engine.name})`, { timeout: 60_000 }, () => {
-    let gw: TestGateway;
     let openai: MockOpenAI;
     let proxy: RedisProxy;
-    const prefix = testPrefix();
     /** A workspace per kind and fail mode, each with one policy and one key. */
     const secrets = {} as Record<`${Kind}-${Mode}`, string>;
 
@@ -43,7 +41,11 @@ for (const engine of engines()) {
       openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
       proxy = new RedisProxy(await freePort());
       await proxy.start();
-      gw = await startTestGateway({ ...(await engine.fresh()), REDIS_URL: proxy.url }, { redisKeyPrefix: prefix });
+    });
+    // Redis through the proxy, which the test closes and opens again.
+    const gw = useGateway(engine, { redis: true, env: () => ({ REDIS_URL: proxy.url }) });
+
+    before(async () => {
       for (const mode of ['open', 'closed'] as const) {
         const rateWs = await createWorkspace(gw, `rate ${mode}`);
         // Two requests a minute (the gateway's clock stands still: one window throughout).
@@ -56,13 +58,8 @@ for (const engine of engines()) {
       }
     });
     after(async () => {
-      await gw.stop();
       await proxy.stop();
       await openai.close();
-      await engine.cleanup();
-      const redis = connect();
-      await dropPrefix(redis, prefix);
-      await redis.quit();
     });
 
     const match = (ws: string) => ({ conditions: [{ key: 'workspace_id', value: ws }], group_by: [{ key: 'workspace_id' }], workspace_id: ws });

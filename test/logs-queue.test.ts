@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LogQueue, storeSink, type LogSink } from '../src/logs/queue.js';
-import type { LogRecord } from '../src/logs/record.js';
+import type { LogRecord } from '../src/store/log-record.js';
 import { SpillFiles } from '../src/logs/spill.js';
 import { openStore } from '../src/store/open.js';
 import type { Store } from '../src/store/store.js';

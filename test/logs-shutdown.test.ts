@@ -28,6 +28,7 @@ for (const engine of engines()) {
     after(async () => {
       await mock.close();
       for (const d of dirs) rmSync(d, { recursive: true, force: true });
+      await engine.cleanup();
     });
 
     it('answered requests before and during the drain are all logged once', async () => {

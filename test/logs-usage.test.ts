@@ -1,11 +1,14 @@
-// An answer's token usage for its log (src/logs/usage.ts, src/logs/token-count.ts):
+// An answer's token usage for its log (src/logs/usage.ts, token-count.ts, build.ts):
 // read from the answer's own usage (JSON, a stream's tail, OpenAI's, the Responses API's
 // and Anthropic's names), else counted with the tokenizer over the request and the
 // answer's text, and marked estimated. Token counts are o200k_base's and cl100k_base's.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { answerUsage, readUsage } from '../src/logs/usage.js';
+import { buildRecord } from '../src/logs/build.js';
+import type { LogEntry } from '../src/logs/entry.js';
 import { answerText, countUsage, encodingFor } from '../src/logs/token-count.js';
+import { readUsage } from '../src/logs/usage.js';
+import { logEntry } from './support/logs.js';
 
 const event = (x: unknown): string => `data: ${JSON.stringify(x)}\n\n`;
 const chunk = (content: string, usage?: unknown) => ({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }], ...(usage === undefined ? {} : { usage }) });
@@ -92,12 +95,19 @@ describe('counting tokens where the answer has no usage', () => {
 });
 
 describe('the usage for the log', () => {
+  /** The usage of the record made of a chat entry with this request and answer (head: what the log keeps; tail: the answer's last bytes). */
+  async function recorded(request: unknown, head: string, tail: string | null) {
+    const body = Buffer.from(JSON.stringify(request));
+    const entry: LogEntry = logEntry({ requestBody: body, requestBytes: body.length, answerHead: Buffer.from(head), answerTail: tail === null ? null : Buffer.from(tail) });
+    const r = await buildRecord(entry);
+    return { promptTokens: r.promptTokens, completionTokens: r.completionTokens, totalTokens: r.totalTokens, estimated: r.tokensEstimated };
+  }
+
   it('the answer’s own when it has it, else counted and marked estimated', async () => {
     const request = { model: 'gpt-4o', messages: [{ role: 'user', content: 'Hello, world!' }], stream: true };
     const stream = event(chunk('Hello,', null)) + event(chunk(' world!', null)) + event(usageChunk) + 'data: [DONE]\n\n';
-    assert.deepEqual(await answerUsage('chat', request, stream.slice(-300), null), reported(5, 7));
+    assert.deepEqual(await recorded(request, stream.slice(0, 100), stream.slice(-300)), reported(5, 7));
     const bare = event(chunk('Hello,')) + event(chunk(' world!')) + 'data: [DONE]\n\n';
-    assert.deepEqual(await answerUsage('chat', request, bare, bare), counted(11, 4));
-    assert.deepEqual(await answerUsage('chat', request, bare, null), counted(11, 0));
+    assert.deepEqual(await recorded(request, bare, bare), counted(11, 4));
   });
 });

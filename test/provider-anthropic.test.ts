@@ -3,15 +3,16 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
 import { assertEnvelope, readEvents } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 const KEY = 'sk-ant-test-key';
 const MODEL = 'claude-sonnet-4-5';
 
 describe('anthropic provider', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let mock: MockAnthropic;
   let fragmented: MockAnthropic;
   let client: OpenAI;
@@ -25,8 +26,7 @@ describe('anthropic provider', () => {
   };
 
   before(async () => {
-    [gw, mock, fragmented] = await Promise.all([
-      startTestGateway(),
+    [mock, fragmented] = await Promise.all([
       startMockAnthropic({ apiKey: KEY }),
       // CRLF framing cut into 7-byte writes: events and even UTF-8 characters span reads.
       startMockAnthropic({ apiKey: KEY, crlf: true, fragment: 7 }),
@@ -39,7 +39,6 @@ describe('anthropic provider', () => {
     fragmented.reset();
   });
   after(async () => {
-    await gw.stop();
     await Promise.all([mock.close(), fragmented.close()]);
   });
 

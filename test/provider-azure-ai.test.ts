@@ -4,15 +4,16 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { startMockAzure, type MockAzure } from './support/mock-azure.js';
 import { assertEnvelope } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 const KEY = 'foundry-endpoint-key-abcdef';
 const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hello foundry' }];
 
 describe('azure-ai', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let serverless: MockAzure;
   let managed: MockAzure;
 
@@ -22,8 +23,7 @@ describe('azure-ai', () => {
     new OpenAI({ apiKey: 'not-used', baseURL: gw.v1, maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-config': cfg } });
 
   before(async () => {
-    [gw, serverless, managed] = await Promise.all([
-      startTestGateway(),
+    [serverless, managed] = await Promise.all([
       startMockAzure({ apiKey: KEY, foundry: { kind: 'serverless', model: 'Meta-Llama-3.1-70B-Instruct' } }),
       startMockAzure({ apiKey: KEY, foundry: { kind: 'managed', model: 'Phi-4', deployments: ['blue', 'green'] } }),
     ]);
@@ -33,7 +33,6 @@ describe('azure-ai', () => {
     managed.reset();
   });
   after(async () => {
-    await gw.stop();
     await Promise.all([serverless.close(), managed.close()]);
   });
 

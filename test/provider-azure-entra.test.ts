@@ -2,19 +2,20 @@
 // AZURE_AUTHORITY_HOST from process.env when it needs a token (as Azure's SDKs do), so these
 // tests point it at the mock's token endpoint before each request. Each test starts its own
 // mock: a new authority is a new cache key, so no test sees another's cached token.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { afterEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { startMockAzure, AZURE_ML_SCOPE, COGNITIVE_SERVICES_SCOPE, type MockAzure, type MockAzureOptions } from './support/mock-azure.js';
 import { assertEnvelope, freePort } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 const APP = { tenantId: '72f988bf-86f1-41af-91ab-2d7cd011db47', clientId: 'b3c1f6e4-0000-4a4a-9c9c-123456789abc', clientSecret: 'Zx8Q~secret-value' };
 const ENTRA_KEYS = { cloud3_entra_tenant_id: APP.tenantId, cloud3_entra_client_id: APP.clientId, cloud3_entra_client_secret: APP.clientSecret };
 const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'hi entra' }];
 
 describe('Entra ID client credentials', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   const mocks: MockAzure[] = [];
   const savedAuthority = process.env.AZURE_AUTHORITY_HOST;
 
@@ -32,15 +33,11 @@ describe('Entra ID client credentials', () => {
   const client = (cfg: string): OpenAI =>
     new OpenAI({ apiKey: 'not-used', baseURL: gw.v1, maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-config': cfg } });
 
-  before(async () => {
-    gw = await startTestGateway();
-  });
   afterEach(async () => {
     await Promise.all(mocks.splice(0).map((m) => m.close()));
     if (savedAuthority === undefined) delete process.env.AZURE_AUTHORITY_HOST;
     else process.env.AZURE_AUTHORITY_HOST = savedAuthority;
   });
-  after(() => gw.stop());
 
   it('azure-openai: one token for two requests, sent as Authorization: Bearer; the exchange is the client-credentials grant', async () => {
     const mock = await azure();

@@ -3,15 +3,16 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { startMockAzure, COGNITIVE_SERVICES_SCOPE, type MockAzure } from './support/mock-azure.js';
 import { assertEnvelope } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 const KEY = 'azure-resource-key-0123456789abcdef';
 const DEPLOYMENTS = { 'gpt4o-prod': 'gpt-4o-2024-08-06', 'mini-dep': 'gpt-4o-mini-2024-07-18', 'embed-small': 'text-embedding-3-small', dalle3: 'dall-e-3' };
 
 describe('azure-openai', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let mock: MockAzure;
 
   /** An inline config naming the mock resource; `extra` adds or (with undefined) removes keys. */
@@ -24,11 +25,10 @@ describe('azure-openai', () => {
   const chatBody: { model: string; messages: OpenAI.ChatCompletionMessageParam[] } = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hello azure' }] };
 
   before(async () => {
-    [gw, mock] = await Promise.all([startTestGateway(), startMockAzure({ apiKey: KEY, deployments: DEPLOYMENTS })]);
+    mock = await startMockAzure({ apiKey: KEY, deployments: DEPLOYMENTS });
   });
   afterEach(() => mock.reset());
   after(async () => {
-    await gw.stop();
     await mock.close();
   });
 

@@ -4,9 +4,10 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI, { APIError } from 'openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { encodeEvent, MOCK_REGION, startMockBedrock, type MockBedrock } from './support/mock-bedrock.js';
 import { assertEnvelope } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 const CREDS = { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
 const CLAUDE = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
@@ -14,7 +15,7 @@ const ARN = 'arn:aws:bedrock:us-west-2:123456789012:inference-profile/us.anthrop
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 describe('bedrock provider', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let mock: MockBedrock;
   let client: OpenAI;
 
@@ -39,12 +40,11 @@ describe('bedrock provider', () => {
   };
 
   before(async () => {
-    [gw, mock] = await Promise.all([startTestGateway(), startMockBedrock(CREDS)]);
+    mock = await startMockBedrock(CREDS);
     client = sdk();
   });
   afterEach(() => mock.reset());
   after(async () => {
-    await gw.stop();
     await mock.close();
   });
 

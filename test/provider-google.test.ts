@@ -3,27 +3,27 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { startMockGemini, vector, type MockGemini } from './support/mock-gemini.js';
 import { assertEnvelope, readEvents } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 const KEY = 'AIza-test-key';
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 describe('google (Gemini API)', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let mock: MockGemini;
   let client: OpenAI;
   let headers: Record<string, string>;
 
   before(async () => {
-    [gw, mock] = await Promise.all([startTestGateway(), startMockGemini({ apiKey: KEY })]);
+    mock = await startMockGemini({ apiKey: KEY });
     headers = { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': 'google', 'x-gateway-custom-host': mock.geminiBase };
     client = new OpenAI({ apiKey: KEY, baseURL: gw.v1, maxRetries: 0, defaultHeaders: headers });
   });
   afterEach(() => mock.reset());
   after(async () => {
-    await gw.stop();
     await mock.close();
   });
 

@@ -6,10 +6,11 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import OpenAI from 'openai';
 import { claudeChat, vertexClaudeError } from '../src/providers/vertex-ai/anthropic.js';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { toEvents } from './support/mock-anthropic.js';
 import { startMockGemini, type MockGemini } from './support/mock-gemini.js';
 import { assertEnvelope } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 const PROJECT = 'proj-claude';
 const REGION = 'us-east5';
@@ -23,17 +24,16 @@ const WEATHER_TOOL: OpenAI.ChatCompletionTool = {
 };
 
 describe('vertex-ai: anthropic publisher', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let mock: MockGemini;
   let accounts = 0;
 
   before(async () => {
-    [gw, mock] = await Promise.all([startTestGateway(), startMockGemini({ project: PROJECT, location: REGION })]);
+    mock = await startMockGemini({ project: PROJECT, location: REGION });
     mock.addStaticToken('ya29.static');
   });
   afterEach(() => mock.reset());
   after(async () => {
-    await gw.stop();
     await mock.close();
   });
 

@@ -5,9 +5,10 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import OpenAI from 'openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { startMockGemini, vector, type MockGemini } from './support/mock-gemini.js';
 import { assertEnvelope } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 const PROJECT = 'proj-test';
 const REGION = 'us-central1';
@@ -16,16 +17,15 @@ const PEM = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 const STRANGER_PEM = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
 
 describe('vertex-ai', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let mock: MockGemini;
   let accounts = 0;
 
   before(async () => {
-    [gw, mock] = await Promise.all([startTestGateway(), startMockGemini({ project: PROJECT, location: REGION })]);
+    mock = await startMockGemini({ project: PROJECT, location: REGION });
   });
   afterEach(() => mock.reset());
   after(async () => {
-    await gw.stop();
     await mock.close();
   });
 

@@ -4,9 +4,10 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { assertStreamedAsSent } from './support/http.js';
+import { useGateway } from './support/use-gateway.js';
 
 const UPSTREAM_KEY = 'sk-upstream';
 
@@ -18,12 +19,12 @@ interface Echo {
 }
 
 describe('generic proxy', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let mock: MockOpenAI;
   let routed: Record<string, string>;
 
   before(async () => {
-    [gw, mock] = await Promise.all([startTestGateway(), startMockOpenAI({ name: 'mock', apiKey: UPSTREAM_KEY })]);
+    mock = await startMockOpenAI({ name: 'mock', apiKey: UPSTREAM_KEY });
     routed = {
       'x-gateway-api-key': ADMIN_KEY,
       'x-gateway-provider': 'openai',
@@ -33,7 +34,6 @@ describe('generic proxy', () => {
   });
   afterEach(() => mock.reset());
   after(async () => {
-    await gw.stop();
     await mock.close();
   });
 

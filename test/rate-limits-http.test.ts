@@ -8,14 +8,14 @@
 // Windows are the gateway's manual clock (gw.clock), so nothing waits.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Settings } from '../src/settings.js';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
+import type { TestGateway } from './support/gateway.js';
 import { assertEnvelope, freePort, readEvents } from './support/http.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
-import { connect, dropPrefix, REDIS_URL, testPrefix } from './support/redis.js';
+import { connect, scriptCalls } from './support/redis.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
+import { useGateway, useGatewayPair } from './support/use-gateway.js';
 
 const OPENAI_KEY = 'sk-mock-openai-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-mock-0123456789';
@@ -28,15 +28,8 @@ const H = {
 /** A prompt of 40 words: answers of the mock cost about 80 tokens. */
 const LONG = Array.from({ length: 40 }, (_, i) => `word${i}`).join(' ');
 
-type Backend = 'memory' | 'redis';
-
 /** Seconds until the minute window of `now` ends (the Retry-After and reset the gateway must answer). */
 const secondsLeft = (now: number): number => Math.ceil((Math.floor(now / MINUTE) * MINUTE + MINUTE - now) / 1000);
-
-/** Gateway settings of a backend: Redis under a key prefix of this suite's own. */
-function backendOf(backend: Backend, prefix: string): { env: Record<string, string>; overrides: Partial<Settings> } {
-  return backend === 'redis' ? { env: { REDIS_URL }, overrides: { redisKeyPrefix: prefix } } : { env: {}, overrides: {} };
-}
 
 interface Tenant {
   workspaceId: string;
@@ -89,12 +82,9 @@ async function assertRefused(res: Response, now: number): Promise<string> {
 for (const engine of engines()) {
   for (const backend of ['memory', 'redis'] as const) {
     describe(`rate limits on the request path (${engine.name}, ${backend})`, { timeout: 60_000 }, () => {
-      let gw: TestGateway;
+      const gw = useGateway(engine, { redis: backend === 'redis' });
       let openai: MockOpenAI;
       let anthropic: MockAnthropic;
-      let env: Record<string, string>;
-      const prefix = testPrefix();
-      const settings = backendOf(backend, prefix);
       const c = client(
         () => gw,
         () => openai,
@@ -103,22 +93,13 @@ for (const engine of engines()) {
       before(async () => {
         openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
         anthropic = await startMockAnthropic({ apiKey: ANTHROPIC_KEY });
-        env = { ...(await engine.fresh()), ...settings.env };
-        gw = await startTestGateway(env, settings.overrides);
       });
       afterEach(() => {
         openai.reset();
         anthropic.reset();
       });
       after(async () => {
-        await gw.stop();
         await Promise.all([openai.close(), anthropic.close()]);
-        await engine.cleanup();
-        if (backend === 'redis') {
-          const redis = connect();
-          await dropPrefix(redis, prefix);
-          await redis.quit();
-        }
       });
 
       it('N requests per minute: N answers, then 429 with Retry-After and nothing sent upstream; the next minute admits again', async () => {
@@ -340,8 +321,7 @@ for (const engine of engines()) {
         await c.policy(t.workspaceId, { value: 1 });
         assert.equal((await c.chat(t.secret)).status, 200);
         const now = gw.clock.now;
-        await gw.stop();
-        gw = await startTestGateway(env, settings.overrides);
+        await gw.restart();
         gw.clock.now = now;
         if (backend === 'memory') assert.equal((await c.chat(t.secret)).status, 200);
         await assertRefused(await c.chat(t.secret), gw.clock.now);
@@ -350,26 +330,14 @@ for (const engine of engines()) {
   }
 
   describe(`rate limits across two gateway processes sharing Redis (${engine.name})`, { timeout: 60_000 }, () => {
-    const prefix = testPrefix();
-    let gws: TestGateway[];
+    const gws = useGatewayPair(engine);
     let openai: MockOpenAI;
 
     before(async () => {
       openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
-      const env = { ...(await engine.fresh()), REDIS_URL };
-      // One after the other: the second starts on the migrated database.
-      const first = await startTestGateway(env, { redisKeyPrefix: prefix });
-      const second = await startTestGateway(env, { redisKeyPrefix: prefix });
-      second.clock.now = first.clock.now; // one window for both
-      gws = [first, second];
     });
     after(async () => {
-      for (const g of gws) await g.stop();
       await openai.close();
-      await engine.cleanup();
-      const redis = connect();
-      await dropPrefix(redis, prefix);
-      await redis.quit();
     });
 
     it('3N concurrent requests split across both processes: exactly N succeed and reach the provider', async () => {
@@ -408,26 +376,19 @@ for (const engine of engines()) {
   });
 
   describe(`a high rate limit in Redis, checked from leases (${engine.name})`, { timeout: 60_000 }, () => {
-    const prefix = testPrefix();
+    const gw = useGateway(engine, { redis: true });
+    const prefix = gw.redisPrefix;
     let openai: MockOpenAI;
-    let env: Record<string, string>;
 
     before(async () => {
       openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
-      env = { ...(await engine.fresh()), REDIS_URL };
     });
     after(async () => {
       await openai.close();
-      await engine.cleanup();
-      const redis = connect();
-      await dropPrefix(redis, prefix);
-      await redis.quit();
     });
 
     it('answers count down one by one, Redis is asked once per lease, and a stopped gateway gives back what it did not use', async () => {
-      const gw = await startTestGateway(env, { redisKeyPrefix: prefix });
       const redis = connect();
-      let stopped = false;
       try {
         const c = client(
           () => gw,
@@ -435,7 +396,7 @@ for (const engine of engines()) {
         );
         const t = await c.tenant('leased');
         await c.policy(t.workspaceId, { value: 1_000_000 });
-        const before = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0);
+        const before = await scriptCalls(redis);
         const n = 200;
         for (let i = 1; i <= n; i++) {
           const res = await c.chat(t.secret);
@@ -443,7 +404,7 @@ for (const engine of engines()) {
           assert.equal(res.status, 200);
           assert.equal(quota(res, 'requests')!.remaining, 1_000_000 - i);
         }
-        const calls = Number((await redis.info('commandstats')).match(/cmdstat_evalsha:calls=(\d+)/)?.[1] ?? 0) - before;
+        const calls = (await scriptCalls(redis)) - before;
         // Other suites may share the server: the bound is loose, the per-request path would be n.
         assert.ok(calls < n / 2, `${calls} script calls for ${n} requests`);
         const counted = async (): Promise<number> => {
@@ -451,28 +412,23 @@ for (const engine of engines()) {
           return (await Promise.all(keys.map((k) => redis.get(k)))).reduce((sum, v) => sum + Number(v), 0);
         };
         assert.ok((await counted()) > n, 'units counted ahead of use');
-        stopped = true;
         await gw.stop();
         assert.equal(await counted(), n);
       } finally {
-        if (!stopped) await gw.stop();
         redis.disconnect();
       }
     });
   });
 
   describe(`rate limits while Redis is unreachable (${engine.name})`, { timeout: 60_000 }, () => {
-    let gw: TestGateway;
+    const gw = useGateway(engine, { redis: 'unreachable' });
     let openai: MockOpenAI;
 
     before(async () => {
       openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
-      gw = await startTestGateway({ ...(await engine.fresh()), REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
     });
     after(async () => {
-      await gw.stop();
       await openai.close();
-      await engine.cleanup();
     });
 
     it('fails open: requests are served uncounted, /health says degraded, the metrics say Redis is down', async () => {
@@ -498,18 +454,13 @@ for (const engine of engines()) {
 }
 
 describe('health and metrics of the shared state', () => {
+  const withRedis = useGateway({ redis: true });
+  const without = useGateway();
+
   it('Redis up: /health ok and switchyard_redis_up 1; without REDIS_URL no Redis gauge', async () => {
-    const prefix = testPrefix();
-    const withRedis = await startTestGateway({ REDIS_URL }, { redisKeyPrefix: prefix });
-    const without = await startTestGateway();
-    try {
-      assert.deepEqual(await expectJson(await fetch(`${withRedis.url}/health`), 200), { status: 'ok' });
-      assert.match(await (await fetch(`${withRedis.url}/metrics`)).text(), /^switchyard_redis_up 1$/m);
-      assert.deepEqual(await expectJson(await fetch(`${without.url}/health`), 200), { status: 'ok' });
-      assert.doesNotMatch(await (await fetch(`${without.url}/metrics`)).text(), /switchyard_redis_up/);
-    } finally {
-      await withRedis.stop();
-      await without.stop();
-    }
+    assert.deepEqual(await expectJson(await fetch(`${withRedis.url}/health`), 200), { status: 'ok' });
+    assert.match(await (await fetch(`${withRedis.url}/metrics`)).text(), /^switchyard_redis_up 1$/m);
+    assert.deepEqual(await expectJson(await fetch(`${without.url}/health`), 200), { status: 'ok' });
+    assert.doesNotMatch(await (await fetch(`${without.url}/metrics`)).text(), /switchyard_redis_up/);
   });
 });

@@ -11,10 +11,11 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { engines } from './support/engines.js';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY, type TestGateway } from './support/gateway.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
+import { useGateway } from './support/use-gateway.js';
 
 const OPENAI_KEY = 'sk-mock-openai-0123456789abcdef';
 const ANTHROPIC_KEY = 'sk-ant-mock-0123456789';
@@ -49,7 +50,7 @@ async function logsOf(gw: TestGateway, traceId: string, n = 1, key?: string): Pr
 
 for (const engine of engines()) {
   describe(`request logs from the request path (${engine.name})`, { timeout: 120_000 }, () => {
-    let gw: TestGateway;
+    const gw = useGateway(engine);
     let openai: MockOpenAI;
     let broken: MockOpenAI;
     let anthropic: MockAnthropic;
@@ -85,10 +86,8 @@ for (const engine of engines()) {
 
     before(async () => {
       [openai, broken, anthropic] = await Promise.all([startMockOpenAI({ apiKey: OPENAI_KEY }), startMockOpenAI({ apiKey: OPENAI_KEY, name: 'broken' }), startMockAnthropic({ apiKey: ANTHROPIC_KEY })]);
-      gw = await startTestGateway(await engine.fresh());
     });
     after(async () => {
-      await gw?.stop();
       await Promise.all([openai?.close(), broken?.close(), anthropic?.close()]);
     });
 

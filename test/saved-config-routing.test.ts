@@ -12,11 +12,11 @@ import { assertEnvelope as httpEnvelope } from './support/http.js';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { keyRecord } from './support/keys.js';
 import { answeredBy, assertEnvelope, assertRouted, chat, startUpstreams, target, type Json, type Reply, type Upstream } from './support/routing.js';
+import { useGateway } from './support/use-gateway.js';
 
 for (const engine of engines()) {
   describe(`routing by saved configs (${engine.name})`, { timeout: 60_000 }, () => {
-    let env: Record<string, string>;
-    let gw: TestGateway;
+    const gw = useGateway(engine);
     let A: Upstream, B: Upstream, C: Upstream;
     let defaultWs: { id: string };
     let teamB: { id: string };
@@ -24,8 +24,6 @@ for (const engine of engines()) {
     let teamBKey: string;
 
     before(async () => {
-      env = await engine.fresh();
-      gw = await startTestGateway(env);
       ({ A, B, C } = await startUpstreams('A', 'B', 'C'));
       defaultWs = await (await gw.call('/workspaces/default')).json();
       teamB = await (await gw.call('/workspaces', { body: { name: 'Team B', slug: 'team-b' } })).json();
@@ -37,9 +35,7 @@ for (const engine of engines()) {
       for (const u of [A, B, C]) u.reset();
     });
     after(async () => {
-      await gw.stop();
       await Promise.all([A, B, C].map((u) => u.close()));
-      await engine.cleanup();
     });
 
     async function save(input: Json, on: TestGateway = gw, headers: Record<string, string> = {}): Promise<{ id: string; slug: string }> {
@@ -178,7 +174,7 @@ for (const engine of engines()) {
     });
 
     it('a second gateway on the same database sees updates and deletes', async () => {
-      const gw2 = await startTestGateway(env);
+      const gw2 = await startTestGateway(gw.env);
       try {
         const saved = await save({ name: 'Shared', config: target(A) });
         const on2 = (): Promise<Reply> => viaSaved(saved.slug, gw2);
@@ -202,8 +198,7 @@ for (const engine of engines()) {
     it('a restart keeps saved configs routing', async () => {
       const saved = await save({ name: 'Survivor', slug: `survivor-${engine.name}`, config: target(A) });
       await put(saved.id, { config: target(C) });
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       assertRouted(await viaSaved(saved.slug), { status: 200, by: 'C' });
       assertRouted(await viaSaved(saved.id), { status: 200, by: 'C' });
     });

@@ -13,13 +13,12 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import type { Settings } from '../src/settings.js';
-import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
-import { freePort } from './support/http.js';
+import { scratchEngine } from './support/engines.js';
+import type { TestGateway } from './support/gateway.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
 import { startMockOpenAI, WORDS_EMBEDDING_MODEL, wordVector, type MockOpenAI } from './support/mock-openai.js';
-import { connect, dropPrefix, REDIS_URL, testPrefix } from './support/redis.js';
+import { connect } from './support/redis.js';
+import { useGateway, useGatewayPair } from './support/use-gateway.js';
 
 const OPENAI_KEY = 'sk-mock-openai-0123456789';
 const EMBED_KEY = 'sk-mock-embed-9876543210';
@@ -97,33 +96,22 @@ async function logsOf(gw: TestGateway, traceId: string): Promise<Record<string, 
   }
 }
 
-async function dropRedis(prefix: string): Promise<void> {
-  const redis = connect();
-  await dropPrefix(redis, prefix);
-  redis.disconnect();
-}
-
 for (const backend of ['memory', 'redis'] as const satisfies readonly Backend[]) {
   describe(`semantic cache (${backend})`, { timeout: 60_000 }, () => {
-    let gw: TestGateway;
+    const logs = captureLogs();
+    const gw = useGateway({ redis: backend === 'redis', settings: { semanticCacheEntries: ENTRIES }, logger: logs.logger });
     let openai: MockOpenAI;
     let embedder: MockOpenAI;
     let anthropic: MockAnthropic;
-    const prefix = testPrefix();
-    const logs = captureLogs();
     const ask = askOf(() => gw, () => openai);
 
     before(async () => {
       openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
       embedder = await startMockOpenAI({ apiKey: EMBED_KEY, name: 'embedder' });
       anthropic = await startMockAnthropic({ apiKey: ANTHROPIC_KEY });
-      const overrides: Partial<Settings> = { semanticCacheEntries: ENTRIES, ...(backend === 'redis' ? { redisKeyPrefix: prefix } : {}) };
-      gw = await startTestGateway(backend === 'redis' ? { REDIS_URL } : {}, overrides, logs.logger);
     });
     after(async () => {
-      await gw.stop();
       await Promise.all([openai.close(), embedder.close(), anthropic.close()]);
-      if (backend === 'redis') await dropRedis(prefix);
     });
     beforeEach(() => {
       openai.reset();
@@ -343,6 +331,7 @@ for (const backend of ['memory', 'redis'] as const satisfies readonly Backend[])
       assert.equal((await answer(ask('alpha apples', { namespace }))).cache, 'HIT', 'its answer is still there for exact repeats');
       assert.equal((await answer(ask('tell me delta dates', { namespace }))).cache, 'SEMANTIC HIT');
       if (backend === 'redis') {
+        const prefix = gw.redisPrefix;
         const redis = connect();
         try {
           const keys = await redis.keys(`${prefix}semantic:*`);
@@ -368,23 +357,15 @@ for (const backend of ['memory', 'redis'] as const satisfies readonly Backend[])
 }
 
 describe('semantic cache shared by two gateway processes through Redis', { timeout: 60_000 }, () => {
-  const gws: TestGateway[] = [];
-  let openai: MockOpenAI;
-  const prefix = testPrefix();
-
   // One database: the processes share the default workspace, which is part of every partition.
-  const engine = engines()[0]!;
+  const gws = useGatewayPair(scratchEngine());
+  let openai: MockOpenAI;
 
   before(async () => {
     openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
-    const env = { ...(await engine.fresh()), REDIS_URL };
-    for (let i = 0; i < 2; i++) gws.push(await startTestGateway(env, { redisKeyPrefix: prefix }));
   });
   after(async () => {
-    for (const g of gws) await g.stop();
     await openai.close();
-    await dropRedis(prefix);
-    await engine.cleanup();
   });
 
   it("one process's answer is the other's SEMANTIC HIT, both ways", async () => {
@@ -410,15 +391,13 @@ describe('semantic cache shared by two gateway processes through Redis', { timeo
 });
 
 describe('semantic cache while Redis is unreachable', { timeout: 60_000 }, () => {
-  let gw: TestGateway;
+  const gw = useGateway({ redis: 'unreachable' });
   let openai: MockOpenAI;
 
   before(async () => {
     openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
-    gw = await startTestGateway({ REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
   });
   after(async () => {
-    await gw.stop();
     await openai.close();
   });
 

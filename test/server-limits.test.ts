@@ -12,9 +12,10 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { envelopeOf } from './support/http.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { useGateway } from './support/use-gateway.js';
 
 const MiB = 1024 * 1024;
 
@@ -44,17 +45,13 @@ const chat = (content: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'u
 
 describe('connection limits', { timeout: 30_000 }, () => {
   let upstream: MockOpenAI;
-  let gw: TestGateway;
+  const gw = useGateway({ env: { GATEWAY_HEADERS_TIMEOUT_MS: '400', GATEWAY_BODY_TIMEOUT_MS: '1000', GATEWAY_MAX_CONNECTIONS: '2500' } });
   const headers = () => ({ 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': upstream.url, authorization: 'Bearer sk-test', 'content-type': 'application/json' });
 
   before(async () => {
     upstream = await startMockOpenAI();
-    gw = await startTestGateway({ GATEWAY_HEADERS_TIMEOUT_MS: '400', GATEWAY_BODY_TIMEOUT_MS: '1000', GATEWAY_MAX_CONNECTIONS: '2500' });
   });
-  after(async () => {
-    await gw.stop();
-    await upstream.close();
-  });
+  after(() => upstream.close());
 
   it('a client trickling its headers is answered 408 and closed once the headers timeout passes', async () => {
     const socket = await open(gw.url);
@@ -106,11 +103,7 @@ describe('connection limits', { timeout: 30_000 }, () => {
 });
 
 describe('the connection cap', () => {
-  let gw: TestGateway;
-  before(async () => {
-    gw = await startTestGateway({ GATEWAY_MAX_CONNECTIONS: '20' });
-  });
-  after(() => gw.stop());
+  const gw = useGateway({ env: { GATEWAY_MAX_CONNECTIONS: '20' } });
 
   it('closes connections past GATEWAY_MAX_CONNECTIONS at once, and takes new ones when others leave', async () => {
     const held = await Promise.all(Array.from({ length: 20 }, () => open(gw.url)));
@@ -129,19 +122,15 @@ describe('the connection cap', () => {
 });
 
 describe('a body over GATEWAY_MAX_BODY_BYTES', { timeout: 60_000 }, () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let dir: string;
   let file: string;
-  before(async () => {
-    gw = await startTestGateway();
+  before(() => {
     dir = mkdtempSync(join(tmpdir(), 'switchyard-413-'));
     file = join(dir, 'body.json');
     writeFileSync(file, JSON.stringify(chat('x'.repeat(120 * MiB))));
   });
-  after(async () => {
-    await gw.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
 
   for (const [name, extra] of [
     ['declared in content-length', []],

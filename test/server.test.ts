@@ -6,10 +6,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY } from './support/gateway.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { assertEnvelope, envelopeOf } from './support/http.js';
 import { spawnGateway, type GatewayProcess } from './support/process.js';
+import { useGateway } from './support/use-gateway.js';
 
 /** Writes raw bytes to the server and returns everything it answers until it closes. */
 function rawExchange(url: string, payload: string): Promise<string> {
@@ -41,14 +42,13 @@ function parseRaw(raw: string): { status: number; headers: Record<string, string
 }
 
 describe('server', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let mock: MockOpenAI;
 
   before(async () => {
-    [gw, mock] = await Promise.all([startTestGateway(), startMockOpenAI({ name: 'mock' })]);
+    mock = await startMockOpenAI({ name: 'mock' });
   });
   after(async () => {
-    await gw.stop();
     await mock.close();
   });
 

@@ -6,8 +6,8 @@
 // streams are compared with those masked.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { useGateway } from './support/use-gateway.js';
 
 const KEY = 'sk-upstream';
 const chatBody = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'one two three' }], stream: true };
@@ -16,7 +16,7 @@ const completionBody = { model: 'gpt-3.5-turbo-instruct', prompt: 'say this', st
 const mask = (sse: string): string => sse.replace(/"id":"[^"]+"/g, '"id":"…"').replace(/"created":\d+/g, '"created":0');
 
 describe('usage on every stream', () => {
-  let gw: TestGateway;
+  const gw = useGateway();
   let mock: MockOpenAI;
   let routed: Record<string, string>;
 
@@ -27,12 +27,11 @@ describe('usage on every stream', () => {
   };
 
   before(async () => {
-    [gw, mock] = await Promise.all([startTestGateway(), startMockOpenAI({ apiKey: KEY })]);
+    mock = await startMockOpenAI({ apiKey: KEY });
     routed = { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': mock.url, authorization: `Bearer ${KEY}` };
   });
   afterEach(() => mock.reset());
   after(async () => {
-    await gw.stop();
     await mock.close();
   });
 

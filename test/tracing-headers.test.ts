@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { readSettings } from '../src/settings.js';
 import { otelSpanId, otelTraceId, parseTraceparent } from '../src/tracing/headers.js';
-import { NO_EXPORT, readRequestIds, startTracer } from '../src/tracing/tracer.js';
+import { startTracer } from '../src/tracing/start.js';
+import { NO_EXPORT, readRequestIds } from '../src/tracing/tracer.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';

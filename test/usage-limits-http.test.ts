@@ -10,13 +10,11 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { cost } from '../src/catalog/catalog.js';
-import type { Settings } from '../src/settings.js';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
 import { assertEnvelope } from './support/http.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
-import { connect, dropPrefix, REDIS_URL, testPrefix } from './support/redis.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
+import { useGateway } from './support/use-gateway.js';
 
 const OPENAI_KEY = 'sk-mock-openai-0123456789';
 const PATH = '/policies/usage-limits';
@@ -66,16 +64,9 @@ const answer = (totalTokens: number, delayMs = 0, prompt = Math.floor(totalToken
 const MESSAGES = [{ role: 'user', content: 'hi' }];
 const RESERVES_20 = { max_tokens: 12 };
 
-type Backend = 'memory' | 'redis';
-
-function backendOf(backend: Backend, prefix: string): { env: Record<string, string>; overrides: Partial<Settings> } {
-  return backend === 'redis' ? { env: { REDIS_URL }, overrides: { redisKeyPrefix: prefix } } : { env: {}, overrides: {} };
-}
-
 for (const engine of engines()) {
   describe(`usage-limit policies: management (${engine.name})`, { timeout: 60_000 }, () => {
-    let env: Record<string, string>;
-    let gw: TestGateway;
+    const gw = useGateway(engine);
     let wsId: string;
 
     const body = (over: Record<string, unknown> = {}): Record<string, unknown> => ({
@@ -92,13 +83,7 @@ for (const engine of engines()) {
     const get = async (id: string): Promise<UsageLimitJson> => expectJson<UsageLimitJson>(await gw.call(`${PATH}/${id}`), 200);
 
     before(async () => {
-      env = await engine.fresh();
-      gw = await startTestGateway(env);
       wsId = await createWorkspace(gw, 'Budgets');
-    });
-    after(async () => {
-      await gw.stop();
-      await engine.cleanup();
     });
 
     it('create, read, list, update, archive, delete', async () => {
@@ -229,8 +214,7 @@ for (const engine of engines()) {
     it('a restart on the same data keeps every policy', async () => {
       const id = await create({ type: 'cost', credit_limit: 12.5, alert_threshold: 10, periodic_reset: 'monthly', group_by: [{ key: 'metadata.team' }], fail_mode: 'closed' });
       const view = await get(id);
-      await gw.stop();
-      gw = await startTestGateway(env);
+      await gw.restart();
       gw.clock.now = Date.now();
       const again = await get(id);
       assert.deepEqual({ ...again, next_usage_reset_at: null }, { ...view, next_usage_reset_at: null });
@@ -239,10 +223,8 @@ for (const engine of engines()) {
 
   for (const backend of ['memory', 'redis'] as const) {
     describe(`usage limits on the request path (${engine.name}, ${backend})`, { timeout: 60_000 }, () => {
-      let gw: TestGateway;
+      const gw = useGateway(engine, { redis: backend === 'redis' });
       let openai: MockOpenAI;
-      const prefix = testPrefix();
-      const settings = backendOf(backend, prefix);
 
       const tenant = async (name: string): Promise<{ ws: string; secret: string }> => {
         const ws = await createWorkspace(gw, `${name} ${Math.random().toString(36).slice(2, 8)}`);
@@ -272,18 +254,10 @@ for (const engine of engines()) {
 
       before(async () => {
         openai = await startMockOpenAI({ apiKey: OPENAI_KEY });
-        gw = await startTestGateway({ ...(await engine.fresh()), ...settings.env }, settings.overrides);
       });
       afterEach(() => openai.reset());
       after(async () => {
-        await gw.stop();
         await openai.close();
-        await engine.cleanup();
-        if (backend === 'redis') {
-          const redis = connect();
-          await dropPrefix(redis, prefix);
-          await redis.quit();
-        }
       });
 
       it('a token budget admits while reservations fit, then 412 with nothing sent; alerts recorded; raising the limit re-opens', async () => {

@@ -7,10 +7,9 @@
  */
 import { err, GatewayError, ok, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
+import type { OrgRole, WorkspaceRole } from '../store/roles.js';
 import type { Store } from '../store/store.js';
 import type { Workspace } from '../store/workspaces.js';
-
-import type { OrgRole, WorkspaceRole } from '../store/users.js';
 
 export type { OrgRole, WorkspaceRole };
 

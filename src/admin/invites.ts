@@ -11,7 +11,8 @@
  */
 import { GatewayError, type Result } from '../shared/errors.js';
 import type { Invite, InviteStatus } from '../store/invites.js';
-import { normaliseEmail, ORG_ROLES } from '../store/users.js';
+import { ORG_ROLES } from '../store/roles.js';
+import { normaliseEmail } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
 import { notFound } from './access.js';
 import { bodyChecker, listReply, reply } from './input.js';

@@ -19,9 +19,9 @@
  */
 import { GatewayError, type Result } from '../shared/errors.js';
 import type { LogScope } from '../store/logs.js';
+import type { WorkspaceRole } from '../store/roles.js';
 import { applyOverrides, type OrgSettings, type SecuritySettings, type WorkspaceOverrides } from '../store/settings.js';
 import type { Store } from '../store/store.js';
-import type { WorkspaceRole } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
 import { actingWorkspace, isOrgAdmin, type Caller } from './access.js';
 

@@ -4,7 +4,7 @@
  * (analytics.ts). Filters in log-filter.ts; who sees what in log-access.ts.
  * A log the caller may not see does not exist for them (404).
  */
-import type { LogRecord } from '../logs/record.js';
+import type { LogRecord } from '../store/log-record.js';
 import type { LogScope, LogSummary } from '../store/logs.js';
 import { notFound } from './access.js';
 import { groupRoute } from './analytics.js';

@@ -7,7 +7,8 @@
  */
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { Member } from '../store/members.js';
-import { WORKSPACE_ROLES, type User, type WorkspaceRole } from '../store/users.js';
+import { WORKSPACE_ROLES, type WorkspaceRole } from '../store/roles.js';
+import type { User } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
 import { isOrgAdmin, notFound, type Caller } from './access.js';
 import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';

@@ -11,9 +11,10 @@
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { Db } from '../store/db.js';
 import type { MemberSource } from '../store/members.js';
+import type { WorkspaceRole } from '../store/roles.js';
 import { applyOverrides, type OrgSettings, type WorkspaceOverrides } from '../store/settings.js';
 import type { Store } from '../store/store.js';
-import type { User, WorkspaceRole } from '../store/users.js';
+import type { User } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
 import type { AdminDeps } from './router.js';
 import { autoCreateKey, type IssuedKey } from './user-keys.js';

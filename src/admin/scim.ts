@@ -10,8 +10,8 @@
  */
 import { GatewayError, invalid } from '../shared/errors.js';
 import { isUniqueViolation } from '../store/db.js';
+import { WORKSPACE_ROLES, type WorkspaceRole } from '../store/roles.js';
 import type { ScimGroup, ScimMapping } from '../store/scim.js';
-import { WORKSPACE_ROLES, type WorkspaceRole } from '../store/users.js';
 import { notFound } from './access.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
 import { announceDropped, seat, seconds, unseat } from './membership.js';

@@ -7,7 +7,8 @@
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { isUniqueViolation, type Db } from '../store/db.js';
 import type { Seating } from '../store/members.js';
-import { ORG_ROLES, WORKSPACE_ROLES, type NewUser, type OrgRole, type User } from '../store/users.js';
+import { ORG_ROLES, WORKSPACE_ROLES, type OrgRole } from '../store/roles.js';
+import type { NewUser, User } from '../store/users.js';
 import { notFound, type Caller } from './access.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
 import { resolveSeats, seat, seconds, type Seat } from './membership.js';

@@ -16,14 +16,13 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { Plan } from '../routing/plan.js';
+import type { CacheStatus } from '../shared/cache-status.js';
 import { single as first } from '../shared/headers.js';
 import { invalid, type Result } from '../shared/errors.js';
 import { through } from '../shared/through.js';
 import { cacheKey, type KeyParts } from './key.js';
 import { DEFAULT_SIMILARITY_THRESHOLD, type SemanticCache, type SemanticQuery } from './semantic.js';
 import type { CachedAnswer, CacheStore } from './store.js';
-
-export type CacheStatus = 'HIT' | 'SEMANTIC HIT' | 'MISS' | 'REFRESH' | 'DISABLED';
 
 /** Portkey's default and largest cache age. */
 export const DEFAULT_MAX_AGE_S = 7 * 24 * 3600;

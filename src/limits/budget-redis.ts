@@ -5,6 +5,7 @@
  * so N processes reserving at once cannot overshoot a budget together.
  */
 import type { Redis } from 'ioredis';
+import type { RunScript } from '../state/redis.js';
 import type { BudgetCheck, BudgetCounter, Reservation } from './budget-counter.js';
 import { assertCost } from './counter.js';
 import { CHARGE } from './redis-counter.js';
@@ -12,12 +13,14 @@ import { RedisHits } from './redis-hits.js';
 
 export class RedisBudgetCounter implements BudgetCounter {
   private readonly hits: RedisHits;
+  private readonly add: RunScript<number>;
 
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly prefix = 'switchyard:budget:',
   ) {
     this.hits = new RedisHits(redis);
+    this.add = CHARGE.on(redis);
   }
 
   async reserve(checks: readonly BudgetCheck[]): Promise<Reservation> {
@@ -34,6 +37,6 @@ export class RedisBudgetCounter implements BudgetCounter {
 
   async adjust(key: string, amount: number, expireAt: number): Promise<number> {
     assertCost(amount, 'amount');
-    return (await CHARGE.run(this.redis, [this.prefix + key], [amount, expireAt])) as number;
+    return this.add([this.prefix + key], [amount, expireAt]);
   }
 }

@@ -12,7 +12,7 @@
  * finds the count of the window it believes it is in.
  */
 import type { Redis } from 'ioredis';
-import { LuaScript } from '../state/redis.js';
+import { LuaScript, type RunScript } from '../state/redis.js';
 import { assertCost, decision, type RateCheck, type RateCounter, type RateDecision } from './counter.js';
 import { RedisHits, type HitReply } from './redis-hits.js';
 import { windowOf, windowStart, type RateUnit } from './window.js';
@@ -20,7 +20,7 @@ import { windowOf, windowStart, type RateUnit } from './window.js';
 const CLOCK_SKEW_GRACE_MS = 60_000;
 
 /** KEYS: the counter. ARGV: amount (may be negative), expire-at ms. Returns the usage after it, floored at 0. */
-export const CHARGE = new LuaScript(`
+export const CHARGE = new LuaScript<number>('switchyardCharge', `
 local v = redis.call('INCRBY', KEYS[1], ARGV[1])
 if v < 0 then
   redis.call('SET', KEYS[1], 0)
@@ -95,12 +95,14 @@ export class RedisRateCounter implements RateCounter {
   /** Refills in flight, waited for on close so that their units are given back too. */
   private readonly refills = new Set<Promise<void>>();
   private checks = 0;
+  private readonly add: RunScript<number>;
 
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly prefix = 'switchyard:rate:',
   ) {
     this.hits = new RedisHits(redis);
+    this.add = CHARGE.on(redis);
   }
 
   hit(checks: readonly RateCheck[], now: number): RateDecision | Promise<RateDecision> {
@@ -205,7 +207,7 @@ export class RedisRateCounter implements RateCounter {
   async charge(key: string, unit: RateUnit, amount: number, now: number): Promise<number> {
     assertCost(amount, 'amount');
     const w = windowOf(unit, now);
-    return (await CHARGE.run(this.redis, [this.keyOf(key, unit, w.start)], [amount, w.end + CLOCK_SKEW_GRACE_MS])) as number;
+    return this.add([this.keyOf(key, unit, w.start)], [amount, w.end + CLOCK_SKEW_GRACE_MS]);
   }
 
   /** Gives the units of every unused lease back, for the processes that stay. */
@@ -213,7 +215,7 @@ export class RedisRateCounter implements RateCounter {
     await Promise.all(this.refills);
     const back = [...this.leases.values()].filter((l) => l.left > 0);
     this.leases.clear();
-    await Promise.all(back.map((l) => CHARGE.run(this.redis, [l.key], [-l.left, l.end + CLOCK_SKEW_GRACE_MS]).catch(() => {})));
+    await Promise.all(back.map((l) => this.add([l.key], [-l.left, l.end + CLOCK_SKEW_GRACE_MS]).catch(() => {})));
   }
 
   private sweep(now: number): void {

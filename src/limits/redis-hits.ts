@@ -12,7 +12,7 @@
  * script, each all-or-nothing exactly as if sent alone, in arrival order.
  */
 import type { Redis } from 'ioredis';
-import { LuaScript } from '../state/redis.js';
+import { LuaScript, type RunScript } from '../state/redis.js';
 
 /**
  * A lease is cut to this share of the room a counter has left (floored), so
@@ -33,7 +33,7 @@ const LEASE_SHARE = 64;
  * then per counter `used, lease granted, count after the lease` (0 when
  * none), flat; used is the count with the request (before it, when refused).
  */
-const HITS = new LuaScript(`
+const HITS = new LuaScript<number[]>('switchyardHits', `
 local out = {}
 local leases = {}
 local k = 0
@@ -108,8 +108,11 @@ export class RedisHits {
   private next = new Batch();
   private inFlight = 0;
   private scheduled = false;
+  private readonly run: RunScript<number[]>;
 
-  constructor(private readonly redis: Redis) {}
+  constructor(redis: Redis) {
+    this.run = HITS.on(redis);
+  }
 
   /**
    * Checks and counts one request's counters (`args`: `cost, limit,
@@ -141,10 +144,10 @@ export class RedisHits {
     if (b.waiting.length === 0) return;
     this.next = new Batch();
     this.inFlight++;
-    HITS.run(this.redis, b.keys, b.args).then(
+    this.run(b.keys, b.args).then(
       (reply) => {
         this.done();
-        settle(b.waiting, reply as number[]);
+        settle(b.waiting, reply);
       },
       (err: unknown) => {
         this.done();

@@ -4,10 +4,10 @@
  * counted), the cost priced, bodies, headers, metadata and errors redacted.
  */
 import { catalog } from '../catalog/catalog.js';
-import type { LogEntry } from './entry.js';
-import { LOG_FORMAT, type LogRecord } from './record.js';
-import { logBody, redactHeaders, redactMetadata, redactValue } from './redact.js';
 import { newId } from '../store/ids.js';
+import { LOG_FORMAT, type LogRecord } from '../store/log-record.js';
+import type { LogEntry } from './entry.js';
+import { logBody, redactHeaders, redactMetadata, redactValue } from './redact.js';
 import { countUsage } from './token-count.js';
 import { readUsage, type TokenUsage } from './usage.js';
 

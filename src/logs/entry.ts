@@ -10,9 +10,9 @@
  * collection than anything else the log does (they outlive young-generation
  * collections); a batch waits at most a few milliseconds (writer.ts).
  */
-import type { CacheStatus } from '../cache/answer-cache.js';
+import type { CacheStatus } from '../shared/cache-status.js';
 import type { Endpoint } from '../shared/endpoint.js';
-import type { LogRecord } from './record.js';
+import type { LogRecord } from '../store/log-record.js';
 
 /** The record's fields the request thread knows as the record keeps them. */
 type Known = Pick<

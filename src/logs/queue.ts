@@ -26,8 +26,8 @@
  * the store afterwards whenever the store is up.
  */
 import { isDataError } from '../store/db.js';
+import type { LogRecord } from '../store/log-record.js';
 import type { Store } from '../store/store.js';
-import type { LogRecord } from './record.js';
 import type { SpillFiles } from './spill.js';
 
 export interface LogSink {

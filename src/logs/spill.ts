@@ -19,7 +19,7 @@ import { appendFile, readdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LogRecord } from './record.js';
+import type { LogRecord } from '../store/log-record.js';
 
 const PENDING = '.jsonl';
 const CLAIMED = '.replay';

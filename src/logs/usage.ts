@@ -1,38 +1,15 @@
 /**
- * An answer's token usage: read from the `usage` object the provider put in
- * it (a JSON answer, or the last events of a stream, which every stream ends
- * with where the gateway could ask for it: providers/shared/stream-usage.ts),
- * else counted with a tokenizer (token-count.ts) and marked estimated.
+ * An answer's token usage as the provider reported it: the `usage` object in
+ * a JSON answer, or in the last events of a stream, which every stream ends
+ * with where the gateway could ask for it (providers/shared/stream-usage.ts).
+ * An answer without one has its tokens counted (token-count.ts, build.ts).
  */
-import type { Endpoint } from '../shared/endpoint.js';
-import { countUsage } from './token-count.js';
-
 export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
   /** Counted by the gateway: the answer reported no usage. */
   estimated: boolean;
-}
-
-/**
- * The usage for an answer's log record: the answer's own when it has one,
- * else counted over the request and the answer's text; null when neither
- * holds anything countable (an unknown shape on the generic proxy).
- *
- * `tail` is the answer's last bytes (where a stream's usage is: the relay's
- * usage tap keeps them); `body` as much of the answer as the log keeps, from
- * its start, read only when there is no usage. Counting from the kept body
- * costs nothing while the answers have usage (the common case), and a cut
- * body (over the log's 1 MiB) undercounts the answer's text past the cut.
- */
-export async function answerUsage(
-  endpoint: Endpoint,
-  request: Record<string, unknown> | null,
-  tail: string,
-  body: string | null,
-): Promise<TokenUsage | null> {
-  return readUsage(tail) ?? countUsage(endpoint, request, body);
 }
 
 /**

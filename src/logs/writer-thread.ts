@@ -15,12 +15,12 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { isDataError } from '../store/db.js';
+import type { LogRecord } from '../store/log-record.js';
 import { LogRepo } from '../store/logs.js';
 import { openDb } from '../store/open.js';
 import { buildRecord } from './build.js';
 import { unpack } from './entry.js';
 import { LogQueue } from './queue.js';
-import type { LogRecord } from './record.js';
 import { SpillFiles } from './spill.js';
 import { STAT_SLOTS, type FromWriter, type ToWriter, type UsageRow, type WriterData } from './writer.js';
 

@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { AnswerKeeper, CacheStatus, CacheTicket, Served } from '../cache/answer-cache.js';
+import type { AnswerKeeper, CacheTicket, Served } from '../cache/answer-cache.js';
 import type { Arrival } from '../http/server.js';
 import type { GatewayHeaders } from '../http/headers.js';
 import { sendError } from '../http/respond.js';
@@ -20,6 +20,7 @@ import type { AnswerCapture } from '../logs/capture.js';
 import type { Plan } from '../routing/plan.js';
 import type { RouteResult } from '../routing/router.js';
 import type { Endpoint } from '../shared/endpoint.js';
+import type { CacheStatus } from '../shared/cache-status.js';
 import type { GatewayError } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { RequestSpan } from '../tracing/tracer.js';

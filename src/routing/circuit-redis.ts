@@ -19,13 +19,13 @@
  */
 import type { Redis } from 'ioredis';
 import type { CircuitBreakerConfig } from '../config/types.js';
-import { LuaScript } from '../state/redis.js';
+import { LuaScript, type RunScript } from '../state/redis.js';
 import { MemoryCircuitStore, type Admission, type CircuitStore } from './circuit.js';
 
 const IDLE_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** ARGV: now. Closed while never opened; open during the cooldown and while a probe's lease runs; else this caller probes. */
-const ADMIT = new LuaScript(`
+const ADMIT = new LuaScript<Admission>('switchyardCircuitAdmit', `
 local s = redis.call('HMGET', KEYS[1], 'open_until', 'probe_until', 'cooldown')
 local open_until = tonumber(s[1] or '0')
 if open_until == 0 then return 'closed' end
@@ -40,7 +40,7 @@ return 'probe'
  * A success closes the circuit. A failure counts; a failed probe, or reaching
  * the threshold, opens it for a full cooldown.
  */
-const RECORD = new LuaScript(`
+const RECORD = new LuaScript<number>('switchyardCircuitRecord', `
 if ARGV[1] == '0' then
   redis.call('DEL', KEYS[1])
   return 0
@@ -55,7 +55,7 @@ return failures
 `);
 
 /** ARGV: now. Read-only. */
-const STATE = new LuaScript(`
+const STATE = new LuaScript<'closed' | 'open' | 'half-open'>('switchyardCircuitState', `
 local s = redis.call('HMGET', KEYS[1], 'open_until', 'probe_until')
 local open_until = tonumber(s[1] or '0')
 if open_until == 0 then return 'closed' end
@@ -75,31 +75,33 @@ export interface RedisCircuitOptions {
 export class RedisCircuitStore implements CircuitStore {
   private readonly prefix: string;
   private readonly fallback: CircuitStore;
+  private readonly scripts: { admit: RunScript<Admission>; record: RunScript<number>; state: RunScript<'closed' | 'open' | 'half-open'> };
 
   constructor(
-    private readonly redis: Redis,
+    redis: Redis,
     private readonly opts: RedisCircuitOptions = {},
   ) {
     this.prefix = opts.prefix ?? 'switchyard:circuit:';
     this.fallback = opts.fallback ?? new MemoryCircuitStore();
+    this.scripts = { admit: ADMIT.on(redis), record: RECORD.on(redis), state: STATE.on(redis) };
   }
 
   admit(key: string, now: number): Promise<Admission> {
-    return this.run(ADMIT, key, [now], () => this.fallback.admit(key, now)) as Promise<Admission>;
+    return this.run(this.scripts.admit, key, [now], () => this.fallback.admit(key, now));
   }
 
   async record(key: string, cfg: CircuitBreakerConfig, failed: boolean, now: number): Promise<void> {
     const ttl = cfg.cooldown_interval + IDLE_TTL_MS;
-    await this.run(RECORD, key, [failed ? 1 : 0, now, cfg.failure_threshold, cfg.cooldown_interval, ttl], () => this.fallback.record(key, cfg, failed, now));
+    await this.run(this.scripts.record, key, [failed ? 1 : 0, now, cfg.failure_threshold, cfg.cooldown_interval, ttl], () => this.fallback.record(key, cfg, failed, now));
   }
 
   state(key: string, now: number): Promise<'closed' | 'open' | 'half-open'> {
-    return this.run(STATE, key, [now], () => this.fallback.state(key, now)) as Promise<'closed' | 'open' | 'half-open'>;
+    return this.run(this.scripts.state, key, [now], () => this.fallback.state(key, now));
   }
 
-  private async run(script: LuaScript, key: string, args: (string | number)[], fallback: () => Promise<unknown>): Promise<unknown> {
+  private async run<R, F>(script: RunScript<R>, key: string, args: number[], fallback: () => Promise<F>): Promise<R | F> {
     try {
-      return await script.run(this.redis, [this.prefix + key], args);
+      return await script([this.prefix + key], args);
     } catch (err) {
       this.opts.onUnavailable?.(err);
       return fallback();

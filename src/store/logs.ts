@@ -7,8 +7,8 @@
  * Who sees which rows is a LogScope the management layer computes from the
  * caller and the workspaces' settings; every read here applies it.
  */
-import type { LogRecord } from '../logs/record.js';
 import type { Db, SqlValue } from './db.js';
+import type { LogRecord } from './log-record.js';
 import { fromJson, toJson, type Page, type PageRequest } from './page.js';
 
 export interface LogFilter {

@@ -6,7 +6,7 @@
  */
 import type { Db, SqlValue } from './db.js';
 import { listPage, type Page, type PageRequest } from './page.js';
-import type { OrgRole, WorkspaceRole } from './users.js';
+import type { OrgRole, WorkspaceRole } from './roles.js';
 
 export type MemberSource = 'direct' | 'scim';
 

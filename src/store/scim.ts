@@ -6,7 +6,7 @@
 import type { Db, SqlValue } from './db.js';
 import { newId } from './ids.js';
 import { listPage, type Page, type PageRequest } from './page.js';
-import type { WorkspaceRole } from './users.js';
+import type { WorkspaceRole } from './roles.js';
 
 export interface ScimGroup {
   id: string;

@@ -12,13 +12,8 @@ import { newId } from './ids.js';
 import { InviteRepo } from './invites.js';
 import { MemberRepo } from './members.js';
 import { listPage, type Page, type PageRequest } from './page.js';
+import type { OrgRole, WorkspaceRole } from './roles.js';
 import { ScimRepo } from './scim.js';
-
-export type OrgRole = 'owner' | 'admin' | 'member';
-export type WorkspaceRole = 'admin' | 'manager' | 'member';
-
-export const ORG_ROLES: readonly OrgRole[] = ['owner', 'admin', 'member'];
-export const WORKSPACE_ROLES: readonly WorkspaceRole[] = ['admin', 'manager', 'member'];
 
 export interface User {
   id: string;

@@ -1,7 +1,7 @@
 /**
  * The exporting tracer: OpenTelemetry's SDK with a batch processor and the
  * OTLP/HTTP exporter of the configured protocol. Imported only when an OTLP
- * endpoint is set (tracer.ts startTracer). The exporter itself reads the
+ * endpoint is set (start.ts). The exporter itself reads the
  * other standard variables from the process environment
  * (OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, certificates), the SDK
  * its sampler (OTEL_TRACES_SAMPLER) and batch limits (OTEL_BSP_*).

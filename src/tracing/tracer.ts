@@ -3,15 +3,15 @@
  * generic proxy, one child per call to a provider. Without an OTLP endpoint
  * the tracer only reads the ids the request log needs from the headers: no
  * OpenTelemetry module is loaded and nothing but the ids object is made.
- * With one, otel.ts (loaded on demand) records and exports real spans.
+ * With one, otel.ts (loaded on demand by start.ts) records and exports real
+ * spans.
  */
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import type { LogRecord } from '../logs/record.js';
+import type { LogRecord } from '../store/log-record.js';
 import type { Endpoint } from '../shared/endpoint.js';
 import type { AttemptEnd, AttemptObserver } from '../routing/router.js';
 import { single } from '../shared/headers.js';
 import { newId } from '../store/ids.js';
-import type { OtlpSettings } from '../settings.js';
 import { parseTraceparent } from './headers.js';
 
 /** The request's ids as the log keeps them (headers.ts says where each comes from). */
@@ -93,13 +93,3 @@ export const NO_EXPORT: Tracer = {
   startRequest: (_req, ids) => ids,
   close: async () => {},
 };
-
-/**
- * NO_EXPORT without OTLP settings; else the exporting tracer, whose module
- * (and the OpenTelemetry SDK under it) is imported only now.
- */
-export async function startTracer(otlp: OtlpSettings | undefined, onExportError: (err: unknown) => void): Promise<Tracer> {
-  if (otlp === undefined) return NO_EXPORT;
-  const { exportingTracer } = await import('./otel.js');
-  return exportingTracer(otlp, onExportError);
-}

@@ -16,6 +16,8 @@ export const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.
 export interface TestEngine {
   name: 'sqlite' | 'postgres';
   fresh(): Promise<Record<string, string>>;
+  /** Drops the database of one environment fresh() made. */
+  drop(env: Record<string, string>): Promise<void>;
   /** Drops every database fresh() made. */
   cleanup(): Promise<void>;
 }
@@ -50,8 +52,18 @@ export async function dropSchemas(schemas: readonly string[]): Promise<void> {
   }
 }
 
+/** Removes the entries `pick` selects (all, without one) from `made` and returns them. */
+function take<T>(made: T[], pick: (x: T) => boolean = () => true): T[] {
+  const taken = made.filter(pick);
+  made.splice(0, made.length, ...made.filter((x) => !pick(x)));
+  return taken;
+}
+
 function sqlite(): TestEngine {
   const dirs: string[] = [];
+  const remove = (list: string[]): void => {
+    for (const d of list) rmSync(d, { recursive: true, force: true });
+  };
   return {
     name: 'sqlite',
     async fresh() {
@@ -59,8 +71,11 @@ function sqlite(): TestEngine {
       dirs.push(dir);
       return { GATEWAY_DATA_DIR: dir };
     },
+    async drop(env) {
+      remove(take(dirs, (d) => d === env.GATEWAY_DATA_DIR));
+    },
     async cleanup() {
-      for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+      remove(take(dirs));
     },
   };
 }
@@ -75,10 +90,18 @@ function postgres(): TestEngine {
       // Every process of one database shares the encryption key (each test gateway has its own data dir).
       return { DATABASE_URL: schemaUrl(schema), GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('hex') };
     },
+    async drop(env) {
+      await dropSchemas(take(schemas, (s) => schemaUrl(s) === env.DATABASE_URL));
+    },
     async cleanup() {
-      await dropSchemas(schemas.splice(0));
+      await dropSchemas(take(schemas));
     },
   };
+}
+
+/** A SQLite database in a temp dir, for suites that do not run on both engines. */
+export function scratchEngine(): TestEngine {
+  return sqlite();
 }
 
 /** Both engines, for `for (const engine of engines()) describe(...)`. */

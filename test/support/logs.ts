@@ -1,6 +1,6 @@
 /** Complete log records for tests that write the log store directly, and entries for the log writer. */
 import type { LogEntry } from '../../src/logs/entry.js';
-import { LOG_FORMAT, type LogRecord } from '../../src/logs/record.js';
+import { LOG_FORMAT, type LogRecord } from '../../src/store/log-record.js';
 import { newId } from '../../src/store/ids.js';
 
 export function logRecord(overrides: Partial<LogRecord> & { workspaceId: string }): LogRecord {

@@ -32,6 +32,17 @@ export async function dropPrefix(redis: Redis, prefix: string): Promise<number> 
   return n;
 }
 
+/**
+ * Scripts the server has run (every client's): EVALSHA, and EVAL, which a
+ * script command (ioredis defineCommand) is sent as where its connection has
+ * not loaded the script yet.
+ */
+export async function scriptCalls(redis: Redis): Promise<number> {
+  const stats = await redis.info('commandstats');
+  const calls = (command: string): number => Number(stats.match(new RegExp(`cmdstat_${command}:calls=(\\d+)`))?.[1] ?? 0);
+  return calls('eval') + calls('evalsha');
+}
+
 /** Forwards a local port to the test Redis; stop() drops every connection and stops listening. */
 export class RedisProxy {
   private server: Server | null = null;

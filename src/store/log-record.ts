@@ -1,12 +1,12 @@
 /**
  * One request to a model endpoint or the generic proxy, as the log keeps it:
- * built once the answer is finished (or refused), handed to the log queue,
- * written to `request_logs`. Bodies, metadata and errors in a record are
- * already redacted (redact.ts); nothing here holds a gateway or provider key.
+ * built once the answer is finished (or refused) by logs/build.ts, handed to
+ * the log queue, written to `request_logs` (logs.ts). Bodies, metadata and
+ * errors in a record are already redacted (logs/redact.ts); nothing here
+ * holds a gateway or provider key.
  */
-import type { CacheStatus } from '../cache/answer-cache.js';
+import type { CacheStatus } from '../shared/cache-status.js';
 import type { Endpoint } from '../shared/endpoint.js';
-
 
 /** The layout of this record; a different layout would get a new name, so readers can tell stored records apart. */
 export const LOG_FORMAT = 'v1';

@@ -61,7 +61,12 @@ export class MemoryCircuitStore implements CircuitStore {
   }
 }
 
-/** Spec default: status codes above 500 count as failures. */
+/**
+ * Without failure_status_codes, 500 and above count as failures, as the
+ * reference product counts them (the spec's table says "above 500", which
+ * would leave a provider answering 500 to every call in rotation);
+ * failure_status_codes narrows it to the codes listed.
+ */
 export function isCircuitFailure(cfg: CircuitBreakerConfig, status: number): boolean {
-  return cfg.failure_status_codes !== undefined ? cfg.failure_status_codes.includes(status) : status > 500;
+  return cfg.failure_status_codes !== undefined ? cfg.failure_status_codes.includes(status) : status >= 500;
 }

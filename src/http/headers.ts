@@ -1,7 +1,13 @@
-/** The contract's x-gateway-* request headers, parsed and checked once per request. */
+/**
+ * The contract's x-gateway-* request headers, parsed and checked once per
+ * request: every value that becomes part of an upstream call is checked here,
+ * so a bad one is a 400 naming the header, never a failed provider call.
+ */
 import type { IncomingHttpHeaders } from 'node:http';
+import { forwardProblem } from '../routing/headers.js';
 import { invalid, type Result } from '../shared/errors.js';
 import { single } from '../shared/headers.js';
+import { upstreamUrlProblem } from '../shared/upstream-url.js';
 
 export interface GatewayHeaders {
   metadata: Record<string, string>;
@@ -13,7 +19,13 @@ export interface GatewayHeaders {
 const EMPTY_METADATA: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const NONE: readonly string[] = Object.freeze([]);
 
-export function parseGatewayHeaders(h: IncomingHttpHeaders): Result<GatewayHeaders> {
+/** `rawHeaders` as Node keeps them (name, value, …): a gateway header sent twice is refused, not joined into one value. */
+export function parseGatewayHeaders(h: IncomingHttpHeaders, rawHeaders: readonly string[]): Result<GatewayHeaders> {
+  const twice = repeated(rawHeaders);
+  if (twice !== null) return { ok: false, error: invalid(`${twice}: sent more than once`, twice) };
+  const host = single(h['x-gateway-custom-host']);
+  const badHost = host === undefined ? null : upstreamUrlProblem(host);
+  if (badHost !== null) return { ok: false, error: invalid(`x-gateway-custom-host: ${badHost}`, 'x-gateway-custom-host') };
   let metadata = EMPTY_METADATA;
   const rawMeta = single(h['x-gateway-metadata']);
   if (rawMeta !== undefined) {
@@ -44,6 +56,10 @@ export function parseGatewayHeaders(h: IncomingHttpHeaders): Result<GatewayHeade
   const rawForward = single(h['x-gateway-forward-headers']);
   const forwardHeaders =
     rawForward === undefined ? NONE : rawForward.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  const unforwardable = forwardHeaders.find((n) => forwardProblem(n) !== null);
+  if (unforwardable !== undefined) {
+    return { ok: false, error: invalid(`x-gateway-forward-headers: ${unforwardable} ${forwardProblem(unforwardable)}`, 'x-gateway-forward-headers') };
+  }
 
   const rawStrict = single(h['x-gateway-strict-compat-compliance']);
   let strict: boolean | undefined;
@@ -54,4 +70,18 @@ export function parseGatewayHeaders(h: IncomingHttpHeaders): Result<GatewayHeade
     strict = rawStrict === 'true';
   }
   return { ok: true, value: { metadata, timeoutMs, forwardHeaders, strict } };
+}
+
+/** The first x-gateway-* header that appears more than once (case aside), or null; allocates only for gateway headers. */
+function repeated(raw: readonly string[]): string | null {
+  let seen: string[] | null = null;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length < 10 || (name.charCodeAt(0) | 32) !== 120 /* x */ || name.charCodeAt(1) !== 45 /* - */) continue;
+    const lower = name.toLowerCase();
+    if (!lower.startsWith('x-gateway-')) continue;
+    if (seen?.includes(lower) === true) return lower;
+    (seen ??= []).push(lower);
+  }
+  return null;
 }

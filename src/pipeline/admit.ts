@@ -12,7 +12,7 @@ export function admit(limits: RequestLimits): Stage {
   return {
     name: 'admit',
     run(ctx) {
-      const gh = parseGatewayHeaders(ctx.req.headers);
+      const gh = parseGatewayHeaders(ctx.req.headers, ctx.req.rawHeaders);
       if (!gh.ok) return ctx.refuse(gh.error);
       ctx.gateway = gh.value;
       const admitted = limits.admit(ctx.req.method!, ctx.pathname, ctx.key, gh.value.metadata);

@@ -10,7 +10,7 @@ import { single } from '../shared/headers.js';
 import { upstreamUrlProblem } from '../shared/upstream-url.js';
 
 export interface GatewayHeaders {
-  metadata: Record<string, string>;
+  metadata: Readonly<Record<string, string>>;
   timeoutMs: number | undefined;
   forwardHeaders: readonly string[];
   strict: boolean | undefined;

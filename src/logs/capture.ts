@@ -64,6 +64,15 @@ export class AnswerCapture {
   tailText(): string {
     return this.tail().toString('utf8');
   }
+
+  /**
+   * The answer as far as it is kept: whole when it fit the head, else its
+   * head and tail (the middle of a longer answer is not kept).
+   */
+  text(): string {
+    const head = this.head().toString('utf8');
+    return this.total === this.headLength ? head : head + this.tailText();
+  }
 }
 
 class Tap extends Transform {

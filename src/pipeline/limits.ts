@@ -12,7 +12,9 @@
  * none of this.
  */
 import { refuses } from '../limits/counter.js';
+import { countUsage } from '../logs/token-count.js';
 import { lastUsage } from '../logs/usage.js';
+import type { Endpoint } from '../shared/endpoint.js';
 import { endpointType } from '../limits/endpoint-types.js';
 import type { RateAdmission, RateLimiter } from '../limits/limiter.js';
 import type { CatalogModel } from '../catalog/catalog.js';
@@ -23,17 +25,27 @@ import { GatewayError, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { RateLimitType } from '../store/rate-limit-policies.js';
 
-/** Takes an answer's usage: `settle` with its usage object (null: none readable), or `release` when no answer came. */
+/** Takes an answer's usage: `settle` with its usage object (null: unreadable, the reservation stands), or `release` when nothing was used. */
 interface Charger {
   settle(usage: Record<string, unknown> | null): Promise<void>;
   release(): Promise<void>;
 }
 
+/** What tokens are counted from when an answer reports no usage. */
+export interface CountedRequest {
+  endpoint: Endpoint;
+  body: Record<string, unknown> | null;
+}
+
 /**
  * The chargers of an admitted request (rate-limit tokens, budgets): each
- * settles from the same usage, parsed once from the answer text.
+ * settles from the same usage, read once. Every request's chargers settle
+ * exactly once, however it ends: the first of settle, keep and release wins,
+ * and the record stage calls `finish` for the ones that ended otherwise.
  */
 export class AnswerUsage {
+  private settled = false;
+
   constructor(private readonly chargers: readonly Charger[]) {}
 
   with(c: Charger): AnswerUsage {
@@ -46,20 +58,51 @@ export class AnswerUsage {
   }
 
   /**
-   * Charges an answer from its text (a whole JSON answer, or the tail of a
-   * stream, where the usage is); null: unreadable (compressed), the
-   * reservations stand as the charge.
+   * Charges what the answer used: the last usage object in `tail` (a whole
+   * JSON answer, or the end of a stream, where the usage is); when it reports
+   * none (a stream cut short, a provider that gives none), the tokens counted
+   * from the request and `passed()`, the text that reached the client.
    */
-  async settle(text: string | null): Promise<void> {
-    // Parsed once for every charger.
-    const usage = text === null ? null : lastUsage(text);
+  async settle(tail: string, passed: () => string, request: CountedRequest): Promise<void> {
+    if (this.done()) return;
+    const usage = lastUsage(tail) ?? (await counted(request, passed()));
     await Promise.all(this.chargers.map((c) => c.settle(usage)));
   }
 
-  /** No answer (routing failed, provider error): nothing used. */
+  /** The answer cannot be read (compressed): the reservations stand as the charge. */
+  async keep(): Promise<void> {
+    if (this.done()) return;
+    await Promise.all(this.chargers.map((c) => c.settle(null)));
+  }
+
+  /** Nothing was used (no answer, an error answer): reservations are given back. */
   async release(): Promise<void> {
+    if (this.done()) return;
     await Promise.all(this.chargers.map((c) => c.release()));
   }
+
+  /**
+   * For a request that ended before its answer settled (the client left, the
+   * provider broke off, a bug): what passed is charged, the rest released.
+   */
+  finish(passed: () => string | null, request: CountedRequest): Promise<void> {
+    if (this.settled || !this.charging) return Promise.resolve();
+    const text = passed();
+    return text === null || text === '' ? this.release() : this.settle(text, () => text, request);
+  }
+
+  /** Marks the chargers settled; true when they already were (or there are none). */
+  private done(): boolean {
+    if (this.settled || this.chargers.length === 0) return true;
+    this.settled = true;
+    return false;
+  }
+}
+
+/** The tokenizer's count of a request and the answer text that passed, as a usage object. */
+async function counted(request: CountedRequest, text: string): Promise<Record<string, unknown> | null> {
+  const u = await countUsage(request.endpoint, request.body, text);
+  return u === null ? null : { prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens, total_tokens: u.totalTokens };
 }
 
 /** An admitted request: what waits for its usage, the quota headers every answer to it carries (null: no rate limit applies), and what policies match it by. */

@@ -1,8 +1,9 @@
 /**
  * Record: once the request has ended, however it ended — its metrics, the
- * end of its span, and its log entry handed to the log writer thread
+ * end of its span, its log entry handed to the log writer thread
  * (logs/writer.ts), which makes the record (tokens, cost, redacted bodies)
- * and stores it. Nothing here waits for the store.
+ * and stores it, and the settlement of usage its answer did not settle.
+ * Nothing here waits for the store.
  */
 import type { LogEntry } from '../logs/entry.js';
 import type { LogBodies } from '../logs/log-bodies.js';
@@ -41,6 +42,8 @@ export class Recorder implements RecordStage {
     });
     if (ctx.span.exporting) ctx.span.end(outcomeOf(ctx));
     this.logs?.write(ctx, totalMs);
+    // An answer that did not settle its usage on the way (cut short, or no answer at all): what passed is charged, the rest released.
+    if (ctx.usage !== null) void ctx.usage.finish(() => ctx.capture?.text() ?? null, ctx);
   }
 }
 

@@ -27,7 +27,7 @@ export function respond(logging: boolean): Stage {
 
 async function whole(ctx: RequestContext, text: string): Promise<Outcome> {
   ctx.answerText = text;
-  await ctx.usage!.settle(text);
+  await ctx.usage!.settle(text, () => text, ctx);
   await ctx.keeper!.keep(200, { 'content-type': 'application/json' }, text);
   ctx.res.writeHead(200, ctx.gatewayHeaders({ 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }));
   ctx.res.end(text);
@@ -52,7 +52,9 @@ async function streamed(ctx: RequestContext, a: Answer, body: Readable, logging:
  * The answer's body on its way to the client, copied for the log and the
  * usage charge when either wants it; the same stream when neither does. An
  * error answer used nothing: reservations are given back at once. A
- * compressed answer cannot be read on the way: reservations stand.
+ * compressed answer cannot be read on the way: reservations stand. A charged
+ * answer keeps as much as a logged one, for counting its tokens when it
+ * reports no usage (a stream cut short: see the record stage).
  */
 function watch(ctx: RequestContext, body: Readable, a: Answer, logging: boolean): Readable {
   const usage: AnswerUsage = ctx.usage!;
@@ -60,13 +62,13 @@ function watch(ctx: RequestContext, body: Readable, a: Answer, logging: boolean)
   if (!ok) void usage.release();
   const encoding = a.headers['content-encoding'];
   if (encoding !== undefined && encoding !== 'identity') {
-    if (ok) void usage.settle(null);
+    if (ok) void usage.keep();
     return body;
   }
   const charge = ok && usage.charging;
   if (!logging && !charge) return body;
-  const capture = (ctx.capture = new AnswerCapture(logging ? LOGGED_ANSWER_BYTES : 0));
-  return charge ? capture.tap(body, (c) => usage.settle(c.tailText())) : capture.listen(body);
+  const capture = (ctx.capture = new AnswerCapture(LOGGED_ANSWER_BYTES));
+  return charge ? capture.tap(body, (c) => usage.settle(c.tailText(), () => c.text(), ctx)) : capture.listen(body);
 }
 
 /**

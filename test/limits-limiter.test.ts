@@ -52,6 +52,7 @@ const facts = (over: Partial<RequestFacts> = {}): RequestFacts => ({
   apiKeyId: 'key-a',
   endpointType: 'chatComplete',
   metadata: {},
+  keyMetadata: {},
   ...over,
 });
 

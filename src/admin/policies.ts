@@ -82,6 +82,9 @@ const KEY = {
   description: 'workspace_id, api_key, endpoint_type or metadata.<key> (a key of up to 64 characters)',
 };
 
+/** A metadata entry that reads only the key's own defaults.metadata (the caller's value cannot move a request to another group). */
+const TRUSTED = { type: 'boolean' };
+
 /** Which requests a policy applies to and how it groups them. */
 const MATCH_FIELDS = {
   conditions: {
@@ -92,14 +95,14 @@ const MATCH_FIELDS = {
       type: 'object',
       additionalProperties: false,
       required: ['key', 'value'],
-      properties: { key: KEY, value: { type: 'string', minLength: 1, maxLength: 512 } },
+      properties: { key: KEY, value: { type: 'string', minLength: 1, maxLength: 512 }, trusted: TRUSTED },
     },
   },
   group_by: {
     type: 'array',
     minItems: 1,
     maxItems: 32,
-    items: { type: 'object', additionalProperties: false, required: ['key'], properties: { key: KEY } },
+    items: { type: 'object', additionalProperties: false, required: ['key'], properties: { key: KEY, trusted: TRUSTED } },
   },
 };
 
@@ -116,8 +119,10 @@ async function checkConditions(store: Store, ws: Workspace, conditions: readonly
   for (const [i, c] of conditions.entries()) {
     const param = `conditions[${i}]`;
     if (conditions.findIndex((o) => o.key === c.key) !== i) return { ok: false, error: invalid(`${param}.key: '${c.key}' appears twice`, `${param}.key`) };
+    const trust = trusted(c, param);
+    if (!trust.ok) return trust;
     if (c.value === ANY) {
-      out.push({ key: c.key, value: c.value });
+      out.push({ key: c.key, value: c.value, ...trust.value });
       continue;
     }
     if (c.key === 'endpoint_type' && !ENDPOINTS.has(c.value)) {
@@ -133,16 +138,27 @@ async function checkConditions(store: Store, ws: Workspace, conditions: readonly
     if (c.key === 'api_key' && (await store.apiKeys.get(c.value))?.workspaceId !== ws.id) {
       return { ok: false, error: invalid(`${param}.value: no gateway key '${c.value}' makes requests in workspace '${ws.slug}'`, `${param}.value`) };
     }
-    out.push({ key: c.key, value: c.value });
+    out.push({ key: c.key, value: c.value, ...trust.value });
   }
   return { ok: true, value: out };
 }
 
+/** `trusted` as stored: present (true) only on a metadata entry that asks for it. */
+function trusted(k: { key: string; trusted?: boolean }, param: string): Result<{ trusted?: true }> {
+  if (k.trusted !== true) return { ok: true, value: {} };
+  if (!k.key.startsWith('metadata.')) return { ok: false, error: invalid(`${param}.trusted: only a metadata.<key> entry can be trusted`, `${param}.trusted`) };
+  return { ok: true, value: { trusted: true } };
+}
+
 function checkGroupBy(groupBy: readonly PolicyGroupBy[]): Result<PolicyGroupBy[]> {
+  const out: PolicyGroupBy[] = [];
   for (const [i, g] of groupBy.entries()) {
     if (groupBy.findIndex((o) => o.key === g.key) !== i) return { ok: false, error: invalid(`group_by[${i}].key: '${g.key}' appears twice`, `group_by[${i}].key`) };
+    const trust = trusted(g, `group_by[${i}]`);
+    if (!trust.ok) return trust;
+    out.push({ key: g.key, ...trust.value });
   }
-  return { ok: true, value: groupBy.map((g) => ({ key: g.key })) };
+  return { ok: true, value: out };
 }
 
 /** A query parameter that must be one of `allowed` (comma-separated when `many`). */

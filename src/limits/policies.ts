@@ -4,9 +4,11 @@
  * matches (`*` matches any value the request has); its counter is chosen by
  * the request's values of the group_by keys. A request without a metadata
  * key it is grouped by counts in the group of requests without it, so
- * leaving metadata out never escapes a limit.
+ * leaving metadata out never escapes a limit. A caller sets its metadata,
+ * so it could dodge a limit grouped by it with a new value per request;
+ * a `trusted` entry reads the key's own defaults.metadata instead.
  */
-import type { PolicyCondition, PolicyGroupBy, PolicyStatus } from '../store/policies.js';
+import type { PolicyCondition, PolicyGroupBy, PolicyKey, PolicyStatus } from '../store/policies.js';
 import type { EndpointType } from './endpoint-types.js';
 
 /** What a policy can match and group a request by. */
@@ -14,13 +16,15 @@ export interface RequestFacts {
   workspaceId: string;
   apiKeyId: string;
   endpointType: EndpointType;
-  /** The request's x-gateway-metadata. */
+  /** The request's metadata: the caller's x-gateway-metadata with the key's defaults.metadata over it. */
   metadata: Readonly<Record<string, string>>;
+  /** The key's defaults.metadata alone: what `trusted` entries read. */
+  keyMetadata: Readonly<Record<string, string>>;
 }
 
 const METADATA = 'metadata.';
 
-function valueOf(key: string, r: RequestFacts): string | undefined {
+function valueOf({ key, trusted }: PolicyKey, r: RequestFacts): string | undefined {
   switch (key) {
     case 'workspace_id':
       return r.workspaceId;
@@ -29,12 +33,12 @@ function valueOf(key: string, r: RequestFacts): string | undefined {
     case 'endpoint_type':
       return r.endpointType;
     default:
-      return key.startsWith(METADATA) ? r.metadata[key.slice(METADATA.length)] : undefined;
+      return key.startsWith(METADATA) ? (trusted === true ? r.keyMetadata : r.metadata)[key.slice(METADATA.length)] : undefined;
   }
 }
 
 function matches(c: PolicyCondition, r: RequestFacts): boolean {
-  const v = valueOf(c.key, r);
+  const v = valueOf(c, r);
   return v !== undefined && (c.value === '*' || c.value === v);
 }
 
@@ -61,11 +65,11 @@ export function applies(p: MatchedPolicy, r: RequestFacts): boolean {
  * values joined. Only comparable between requests of the same policy.
  */
 export function groupOf(p: MatchedPolicy, r: RequestFacts): string {
-  return p.groupBy.length === 1 ? (valueOf(p.groupBy[0]!.key, r) ?? '') : p.groupBy.map((g) => part(g, r)).join('/');
+  return p.groupBy.length === 1 ? (valueOf(p.groupBy[0]!, r) ?? '') : p.groupBy.map((g) => part(g, r)).join('/');
 }
 
 function part(g: PolicyGroupBy, r: RequestFacts): string {
-  return encodeURIComponent(valueOf(g.key, r) ?? '');
+  return encodeURIComponent(valueOf(g, r) ?? '');
 }
 
 /**

@@ -8,7 +8,7 @@ import { parseGatewayHeaders } from '../http/headers.js';
 import type { Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Outcome, RequestContext, Stage } from './context.js';
-import type { Admission, RequestLimits } from './limits.js';
+import { keyMetadata, type Admission, type RequestLimits } from './limits.js';
 
 export function admit(limits: RequestLimits): Stage {
   return {
@@ -36,8 +36,8 @@ function admittedAs(ctx: RequestContext, a: Result<Admission>): Outcome {
  * grouped by it, logs); no copy when only one side has any.
  */
 function withKeyMetadata(caller: Readonly<Record<string, string>>, key: ApiKeyRecord): Readonly<Record<string, string>> {
-  const own = key.defaults?.metadata as Readonly<Record<string, string>> | null | undefined;
-  if (own == null) return caller;
+  const own = keyMetadata(key);
+  if (own === undefined) return caller;
   return hasKeys(caller) ? { ...caller, ...own } : own;
 }
 

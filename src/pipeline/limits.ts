@@ -200,7 +200,14 @@ export class RequestLimits {
 }
 
 function factsOf(method: string, pathname: string, key: ApiKeyRecord, metadata: Readonly<Record<string, string>>): RequestFacts {
-  return { workspaceId: key.workspaceId, apiKeyId: key.id, endpointType: endpointType(method, pathname.slice(3)), metadata };
+  return { workspaceId: key.workspaceId, apiKeyId: key.id, endpointType: endpointType(method, pathname.slice(3)), metadata, keyMetadata: keyMetadata(key) ?? NO_METADATA };
+}
+
+const NO_METADATA: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The metadata a key's owner set (`defaults.metadata`, checked to be strings when the key was written). */
+export function keyMetadata(key: ApiKeyRecord): Readonly<Record<string, string>> | undefined {
+  return (key.defaults?.metadata ?? undefined) as Readonly<Record<string, string>> | undefined;
 }
 
 function budgetRefusal(a: Extract<BudgetAdmission, { allowed: false }>): GatewayError {

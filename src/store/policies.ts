@@ -15,15 +15,22 @@ import { listPage, type Page, type PageRequest } from './page.js';
 export const POLICY_STATUSES = ['active', 'archived'] as const;
 export type PolicyStatus = (typeof POLICY_STATUSES)[number];
 
-/** `key` is workspace_id, api_key, endpoint_type or metadata.<name>; `value` is what it must equal, or `*` for any. */
-export interface PolicyCondition {
+/**
+ * What a condition or group_by entry reads: workspace_id, api_key,
+ * endpoint_type or metadata.<name>; a `trusted` metadata entry reads only
+ * what the key's own defaults.metadata sets, never the caller's value.
+ */
+export interface PolicyKey {
   key: string;
+  trusted?: true;
+}
+
+/** `value` is what the key must equal, or `*` for any. */
+export interface PolicyCondition extends PolicyKey {
   value: string;
 }
 
-export interface PolicyGroupBy {
-  key: string;
-}
+export type PolicyGroupBy = PolicyKey;
 
 /** While a policy's counters cannot be reached: admit requests uncounted (`open`, the default), or refuse them. */
 export const FAIL_MODES = ['open', 'closed'] as const;

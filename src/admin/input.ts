@@ -1,11 +1,9 @@
 /** Reading management requests: JSON bodies checked against a schema, list paging, list replies. */
-import { Ajv, type SchemaObject } from 'ajv';
-import { schemaError } from '../server/validation.js';
+import type { SchemaObject } from 'ajv';
 import { invalid, type Result } from '../shared/errors.js';
+import { ajv, schemaError } from '../shared/json-schema.js';
 import type { Page, PageRequest } from '../store/page.js';
 import type { Reply } from './router.js';
-
-const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, verbose: true, allowUnionTypes: true });
 
 /**
  * A checker for one route's body: the schema's errors become a 400 naming the

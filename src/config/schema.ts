@@ -8,10 +8,11 @@
  * validates request bodies, so the process loads one schema library); rules
  * that relate several fields run afterwards in plain code.
  */
-import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
+import type { SchemaObject } from 'ajv';
 import { validateQuery } from '../routing/conditions.js';
 import { parsePath } from '../shared/dot-path.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
+import { ajv, formatPath, schemaError, schemaProblem, type SchemaPath as Path, type SchemaProblem as Problem } from '../shared/json-schema.js';
 import type { CacheConfig, Config, ConfigNode, Strategy } from './types.js';
 
 const HEADER = 'x-gateway-config';
@@ -49,7 +50,7 @@ const object = (properties: Record<string, SchemaObject>, required: string[], wh
   type: 'object',
   properties,
   required,
-  additionalProperties: false,
+  additionalProperties: notAllowed('unknown key'),
   ...must(what),
 });
 
@@ -258,18 +259,8 @@ const json: SchemaObject = {
   ...must('a JSON value'),
 };
 
-const ajv = new Ajv({
-  // Stop at the first failure: it is the one reported.
-  allErrors: false,
-  // The config is taken as written: the only conversion (retry codes) is explicit.
-  coerceTypes: false,
-  useDefaults: false,
-  // Errors carry their schema, whose `message` states the rule.
-  verbose: true,
-  allowUnionTypes: true,
-  keywords: ['message'],
-  formats: { 'http-url': { type: 'string', validate: isHttpUrl } },
-});
+// The config is taken as written: the only conversion (retry codes) is explicit.
+ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
 
 const validateNode = ajv.compile<ConfigNode>({ $ref: '#/$defs/node', $defs: { node, json, cache } });
 
@@ -284,10 +275,7 @@ const validateProviderFields = ajv.compile<ProviderFields>({
  * body, for the reported path (`configurations.custom_host`).
  */
 export function checkProviderFields(fields: unknown, at: Path = []): GatewayError | null {
-  if (validateProviderFields(fields)) return null;
-  const { path, message } = schemaProblem(fields, validateProviderFields.errors![0]!);
-  const param = formatPath([...at, ...path]);
-  return invalid(`${param || 'request body'}: ${message}`, param || null);
+  return validateProviderFields(fields) ? null : schemaError(fields, validateProviderFields.errors, at);
 }
 
 /** The spec's key groups; a root config needs all keys of at least one. */
@@ -317,9 +305,6 @@ const KEY_GROUPS: readonly (readonly (keyof ConfigNode)[])[] = [
 
 const PASSTHROUGH_EXCLUDES = ['targets', 'strategy', 'override_params', 'input_guardrails', 'output_guardrails'] as const;
 
-type Path = (string | number)[];
-type Problem = { path: Path; message: string };
-
 /** Validates a whole config; the result is deeply frozen and the input left untouched. */
 export function parseConfig(raw: unknown): Result<Config> {
   let copy: unknown;
@@ -335,7 +320,7 @@ export function parseConfig(raw: unknown): Result<Config> {
 
 /** Validates `data`, which no one else holds: it is converted and frozen in place. */
 function parseOwned(data: unknown): Result<Config> {
-  if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors![0]!)));
+  if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors)));
   const problem = checkNode(data, []) ?? checkRoot(data);
   if (problem !== null) return err(toGatewayError(problem));
   convertRetryCodes(data);
@@ -459,38 +444,9 @@ function convertRetryCodes(n: ConfigNode): void {
   n.targets?.forEach(convertRetryCodes);
 }
 
-function schemaProblem(data: unknown, error: ErrorObject): Problem {
-  const path = pointerToPath(data, error.instancePath);
-  switch (error.keyword) {
-    case 'required':
-      return { path: [...path, (error.params as { missingProperty: string }).missingProperty], message: 'is required' };
-    case 'additionalProperties':
-      return { path: [...path, (error.params as { additionalProperty: string }).additionalProperty], message: 'unknown key' };
-    default:
-      return { path, message: (error.parentSchema as { message: string }).message };
-  }
-}
-
-/** `/targets/1/retry` → ['targets', 1, 'retry']; walks the data to tell indices from keys. */
-function pointerToPath(data: unknown, pointer: string): Path {
-  const path: Path = [];
-  let at = data;
-  for (const segment of pointer.split('/').slice(1)) {
-    const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
-    path.push(Array.isArray(at) ? Number(key) : key);
-    at = (at as Record<string, unknown>)[key];
-  }
-  return path;
-}
-
 function toGatewayError({ path, message }: Problem): GatewayError {
   const param = formatPath(path);
   return invalid(`config${param === '' ? '' : `.${param}`}: ${message}`, param === '' ? null : param);
-}
-
-/** ['targets', 1, 'retry', 'attempts'] → "targets[1].retry.attempts". */
-function formatPath(path: Path): string {
-  return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc === '' ? key : `${acc}.${key}`), '');
 }
 
 function deepFreeze<T>(value: T): T {

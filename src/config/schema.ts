@@ -9,7 +9,7 @@
  * that relate several fields run afterwards in plain code.
  */
 import type { SchemaObject } from 'ajv';
-import { validateQuery } from '../routing/conditions.js';
+import { validateQuery } from './query.js';
 import { parsePath } from '../shared/dot-path.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import { ajv, formatPath, schemaError, schemaProblem, type SchemaPath as Path, type SchemaProblem as Problem } from '../shared/json-schema.js';

@@ -4,15 +4,15 @@
  * no translation; adapters for other wire formats add response transforms.
  */
 import type { Readable, Transform } from 'node:stream';
-import type { ConfigNode } from '../config/types.js';
 import type { Endpoint } from '../shared/endpoint.js';
 import type { GatewayError, Result } from '../shared/errors.js';
+import type { TargetSettings } from './settings.js';
 
 
 /** A leaf target once the provider is known: config keys plus the request's own credentials. */
 export interface ResolvedTarget {
   provider: string;
-  node: ConfigNode;
+  node: TargetSettings;
   /** Authorization header from the client, used when the target carries no api_key. */
   clientAuthorization: string | undefined;
   /** custom_host from the target, else x-gateway-custom-host. */

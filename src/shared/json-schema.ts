@@ -9,7 +9,13 @@
  * `message` keyword when it has one (the config's schemas state each rule in
  * words), else a sentence made from the keyword and its limits ("must be
  * between 0 and 20").
+ *
+ * The builders at the end make TypeBox schemas that carry that `message`, so
+ * a schema states its rule once and its TypeScript type follows from it
+ * (`Static<typeof schema>`): the config (config/shape.ts) and the providers'
+ * own config keys (providers/<name>/settings.ts) are written with them.
  */
+import { Type, type SchemaOptions, type Static, type TArray, type TInteger, type TNever, type TNumber, type TObject, type TOptional, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
 import { invalid, type GatewayError } from './errors.js';
 
@@ -133,3 +139,62 @@ function typeName(type: unknown): string {
 function alternatives(items: string[]): string {
   return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
 }
+
+// ---------------------------------------------------------------------------
+// Schemas that say what they require
+
+/** The `message` of a schema that fails when the value is not `what`. */
+export const must = (what: string): { message: string } => ({ message: `must be ${what}` });
+
+/** `base` with one more constraint that has its own, more specific message. */
+export function refine<T extends TSchema>(base: T, constraint: SchemaOptions, message: string): T {
+  return { ...base, allOf: [{ ...constraint, message }] };
+}
+
+export const str = Type.String(must('a string'));
+export const nonEmptyStr = refine(str, { minLength: 1 }, 'must be a non-empty string');
+export const bool = Type.Boolean(must('a boolean'));
+export const number = Type.Number(must('a number'));
+
+/** Any JSON value: what override_params, check parameters and the like may hold (registered once, referred to by id). */
+ajv.addSchema({
+  $id: 'json',
+  type: ['string', 'number', 'boolean', 'null', 'array', 'object'],
+  items: { $ref: 'json' },
+  additionalProperties: { $ref: 'json' },
+  ...must('a JSON value'),
+});
+
+export const jsonObject = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: { $ref: 'json' }, ...must('a JSON object') });
+
+export function enumOf<const T extends string>(values: readonly T[], what: string): TUnsafe<T> {
+  return Type.Unsafe<T>({ enum: values, ...must(what) });
+}
+
+export function int(minimum: number, maximum?: number): TInteger {
+  const what = maximum === undefined ? `an integer of at least ${minimum}` : `an integer between ${minimum} and ${maximum}`;
+  // Larger integers are not exact in a JS number.
+  return Type.Integer({ minimum, maximum: maximum ?? Number.MAX_SAFE_INTEGER, ...must(what) });
+}
+
+export const num = (minimum: number): TNumber => Type.Number({ minimum, ...must(`a number of at least ${minimum}`) });
+
+/** A key that a sibling schema allows but this one must not carry: absent, in its type. */
+export const notAllowed = (reason: string): TNever => Type.Never({ message: reason });
+
+/** Every property optional, as the keys of a config object are unless the spec requires them. */
+export type Optionals<P extends TProperties> = { [K in keyof P]: TOptional<P[K]> };
+
+export function optional<P extends TProperties>(properties: P): Optionals<P> {
+  return Object.fromEntries(Object.entries(properties).map(([k, v]) => [k, Type.Optional(v)])) as Optionals<P>;
+}
+
+/** An object schema: only the listed keys (the non-optional ones required); any other is an "unknown key". */
+export function object<P extends TProperties>(properties: P, what = 'an object'): TObject<P> {
+  return Type.Object(properties, { additionalProperties: notAllowed('unknown key'), ...must(what) });
+}
+
+export const arrayOf = <T extends TSchema>(items: T, what: string): TArray<T> => Type.Array(items, must(what));
+
+/** The values an object schema of optional keys admits. */
+export type OptionalValues<P extends TProperties> = Static<TObject<Optionals<P>>>;

@@ -16,9 +16,8 @@
  * concurrent requests wait on one exchange.
  */
 import { createHash } from 'node:crypto';
-import type { ConfigNode } from '../../config/types.js';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
-import { setting, trimBase } from './settings.js';
+import { ENTRA_KEYS, setting, trimBase, type AzureSettings } from './settings.js';
 
 export interface EntraCredentials {
   tenantId: string;
@@ -47,14 +46,13 @@ interface CachedToken {
 }
 
 export const DEFAULT_AUTHORITY = 'https://login.microsoftonline.com';
-const ENTRA_KEYS = ['cloud3_entra_tenant_id', 'cloud3_entra_client_id', 'cloud3_entra_client_secret'] as const;
 /** Renew this long before expiry (azure-identity's refresh offset), or at half-life for short-lived tokens. */
 const REFRESH_MARGIN_S = 300;
 const TOKEN_TIMEOUT_MS = 10_000;
 const MAX_CACHED = 1000;
 
 /** The Entra credentials of a target; null when it has none; a 400 naming the missing key when only some are set. */
-export function entraCredentials(provider: string, node: ConfigNode, defaultScope: string): Result<EntraCredentials | null> {
+export function entraCredentials(provider: string, node: AzureSettings, defaultScope: string): Result<EntraCredentials | null> {
   const [tenantId, clientId, clientSecret] = ENTRA_KEYS.map((k) => setting(node, k));
   if (tenantId === undefined && clientId === undefined && clientSecret === undefined) return ok(null);
   const missing = ENTRA_KEYS.find((k) => setting(node, k) === undefined);

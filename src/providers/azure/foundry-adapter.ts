@@ -28,13 +28,12 @@
  * Answers, SSE streams (ending in `data: [DONE]`) and errors ({"error":{"code","message",…}}): relayed as sent.
  * Generic proxy: {root}{path}, root being {host}/v1 or, with an api-version, {host} with the version added.
  */
-import type { ConfigNode } from '../../config/types.js';
 import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
 import { type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
 import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
 import { credentialOf, withAuth } from './auth.js';
 import { toInferenceChat } from './inference-body.js';
-import { requiredLabel, setting, trimBase, withApiVersion } from './settings.js';
+import { requiredLabel, setting, trimBase, withApiVersion, type AzureSettings } from './settings.js';
 
 const NAME = 'azure-ai';
 /** Entra ID scope of Azure Machine Learning endpoints unless cloud3_entra_scope says otherwise. */
@@ -63,7 +62,7 @@ export const azureAI: ProviderAdapter = {
 };
 
 /** The endpoint's https://… origin from its type, name and region, or the custom host that replaces it. */
-function endpointHost(customHost: string | undefined, node: ConfigNode): Result<string, GatewayError> {
+function endpointHost(customHost: string | undefined, node: AzureSettings): Result<string, GatewayError> {
   if (customHost !== undefined) return ok(trimBase(customHost));
   const type = node.cloud3_deployment_type;
   if (type === undefined) {

@@ -30,14 +30,13 @@
  * A custom host replaces https://{resource_name}.openai.azure.com (an APIM gateway, a test mock).
  * Generic proxy: {host}/openai{path}, the target's api-version added unless the client's query has one.
  */
-import type { ConfigNode } from '../../config/types.js';
 import { ok, type GatewayError, type Result } from '../../shared/errors.js';
 import { wantsUsage, withUsage } from '../shared/stream-usage.js';
 import { type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
 import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
 import { credentialOf, withAuth } from './auth.js';
 import { chooseDeployment, targetApiVersion } from './deployments.js';
-import { requiredLabel, trimBase, withApiVersion } from './settings.js';
+import { requiredLabel, trimBase, withApiVersion, type AzureSettings } from './settings.js';
 
 const NAME = 'azure-openai';
 /** Entra ID scope of Azure OpenAI (Cognitive Services) unless cloud3_entra_scope says otherwise. */
@@ -89,7 +88,7 @@ function takesStreamOptions(apiVersion: string): boolean {
 }
 
 /** https://{resource_name}.openai.azure.com, or the custom host that replaces it. */
-function resourceHost(customHost: string | undefined, node: ConfigNode): Result<string, GatewayError> {
+function resourceHost(customHost: string | undefined, node: AzureSettings): Result<string, GatewayError> {
   if (customHost !== undefined) return ok(trimBase(customHost));
   const resource = requiredLabel(NAME, node, 'resource_name', 'cloud3_resource_name');
   return resource.ok ? ok(`https://${resource.value}.openai.azure.com`) : resource;

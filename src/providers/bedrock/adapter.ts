@@ -21,13 +21,13 @@
  * cloud1_region (default us-east-1, the region the AWS docs' examples use).
  */
 import { Transform, type Readable } from 'node:stream';
-import type { ConfigNode } from '../../config/types.js';
 import { err, GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
 import type { CallInput, ProviderAdapter, ProviderCall, Translator } from '../types.js';
 import { fromConverse, toConverse } from './chat.js';
 import { converseStream } from './chat-stream.js';
 import { fromInvokeEmbedding, toInvokeEmbedding } from './embeddings.js';
 import { badAnswer, bedrockError } from './errors.js';
+import type { BedrockSettings } from './settings.js';
 import { signRequest, type AwsCredentials } from './sigv4.js';
 
 export const DEFAULT_REGION = 'us-east-1';
@@ -108,7 +108,7 @@ async function prepare({ target, endpoint, path, body, method, raw }: CallInput)
 }
 
 /** Read from the target's config keys; a missing or malformed one is a 400 naming it, before any call. */
-function credentialsOf(node: ConfigNode): Result<{ credentials: AwsCredentials; region: string }> {
+function credentialsOf(node: BedrockSettings): Result<{ credentials: AwsCredentials; region: string }> {
   const id = node.cloud1_access_key_id;
   const secret = node.cloud1_secret_access_key;
   const token = node.cloud1_session_token;

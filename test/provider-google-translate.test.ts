@@ -3,9 +3,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { toGeminiSchema } from '../src/providers/google/schema.js';
-import { toGenerateContent } from '../src/providers/google/chat-request.js';
-import { finishReason, toChatCompletion, toLogprobs } from '../src/providers/google/chat-response.js';
-import { GeminiStream } from '../src/providers/google/stream.js';
+import { toGenerateContent } from '../src/providers/google/chat/request.js';
+import { finishReason, toChatCompletion, toLogprobs } from '../src/providers/google/chat/response.js';
+import { GeminiStream } from '../src/providers/google/chat/stream.js';
 import { signatureOf, toolCallId } from '../src/providers/google/tool-ids.js';
 import { googleError } from '../src/providers/google/errors.js';
 import type { ChatRequest } from '../src/providers/google/openai-chat.js';

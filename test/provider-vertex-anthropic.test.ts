@@ -5,7 +5,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import OpenAI from 'openai';
-import { claudeChat, vertexClaudeError } from '../src/providers/vertex-ai/anthropic.js';
+import { claudeChat, vertexClaudeError } from '../src/providers/vertex-ai/chat/request.js';
 import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
 import { toEvents } from './support/mock-anthropic.js';
 import { startMockGemini, type MockGemini } from './support/mock-gemini.js';

@@ -18,7 +18,7 @@ import type { ProviderAdapter } from './types.js';
  */
 const TRANSLATED: Readonly<Record<string, () => Promise<ProviderAdapter>>> = {
   anthropic: () => import('./anthropic/adapter.js').then((m) => askingUsage(m.anthropicAdapter)),
-  'azure-openai': () => import('./azure/openai-adapter.js').then((m) => m.azureOpenAI),
+  'azure-openai': () => import('./azure/adapter.js').then((m) => m.azureOpenAI),
   'azure-ai': () => import('./azure/foundry-adapter.js').then((m) => m.azureAI),
   bedrock: () => import('./bedrock/adapter.js').then((m) => askingUsage(m.bedrockAdapter)),
   cohere: () => import('./cohere/adapter.js').then((m) => askingUsage(m.cohere)),

@@ -40,7 +40,7 @@
 import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
 import { type CallInput, type ProviderAdapter, type ProviderCall, type ResolvedTarget } from '../types.js';
 import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
-import { replyOptions, toAnthropicRequest } from './request.js';
+import { replyOptions, toAnthropicRequest } from './chat/request.js';
 import { anthropicChatTranslator } from './translator.js';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';

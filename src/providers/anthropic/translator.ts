@@ -7,9 +7,9 @@
 import { GatewayError, ok, type Result } from '../../shared/errors.js';
 import type { Translator } from '../types.js';
 import { anthropicError } from './errors.js';
-import type { ReplyOptions } from './request.js';
-import { fromAnthropicMessage } from './response.js';
-import { AnthropicStream } from './stream.js';
+import type { ReplyOptions } from './chat/request.js';
+import { fromAnthropicMessage } from './chat/response.js';
+import { AnthropicStream } from './chat/stream.js';
 import type { AnthropicMessage } from './wire.js';
 
 export function anthropicChatTranslator(opts: ReplyOptions): Translator {

@@ -32,7 +32,7 @@ import { invalid, ok, type GatewayError, type Result } from '../../shared/errors
 import { type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
 import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
 import { credentialOf, withAuth } from './auth.js';
-import { toInferenceChat } from './inference-body.js';
+import { toInferenceChat } from './chat/request.js';
 import { requiredLabel, setting, trimBase, withApiVersion, type AzureSettings } from './settings.js';
 
 const NAME = 'azure-ai';

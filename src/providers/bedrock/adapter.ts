@@ -23,8 +23,8 @@
 import { Transform, type Readable } from 'node:stream';
 import { err, GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
 import type { CallInput, ProviderAdapter, ProviderCall, Translator } from '../types.js';
-import { fromConverse, toConverse } from './chat.js';
-import { converseStream } from './chat-stream.js';
+import { fromConverse, toConverse } from './chat/request.js';
+import { converseStream } from './chat/stream.js';
 import { fromInvokeEmbedding, toInvokeEmbedding } from './embeddings.js';
 import { badAnswer, bedrockError } from './errors.js';
 import type { BedrockSettings } from './settings.js';

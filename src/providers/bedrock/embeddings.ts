@@ -24,7 +24,7 @@ import { err, invalid, ok, type GatewayError, type Result } from '../../shared/e
 import { openAIEmbeddingList } from '../shared/embeddings.js';
 import type { ProviderHeaders } from '../types.js';
 import { badAnswer } from './errors.js';
-import type { CohereEmbedRequest, CohereEmbedResponse, TitanEmbedRequest, TitanEmbedResponse } from './types.js';
+import type { CohereEmbedRequest, CohereEmbedResponse, TitanEmbedRequest, TitanEmbedResponse } from './wire.js';
 
 type Family = 'titan-v1' | 'titan-v2' | 'cohere';
 

@@ -12,7 +12,7 @@
  */
 import { GatewayError } from '../../shared/errors.js';
 import type { ProviderHeaders } from '../types.js';
-import type { BedrockErrorBody } from './types.js';
+import type { BedrockErrorBody } from './wire.js';
 
 /** An error answer of any Bedrock operation. */
 export function bedrockError(status: number, raw: Buffer, headers?: ProviderHeaders): GatewayError {

@@ -44,8 +44,8 @@
  */
 import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
 import type { CallInput, ProviderAdapter, ProviderCall, Translator } from '../types.js';
-import { fromCohereChat, toCohereChat, type ChatContext } from './chat.js';
-import { chatStream } from './chat-stream.js';
+import { fromCohereChat, toCohereChat, type ChatContext } from './chat/request.js';
+import { chatStream } from './chat/stream.js';
 import { fromCohereEmbed, noEmbedStream, toCohereEmbed, type EmbedContext } from './embeddings.js';
 import { badAnswer, cohereError } from './errors.js';
 import type { CohereChatResponse, CohereEmbedResponse } from './wire.js';

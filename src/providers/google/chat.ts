@@ -5,11 +5,11 @@
  */
 import { ok, GatewayError, type Result } from '../../shared/errors.js';
 import type { Translator } from '../types.js';
-import { toChatCompletion, type ChatContext } from './chat-response.js';
-import { toGenerateContent } from './chat-request.js';
+import { toChatCompletion, type ChatContext } from './chat/response.js';
+import { toGenerateContent } from './chat/request.js';
 import { googleError } from './errors.js';
 import type { ChatRequest } from './openai-chat.js';
-import { GeminiStream } from './stream.js';
+import { GeminiStream } from './chat/stream.js';
 import type { GenerateContentResponse } from './wire.js';
 
 export interface GeminiCall {

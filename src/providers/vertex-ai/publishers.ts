@@ -9,7 +9,7 @@
 import type { GatewayError, Result } from '../../shared/errors.js';
 import { geminiChat } from '../google/chat.js';
 import type { Translator } from '../types.js';
-import { claudeChat } from './anthropic.js';
+import { claudeChat } from './chat/request.js';
 import { predictEmbeddings } from './embeddings.js';
 
 export interface PublisherCall {

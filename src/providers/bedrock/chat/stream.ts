@@ -20,12 +20,12 @@
  * ends the stream with an error event: no byte after it becomes a chunk.
  */
 import { Transform, type TransformCallback } from 'node:stream';
-import { GatewayError } from '../../shared/errors.js';
-import { chatChunk, completionId, nowSeconds, SSE_DONE, sseEvent, toolCallDelta, usageChunk } from '../shared/openai-shape.js';
-import { finishReason, toUsage, type ChatContext } from './chat.js';
-import { streamException } from './errors.js';
-import { EventStreamDecoder, EventStreamError, type EventStreamMessage } from './eventstream.js';
-import type { ContentBlockDeltaEvent, ContentBlockStartEvent, MessageStopEvent, MetadataEvent } from './types.js';
+import { GatewayError } from '../../../shared/errors.js';
+import { chatChunk, completionId, nowSeconds, SSE_DONE, sseEvent, toolCallDelta, usageChunk } from '../../shared/openai-answer.js';
+import { finishReason, toUsage, type ChatContext } from './request.js';
+import { streamException } from '../errors.js';
+import { EventStreamDecoder, EventStreamError, type EventStreamMessage } from '../eventstream.js';
+import type { ContentBlockDeltaEvent, ContentBlockStartEvent, MessageStopEvent, MetadataEvent } from '../wire.js';
 
 export function converseStream(ctx: ChatContext): Transform {
   return new ConverseStreamTranslator(ctx);

@@ -10,9 +10,9 @@
  * parameters such as `k`, `documents`, `citation_options`, `safety_mode`,
  * `priority`, `strict_tools` — passed on as the client sent it.
  */
-import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
-import type { OpenAIFunctionCallParam, OpenAIMessageParam } from '../shared/openai-request.js';
-import { completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../shared/openai-shape.js';
+import { GatewayError, invalid, ok, type Result } from '../../../shared/errors.js';
+import type { OpenAIFunctionCallParam, OpenAIMessageParam } from '../../shared/openai-request.js';
+import { completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../../shared/openai-answer.js';
 import type {
   CohereAssistantMessage,
   CohereChatRequest,
@@ -27,7 +27,7 @@ import type {
   CohereTool,
   CohereToolCall,
   CohereUsage,
-} from './wire.js';
+} from '../wire.js';
 
 // ---------------------------------------------------------------------------
 // The client's side (OpenAI's chat request), as far as it is read here. The

@@ -31,10 +31,10 @@
  *   reasoningContent → reasoning_content, stopReason → finish_reason,
  *   usage {inputTokens (+cacheRead +cacheWrite), outputTokens, totalTokens, cacheReadInputTokens}.
  */
-import { err, invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import type { OpenAIMessageParam } from '../shared/openai-request.js';
-import { completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../shared/openai-shape.js';
-import { badAnswer } from './errors.js';
+import { err, invalid, ok, type GatewayError, type Result } from '../../../shared/errors.js';
+import type { OpenAIMessageParam } from '../../shared/openai-request.js';
+import { completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../../shared/openai-answer.js';
+import { badAnswer } from '../errors.js';
 import type {
   ContentBlock,
   ConverseMessage,
@@ -51,7 +51,7 @@ import type {
   ToolConfiguration,
   ToolResultContent,
   ToolSpecification,
-} from './types.js';
+} from '../wire.js';
 
 // ---- The OpenAI request, as the gateway reads it ------------------------------
 

@@ -9,8 +9,8 @@
  * mcp_servers, context_management…), so Anthropic itself rejects what it
  * does not know.
  */
-import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
-import type { OpenAIFunctionCallParam, OpenAIMessageParam } from '../shared/openai-request.js';
+import { GatewayError, invalid, ok, type Result } from '../../../shared/errors.js';
+import type { OpenAIFunctionCallParam, OpenAIMessageParam } from '../../shared/openai-request.js';
 import type {
   AnthropicCacheControl,
   AnthropicMessageParam,
@@ -25,7 +25,7 @@ import type {
   AnthropicToolResultBlock,
   AnthropicToolResultPart,
   AnthropicToolUseBlock,
-} from './wire.js';
+} from '../wire.js';
 
 /**
  * max_tokens when the client sends neither max_tokens nor max_completion_tokens

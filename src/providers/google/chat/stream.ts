@@ -12,12 +12,12 @@
  * in-stream `data: {"error":…}`.
  */
 import { Transform, type TransformCallback } from 'node:stream';
-import { GatewayError } from '../../shared/errors.js';
-import { chatChunk, completionId, nowSeconds, SSE_DONE, sseEvent, usageChunk, type FinishReason } from '../shared/openai-shape.js';
-import { SseReader, type SseEvent } from '../shared/sse.js';
-import { createdAt, finishReason, readParts, responseId, toLogprobs, toUsage, type ChatContext } from './chat-response.js';
-import { googleError } from './errors.js';
-import type { GeminiUsageMetadata, GenerateContentResponse } from './wire.js';
+import { GatewayError } from '../../../shared/errors.js';
+import { chatChunk, completionId, nowSeconds, SSE_DONE, sseEvent, usageChunk, type FinishReason } from '../../shared/openai-answer.js';
+import { SseReader, type SseEvent } from '../../shared/sse.js';
+import { createdAt, finishReason, readParts, responseId, toLogprobs, toUsage, type ChatContext } from './response.js';
+import { googleError } from '../errors.js';
+import type { GeminiUsageMetadata, GenerateContentResponse } from '../wire.js';
 
 export class GeminiStream extends Transform {
   private readonly reader = new SseReader();

@@ -18,11 +18,11 @@
  * becomes an `error` event, which OpenAI's SDKs raise as an APIError.
  */
 import { Transform, type TransformCallback } from 'node:stream';
-import { GatewayError } from '../../shared/errors.js';
-import { chatChunk, completionId, nowSeconds, sseEvent, SSE_DONE, toolCallDelta, usageChunk } from '../shared/openai-shape.js';
-import { finishReason, generationFailed, toLogprobs, toUsage, type ChatContext } from './chat.js';
-import { SseReader } from '../shared/sse.js';
-import type { CohereStreamEvent } from './wire.js';
+import { GatewayError } from '../../../shared/errors.js';
+import { chatChunk, completionId, nowSeconds, sseEvent, SSE_DONE, toolCallDelta, usageChunk } from '../../shared/openai-answer.js';
+import { finishReason, generationFailed, toLogprobs, toUsage, type ChatContext } from './request.js';
+import { SseReader } from '../../shared/sse.js';
+import type { CohereStreamEvent } from '../wire.js';
 
 export function chatStream(ctx: ChatContext): Transform {
   const reader = new SseReader();

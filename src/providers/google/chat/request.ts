@@ -5,7 +5,7 @@
  * by a rule in DROPPED (with the reason), or refused with a 400 naming it:
  * nothing disappears unseen.
  */
-import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
+import { invalid, ok, type GatewayError, type Result } from '../../../shared/errors.js';
 import type {
   ChatMessage,
   ChatRequest,
@@ -14,9 +14,9 @@ import type {
   FunctionDefinition,
   ResponseFormat,
   ToolChoice,
-} from './openai-chat.js';
-import { toGeminiSchema } from './schema.js';
-import { signatureOf } from './tool-ids.js';
+} from '../openai-chat.js';
+import { toGeminiSchema } from '../schema.js';
+import { signatureOf } from '../tool-ids.js';
 import type {
   GeminiContent,
   GeminiFunctionDeclaration,
@@ -26,7 +26,7 @@ import type {
   GeminiTool,
   GeminiToolConfig,
   GenerateContentRequest,
-} from './wire.js';
+} from '../wire.js';
 
 /** Fields read below (model and stream choose the URL; stream_options the translator). */
 const MAPPED = new Set([

@@ -10,9 +10,9 @@
  * Thinking only ever appears when the request enabled it, which the router
  * allows only with strict_compat_compliance false.
  */
-import { nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../shared/openai-shape.js';
+import { nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../../shared/openai-answer.js';
 import type { ReplyOptions } from './request.js';
-import type { AnthropicMessage, AnthropicRedactedThinkingBlock, AnthropicThinkingBlock, AnthropicUsage } from './wire.js';
+import type { AnthropicMessage, AnthropicRedactedThinkingBlock, AnthropicThinkingBlock, AnthropicUsage } from '../wire.js';
 
 export interface OpenAIAssistantMessage {
   role: 'assistant';

@@ -4,9 +4,9 @@
  * The pieces (finish reasons, usage, parts → message fields, logprobs) are
  * shared with the stream translation.
  */
-import { completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../shared/openai-shape.js';
-import { toolCallId } from './tool-ids.js';
-import type { GeminiCandidate, GeminiFinishReason, GeminiLogprobsResult, GeminiPart, GeminiUsageMetadata, GenerateContentResponse } from './wire.js';
+import { completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../../shared/openai-answer.js';
+import { toolCallId } from '../tool-ids.js';
+import type { GeminiCandidate, GeminiFinishReason, GeminiLogprobsResult, GeminiPart, GeminiUsageMetadata, GenerateContentResponse } from '../wire.js';
 
 export interface ChatContext {
   /** Provider name, for messages. */

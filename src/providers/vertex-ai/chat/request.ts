@@ -16,14 +16,14 @@
  * The translation is the anthropic adapter's, reused as it is; this file only
  * reshapes the body for Vertex and tells the two kinds of errors apart.
  */
-import { ok, type GatewayError, type Result } from '../../shared/errors.js';
-import { anthropicError } from '../anthropic/errors.js';
-import { replyOptions, toAnthropicRequest } from '../anthropic/request.js';
-import { anthropicChatTranslator } from '../anthropic/translator.js';
-import type { AnthropicRequest } from '../anthropic/wire.js';
-import { googleError } from '../google/errors.js';
-import type { ProviderHeaders } from '../types.js';
-import type { PublisherCall } from './publishers.js';
+import { ok, type GatewayError, type Result } from '../../../shared/errors.js';
+import { anthropicError } from '../../anthropic/errors.js';
+import { replyOptions, toAnthropicRequest } from '../../anthropic/chat/request.js';
+import { anthropicChatTranslator } from '../../anthropic/translator.js';
+import type { AnthropicRequest } from '../../anthropic/wire.js';
+import { googleError } from '../../google/errors.js';
+import type { ProviderHeaders } from '../../types.js';
+import type { PublisherCall } from '../publishers.js';
 
 /** The one Messages API version Vertex takes, in the body (Anthropic's SDK sends this). */
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';

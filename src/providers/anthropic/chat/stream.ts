@@ -23,13 +23,13 @@
  * client must not mistake a cut answer for a whole one.
  */
 import { Transform, type TransformCallback } from 'node:stream';
-import { GatewayError } from '../../shared/errors.js';
-import { chatChunk, completionId, nowSeconds, sseEvent, SSE_DONE, toolCallDelta, usageChunk, type FinishReason } from '../shared/openai-shape.js';
-import { SseReader, type SseEvent } from '../shared/sse.js';
-import { streamError } from './errors.js';
+import { GatewayError } from '../../../shared/errors.js';
+import { chatChunk, completionId, nowSeconds, sseEvent, SSE_DONE, toolCallDelta, usageChunk, type FinishReason } from '../../shared/openai-answer.js';
+import { SseReader, type SseEvent } from '../../shared/sse.js';
+import { streamError } from '../errors.js';
 import type { ReplyOptions } from './request.js';
 import { finishReason, openAIUsage } from './response.js';
-import type { AnthropicResponseBlock, AnthropicStreamEvent, AnthropicUsage } from './wire.js';
+import type { AnthropicResponseBlock, AnthropicStreamEvent, AnthropicUsage } from '../wire.js';
 
 export class AnthropicStream extends Transform {
   private readonly reader = new SseReader();

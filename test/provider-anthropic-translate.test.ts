@@ -32,7 +32,6 @@ async function stream(sse: string, opts = plain, size = 5): Promise<string[]> {
   for (let i = 0; i < bytes.length; i += size) pieces.push(bytes.subarray(i, i + size));
   let out = '';
   for await (const c of Readable.from(pieces).pipe(new AnthropicStream(opts))) out += c.toString();
-  assert.ok(out.endsWith('data: [DONE]\n\n'), 'ends with [DONE]');
   return out.split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
 }
 
@@ -312,31 +311,31 @@ describe('anthropic stream transform', () => {
     });
   });
 
-  it('ignores ping and unknown events; a stream error becomes an error payload and [DONE]', async () => {
+  it('ignores ping and unknown events; a stream error ends it with an error payload and no [DONE]', async () => {
     const start = toEvents(message([]) as unknown as Record<string, unknown>)[0]!;
     const out = await stream(
       frame([start, { type: 'ping' }, { type: 'future_event', x: 1 }, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { type: 'message_stop' }]),
     );
-    assert.equal(out.length, 3);
+    assert.equal(out.length, 2);
     assert.deepEqual(JSON.parse(out[1]!), { error: { message: 'Overloaded', type: 'server_error', code: 'overloaded_error', param: null } });
-    assert.equal(out[2], '[DONE]');
   });
 
   it('legacy functions stream function_call deltas', async () => {
     const m = message([{ type: 'tool_use', id: 't', name: 'f', input: { a: 1 } }], { stop_reason: 'tool_use' });
-    const events = (await stream(frame(toEvents(m as unknown as Record<string, unknown>)), { includeUsage: false, legacyFunctions: true })).slice(0, -1).map((d) => JSON.parse(d));
+    const events = (await stream(frame(toEvents(m as unknown as Record<string, unknown>)), { includeUsage: false, legacyFunctions: true })).slice(0, -2).map((d) => JSON.parse(d));
     const fc = events.map((c) => c.choices[0].delta.function_call).filter(Boolean);
     assert.deepEqual(fc[0], { name: 'f', arguments: '' });
     assert.equal(fc.map((f) => f.arguments).join(''), '{"a":1}');
     assert.equal(events.at(-1).choices[0].finish_reason, 'function_call');
   });
 
-  it('a cut stream or an unreadable event ends in an error', async () => {
+  it('a cut stream or an unreadable event ends in an error, no [DONE]', async () => {
     const start = frame([toEvents(message([]) as unknown as Record<string, unknown>)[0]!]);
     const cut = await stream(start);
-    assert.match(JSON.parse(cut.at(-2)!).error.message, /before message_stop/);
+    assert.match(JSON.parse(cut.at(-1)!).error.message, /before message_stop/);
+    assert.equal(JSON.parse(cut.at(-1)!).error.code, 'incomplete_stream');
     const garbled = await stream(`${start}event: content_block_delta\ndata: {not json\n\n`);
-    assert.equal(JSON.parse(garbled.at(-2)!).error.code, 'bad_gateway');
+    assert.equal(JSON.parse(garbled.at(-1)!).error.code, 'bad_upstream_stream');
   });
 
   it('reads a last event that lacks its blank line', async () => {

@@ -203,11 +203,12 @@ describe('cohere: stream transform', () => {
       'data: {"type":"content-delta","delta":{"message":{"content":{"text":"x"}}}}\n\n' +
         'data: {"type":"message-end","delta":{"finish_reason":"COMPLETE"}}\n\ndata: [DONE]\n\n',
     );
-    assert.equal(events.length, 4);
+    assert.equal(events.length, 5);
     assert.deepEqual(JSON.parse(events[0]!).choices[0].delta, { role: 'assistant', content: '' });
     assert.equal(JSON.parse(events[1]!).choices[0].delta.content, 'x');
     assert.equal(JSON.parse(events[2]!).choices[0].finish_reason, 'stop');
-    assert.equal(events[3], '[DONE]');
+    assert.deepEqual(JSON.parse(events[3]!).choices, [], 'the usage chunk');
+    assert.equal(events[4], '[DONE]');
   });
 
   it('legacy functions: only the first call is streamed (the legacy shape holds one)', async () => {
@@ -217,16 +218,16 @@ describe('cohere: stream transform', () => {
       start(0, 'f') + args(0, '{}') + start(1, 'g') + args(1, '{"x":1}') + 'data: {"type":"message-end","delta":{"finish_reason":"TOOL_CALL"}}\n\n',
       { model: 'm', includeUsage: false, legacyFunctions: true },
     );
-    const deltas = events.slice(0, -1).map((e) => JSON.parse(e).choices[0]);
+    const deltas = events.slice(0, -2).map((e) => JSON.parse(e).choices[0]);
     assert.deepEqual(deltas.map((c) => c.delta), [{ role: 'assistant', content: '' }, { function_call: { name: 'f', arguments: '' } }, { function_call: { arguments: '{}' } }, {}]);
     assert.equal(deltas.at(-1).finish_reason, 'function_call');
   });
 
-  it('an event that is not JSON ends the stream with an error event', async () => {
+  it('an event that is not JSON ends the stream with an error event and no [DONE]', async () => {
     const events = await run('data: {"type":"message-start"}\n\ndata: {oops\n\ndata: {"type":"message-end"}\n\n');
-    assert.equal(events.length, 3);
+    assert.equal(events.length, 2);
     assert.match(JSON.parse(events[1]!).error.message, /not JSON/);
-    assert.equal(events[2], '[DONE]');
+    assert.equal(JSON.parse(events[1]!).error.code, 'bad_upstream_stream');
   });
 });
 

@@ -318,12 +318,16 @@ describe('Gemini SSE → OpenAI chunks', () => {
     assert.equal(chunks[2].usage.total_tokens, 3);
   });
 
-  it('no usage chunk unless asked; a blocked prompt; an unreadable event', async () => {
-    const events = await run([ev({ promptFeedback: { blockReason: 'OTHER' }, usageMetadata: { promptTokenCount: 2 } }), 'data: {not json\n\n'], false);
-    assert.equal(events.length, 3);
-    assert.deepEqual(JSON.parse(events[0]!).choices[0].finish_reason, 'content_filter');
-    assert.equal(JSON.parse(events[1]!).error.code, 'bad_upstream_event');
-    assert.equal(events[2], '[DONE]');
+  it('a blocked prompt is a whole answer; an unreadable event or a cut stream ends in an error, no [DONE]', async () => {
+    const blocked = await run([ev({ promptFeedback: { blockReason: 'OTHER' }, usageMetadata: { promptTokenCount: 2 } })], false);
+    assert.equal(blocked.length, 3);
+    assert.deepEqual(JSON.parse(blocked[0]!).choices[0].finish_reason, 'content_filter');
+    assert.equal(JSON.parse(blocked[1]!).usage.prompt_tokens, 2);
+    assert.equal(blocked[2], '[DONE]');
+    const garbled = await run([ev({ candidates: [{ content: { parts: [{ text: 'a' }] } }] }), 'data: {not json\n\n'], false);
+    assert.deepEqual([garbled.length, JSON.parse(garbled[1]!).error.code], [2, 'bad_upstream_stream']);
+    const cut = await run([ev({ candidates: [{ content: { parts: [{ text: 'a' }] } }] })], false);
+    assert.deepEqual([cut.length, JSON.parse(cut[1]!).error.code], [2, 'incomplete_stream']);
   });
 
   it('tool calls get increasing indexes across events, and the candidate finishes with tool_calls', async () => {

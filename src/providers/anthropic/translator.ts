@@ -5,6 +5,7 @@
  * adapter, whose Claude models answer in this same format.
  */
 import { GatewayError, ok, type Result } from '../../shared/errors.js';
+import { badResponse } from '../shared/openai-answer.js';
 import type { Translator } from '../types.js';
 import { anthropicError } from './errors.js';
 import type { ReplyOptions } from './chat/request.js';
@@ -25,10 +26,10 @@ function translateMessage(raw: Buffer, opts: ReplyOptions): Result<string, Gatew
   try {
     msg = JSON.parse(raw.toString('utf8')) as AnthropicMessage;
   } catch {
-    return { ok: false, error: new GatewayError(502, 'anthropic answered with invalid JSON', { code: 'bad_gateway' }) };
+    return { ok: false, error: badResponse('anthropic', 'answered with invalid JSON') };
   }
   if (msg?.type !== 'message' || !Array.isArray(msg.content)) {
-    return { ok: false, error: new GatewayError(502, 'anthropic answered with something other than a message', { code: 'bad_gateway' }) };
+    return { ok: false, error: badResponse('anthropic', 'answered with something other than a message') };
   }
   return ok(JSON.stringify(fromAnthropicMessage(msg, opts)));
 }

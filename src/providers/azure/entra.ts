@@ -147,7 +147,7 @@ async function requestToken(authority: string, c: EntraCredentials): Promise<Res
   const a = (typeof body === 'object' && body !== null ? body : {}) as TokenAnswer;
   const expiresIn = Number(a.expires_in);
   if (typeof a.access_token !== 'string' || a.access_token === '' || !(expiresIn > 0)) {
-    return fail(502, 'the Entra ID token endpoint answered without access_token and expires_in', 'bad_gateway');
+    return fail(502, 'the Entra ID token endpoint answered without access_token and expires_in', 'bad_upstream_response');
   }
   const margin = Math.min(REFRESH_MARGIN_S, expiresIn / 2);
   return ok({ token: a.access_token, refreshAt: started + (expiresIn - margin) * 1000, expiresAt: started + expiresIn * 1000 });

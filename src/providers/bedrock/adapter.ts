@@ -26,7 +26,8 @@ import type { CallInput, ProviderAdapter, ProviderCall, Translator } from '../ty
 import { fromConverse, toConverse } from './chat/request.js';
 import { converseStream } from './chat/stream.js';
 import { fromInvokeEmbedding, toInvokeEmbedding } from './embeddings.js';
-import { badAnswer, bedrockError } from './errors.js';
+import { bedrockError } from './errors.js';
+import { badResponse } from '../shared/openai-answer.js';
 import type { BedrockSettings } from './settings.js';
 import { signRequest, type AwsCredentials } from './sigv4.js';
 
@@ -88,7 +89,7 @@ async function prepare({ target, endpoint, path, body, method, raw }: CallInput)
       translator: {
         response: (bytes, headers) => fromInvokeEmbedding(bytes, context, headers),
         // toInvokeEmbedding refuses `stream`, so the relay never streams an embedding.
-        stream: () => new Transform({ transform: (_chunk, _enc, done) => done(badAnswer('bedrock embeddings are not streamed')) }),
+        stream: () => new Transform({ transform: (_chunk, _enc, done) => done(badResponse('bedrock', 'embeddings are not streamed')) }),
         error: bedrockError,
       },
     };

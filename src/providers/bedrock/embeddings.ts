@@ -22,8 +22,8 @@
  */
 import { err, invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
 import { openAIEmbeddingList } from '../shared/embeddings.js';
+import { badResponse } from '../shared/openai-answer.js';
 import type { ProviderHeaders } from '../types.js';
-import { badAnswer } from './errors.js';
 import type { CohereEmbedRequest, CohereEmbedResponse, TitanEmbedRequest, TitanEmbedResponse } from './wire.js';
 
 type Family = 'titan-v1' | 'titan-v2' | 'cohere';
@@ -96,7 +96,7 @@ export function fromInvokeEmbedding(raw: Buffer, ctx: EmbedContext, headers?: Pr
   try {
     parsed = JSON.parse(raw.toString('utf8'));
   } catch {
-    return err(badAnswer('bedrock answered with JSON that does not parse'));
+    return err(badResponse('bedrock', 'answered with JSON that does not parse'));
   }
   let vectors: number[][];
   let tokens: number;
@@ -105,13 +105,13 @@ export function fromInvokeEmbedding(raw: Buffer, ctx: EmbedContext, headers?: Pr
     if (Array.isArray(e)) vectors = e;
     // With embedding_types Cohere answers per type: floats are OpenAI's, else the first type asked for.
     else if (e != null && typeof e === 'object') vectors = e.float ?? Object.values(e)[0] ?? [];
-    else return err(badAnswer('bedrock answered without embeddings'));
+    else return err(badResponse('bedrock', 'answered without embeddings'));
     // Cohere's body has no token count; InvokeModel reports it in a header.
     const count = headers?.['x-amzn-bedrock-input-token-count'];
     tokens = Number(Array.isArray(count) ? count[0] : count) || 0;
   } else {
     const res = parsed as TitanEmbedResponse | null;
-    if (res === null || !Array.isArray(res.embedding)) return err(badAnswer('bedrock answered without an embedding'));
+    if (res === null || !Array.isArray(res.embedding)) return err(badResponse('bedrock', 'answered without an embedding'));
     vectors = [res.embedding];
     tokens = res.inputTextTokenCount ?? 0;
   }

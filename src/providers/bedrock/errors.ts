@@ -50,11 +50,6 @@ export function streamException(exceptionType: string, payload: Buffer): Gateway
   return new GatewayError(STREAM_EXCEPTION_STATUS[exceptionType] ?? 500, message ?? `bedrock stream failed: ${code}`, { code });
 }
 
-/** A 2xx answer the gateway cannot read: the provider broke its own format. */
-export function badAnswer(message: string): GatewayError {
-  return new GatewayError(502, message, { code: 'bad_upstream_answer' });
-}
-
 function firstHeader(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }

@@ -47,7 +47,8 @@ import type { CallInput, ProviderAdapter, ProviderCall, Translator } from '../ty
 import { fromCohereChat, toCohereChat, type ChatContext } from './chat/request.js';
 import { chatStream } from './chat/stream.js';
 import { fromCohereEmbed, noEmbedStream, toCohereEmbed, type EmbedContext } from './embeddings.js';
-import { badAnswer, cohereError } from './errors.js';
+import { cohereError } from './errors.js';
+import { badResponse } from '../shared/openai-answer.js';
 import type { CohereChatResponse, CohereEmbedResponse } from './wire.js';
 
 const COHERE_BASE = 'https://api.cohere.com';
@@ -114,7 +115,7 @@ function parse<T>(raw: Buffer, what: string): Result<T, GatewayError> {
   try {
     return ok(JSON.parse(raw.toString('utf8')) as T);
   } catch {
-    return { ok: false, error: badAnswer(what) };
+    return { ok: false, error: badResponse('cohere', `sent a ${what} answer that is not valid JSON`) };
   }
 }
 

@@ -16,8 +16,9 @@
  * a longer list gets Cohere's own 400.
  */
 import { Transform } from 'node:stream';
-import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
+import { invalid, ok, type Result } from '../../shared/errors.js';
 import { openAIEmbeddingList } from '../shared/embeddings.js';
+import { badResponse } from '../shared/openai-answer.js';
 import type { CohereEmbedRequest, CohereEmbedResponse } from './wire.js';
 
 export interface EmbedContext {
@@ -63,7 +64,7 @@ export function toCohereEmbed(body: Record<string, unknown>): Result<{ request: 
 export function fromCohereEmbed(res: CohereEmbedResponse, ctx: EmbedContext): Result<string> {
   const floats = res.embeddings?.float;
   if (!Array.isArray(floats)) {
-    return { ok: false, error: new GatewayError(502, 'cohere: the embed answer has no float embeddings', { code: 'bad_provider_response' }) };
+    return { ok: false, error: badResponse('cohere', 'sent an embed answer with no float embeddings') };
   }
   const tokens = res.meta?.tokens?.input_tokens ?? res.meta?.billed_units?.input_tokens ?? 0;
   return ok(openAIEmbeddingList(floats, ctx.model, tokens, ctx.base64));

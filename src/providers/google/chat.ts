@@ -4,6 +4,7 @@
  * Gemini API adapter and Vertex AI's Google publisher.
  */
 import { ok, GatewayError, type Result } from '../../shared/errors.js';
+import { badResponse } from '../shared/openai-answer.js';
 import type { Translator } from '../types.js';
 import { toChatCompletion, type ChatContext } from './chat/response.js';
 import { toGenerateContent } from './chat/request.js';
@@ -37,7 +38,7 @@ function chatTranslator(ctx: ChatContext): Translator {
       try {
         res = JSON.parse(raw.toString('utf8')) as GenerateContentResponse;
       } catch {
-        return { ok: false, error: new GatewayError(502, `${ctx.provider} sent an answer that is not JSON`, { code: 'bad_upstream_response' }) };
+        return { ok: false, error: badResponse(ctx.provider, 'sent an answer that is not JSON') };
       }
       return ok(JSON.stringify(toChatCompletion(res, ctx)));
     },

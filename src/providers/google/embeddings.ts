@@ -16,6 +16,7 @@
 import { Transform } from 'node:stream';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
 import { openAIEmbeddingList } from '../shared/embeddings.js';
+import { badResponse } from '../shared/openai-answer.js';
 import type { Translator } from '../types.js';
 import { googleError } from './errors.js';
 
@@ -85,7 +86,7 @@ export function embeddingsTranslator(
       try {
         json = JSON.parse(raw.toString('utf8'));
       } catch {
-        return { ok: false, error: new GatewayError(502, `${provider} sent an answer that is not JSON`, { code: 'bad_upstream_response' }) };
+        return { ok: false, error: badResponse(provider, 'sent an answer that is not JSON') };
       }
       const { vectors, tokens } = read(json);
       return ok(openAIEmbeddingList(vectors, model, tokens, base64));

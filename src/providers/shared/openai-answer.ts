@@ -4,6 +4,7 @@
  * frames streams the same way.
  */
 import { randomBytes } from 'node:crypto';
+import { err, GatewayError, ok, type Result } from '../../shared/errors.js';
 
 export const SSE_DONE = 'data: [DONE]\n\n';
 
@@ -78,4 +79,18 @@ export function toolCallDelta(
 ): Record<string, unknown> | undefined {
   if (!legacyFunctions) return { tool_calls: [{ index, ...call }] };
   return index === 0 ? { function_call: call.function } : undefined;
+}
+
+/** The 502 of a whole answer the gateway cannot read (`what` follows the provider's name). */
+export function badResponse(provider: string, what: string): GatewayError {
+  return new GatewayError(502, `${provider} ${what}`, { code: 'bad_upstream_response' });
+}
+
+/** A whole answer's JSON; a 502 `bad_upstream_response` when it does not parse. */
+export function parseAnswer(raw: Buffer, provider: string): Result<unknown> {
+  try {
+    return ok(JSON.parse(raw.toString('utf8')) as unknown);
+  } catch {
+    return err(badResponse(provider, 'answered with JSON that does not parse'));
+  }
 }

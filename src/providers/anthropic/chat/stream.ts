@@ -1,6 +1,6 @@
 /**
  * Anthropic's streamed message (named SSE events) → OpenAI chat.completion.chunk
- * events ending in `data: [DONE]`. Events, per
+ * events, ending as every translated stream does (shared/stream.ts). Events, per
  * https://docs.anthropic.com/en/docs/build-with-claude/streaming:
  *
  *   message_start        {message: {id, model, usage: {input_tokens, cache_*…}}}  → role chunk
@@ -12,32 +12,22 @@
  *                                       signature_delta{signature}} → kept for the block's end
  *   content_block_stop   {index}  a thinking block ends → thinking_blocks [{type, thinking, signature}]
  *   message_delta        {delta: {stop_reason}, usage (cumulative)}  → finish_reason chunk
- *   message_stop                  → usage chunk (include_usage), [DONE]
+ *   message_stop                  → the end: usage chunk, [DONE]
  *   ping                          → nothing
- *   error                {error: {type, message}} → `data: {"error": …}` (the OpenAI SDK throws it), [DONE]
+ *   error                {error: {type, message}} → `data: {"error": …}` (the OpenAI SDK throws it), the end
  *
  * Tool calls are numbered in order of appearance (OpenAI's index), not by
  * Anthropic's block index, which also counts text and thinking blocks.
  * Event types Anthropic adds later are ignored, as its docs ask.
- * A stream that ends without message_stop ends with an error event: the
- * client must not mistake a cut answer for a whole one.
  */
-import { Transform, type TransformCallback } from 'node:stream';
-import { GatewayError } from '../../../shared/errors.js';
-import { chatChunk, completionId, nowSeconds, sseEvent, SSE_DONE, toolCallDelta, usageChunk, type FinishReason } from '../../shared/openai-answer.js';
-import { SseReader, type SseEvent } from '../../shared/sse.js';
+import { toolCallDelta } from '../../shared/openai-answer.js';
+import { SseTranslatedStream } from '../../shared/stream.js';
 import { streamError } from '../errors.js';
 import type { ReplyOptions } from './request.js';
 import { finishReason, openAIUsage } from './response.js';
 import type { AnthropicResponseBlock, AnthropicStreamEvent, AnthropicUsage } from '../wire.js';
 
-export class AnthropicStream extends Transform {
-  private readonly reader = new SseReader();
-  private done = false;
-
-  private id = completionId();
-  private model = '';
-  private readonly created = nowSeconds();
+export class AnthropicStream extends SseTranslatedStream {
   private usage: AnthropicUsage = {};
   /** Anthropic block index → OpenAI tool call index. */
   private readonly tools = new Map<number, number>();
@@ -45,57 +35,32 @@ export class AnthropicStream extends Transform {
   private readonly thinking = new Map<number, { text: string; signature: string }>();
 
   constructor(private readonly opts: ReplyOptions) {
-    super();
+    super('anthropic', '', 'message_stop');
   }
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    if (!this.done) this.dispatchAll(this.reader.push(chunk));
-    cb();
-  }
-
-  override _flush(cb: TransformCallback): void {
-    // end() still counts a last event without its blank line.
-    if (!this.done) this.dispatchAll(this.reader.end());
-    if (!this.done) this.fail(new GatewayError(502, 'anthropic stream ended before message_stop', { code: 'incomplete_stream' }));
-    cb();
-  }
-
-  /** `event:` repeats the data's own `type`: only the data is read. Nothing after the end counts. */
-  private dispatchAll(events: SseEvent[]): void {
-    for (const e of events) {
-      if (this.done) return;
-      this.dispatch(e.data);
-    }
-  }
-
-  private dispatch(data: string): void {
-    let ev: AnthropicStreamEvent;
-    try {
-      ev = JSON.parse(data) as AnthropicStreamEvent;
-    } catch {
-      this.fail(new GatewayError(502, 'anthropic sent an unreadable stream event', { code: 'bad_gateway' }));
-      return;
-    }
+  /** `event:` repeats the data's own `type`: only the data is read. */
+  protected override event(data: unknown): void {
+    const ev = data as AnthropicStreamEvent;
     switch (ev.type) {
       case 'message_start':
         if (typeof ev.message?.id === 'string') this.id = ev.message.id;
         this.model = ev.message?.model ?? '';
         this.usage = { ...ev.message?.usage };
-        this.send({ role: 'assistant', content: '' });
+        this.chunk({ role: 'assistant', content: '' });
         break;
       case 'content_block_start':
         this.blockStart(ev.index, ev.content_block);
         break;
       case 'content_block_delta': {
         const d = ev.delta as { type: string; text?: string; partial_json?: string; thinking?: string; signature?: string };
-        if (d.type === 'text_delta') this.send({ content: d.text ?? '' });
+        if (d.type === 'text_delta') this.chunk({ content: d.text ?? '' });
         else if (d.type === 'input_json_delta') {
           const n = this.tools.get(ev.index);
           if (n !== undefined && d.partial_json) this.toolDelta(n, { function: { arguments: d.partial_json } });
         } else if (d.type === 'thinking_delta') {
           const t = this.thinking.get(ev.index);
           if (t !== undefined) t.text += d.thinking ?? '';
-          this.send({ reasoning_content: d.thinking ?? '' });
+          this.chunk({ reasoning_content: d.thinking ?? '' });
         } else if (d.type === 'signature_delta') {
           const t = this.thinking.get(ev.index);
           if (t !== undefined) t.signature += d.signature ?? '';
@@ -107,18 +72,17 @@ export class AnthropicStream extends Transform {
         const t = this.thinking.get(ev.index);
         if (t !== undefined) {
           this.thinking.delete(ev.index);
-          this.send({ thinking_blocks: [{ type: 'thinking', thinking: t.text, signature: t.signature }] });
+          this.chunk({ thinking_blocks: [{ type: 'thinking', thinking: t.text, signature: t.signature }] });
         }
         break;
       }
       case 'message_delta':
         // Usage here is cumulative and may repeat or update the input counts.
         for (const [k, v] of Object.entries(ev.usage ?? {})) if (typeof v === 'number') (this.usage as Record<string, number>)[k] = v;
-        this.send({}, finishReason(ev.delta?.stop_reason, this.opts.legacyFunctions));
+        this.chunk({}, finishReason(ev.delta?.stop_reason, this.opts.legacyFunctions));
         break;
       case 'message_stop':
-        if (this.opts.includeUsage) this.push(sseEvent(usageChunk(this.id, this.model, this.created, openAIUsage(this.usage))));
-        this.finishStream();
+        this.complete(openAIUsage(this.usage));
         break;
       case 'error':
         this.fail(streamError(ev.error));
@@ -130,7 +94,7 @@ export class AnthropicStream extends Transform {
     switch (block.type) {
       case 'text': {
         const text = (block as { text?: string }).text;
-        if (text) this.send({ content: text });
+        if (text) this.chunk({ content: text });
         break;
       }
       case 'tool_use': {
@@ -144,27 +108,13 @@ export class AnthropicStream extends Transform {
         this.thinking.set(index, { text: '', signature: '' });
         break;
       case 'redacted_thinking':
-        this.send({ thinking_blocks: [block] });
+        this.chunk({ thinking_blocks: [block] });
         break;
     }
   }
 
   private toolDelta(n: number, call: Parameters<typeof toolCallDelta>[1]): void {
     const delta = toolCallDelta(n, call, this.opts.legacyFunctions);
-    if (delta !== undefined) this.send(delta);
-  }
-
-  private send(delta: Record<string, unknown>, finish: FinishReason | null = null): void {
-    this.push(sseEvent(chatChunk(this.id, this.model, this.created, delta, finish)));
-  }
-
-  private fail(e: GatewayError): void {
-    this.push(sseEvent(e.toJSON()));
-    this.finishStream();
-  }
-
-  private finishStream(): void {
-    this.push(SSE_DONE);
-    this.done = true;
+    if (delta !== undefined) this.chunk(delta);
   }
 }

@@ -33,8 +33,7 @@
  */
 import { err, invalid, ok, type GatewayError, type Result } from '../../../shared/errors.js';
 import type { OpenAIMessageParam } from '../../shared/openai-request.js';
-import { completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../../shared/openai-answer.js';
-import { badAnswer } from '../errors.js';
+import { badResponse, completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../../shared/openai-answer.js';
 import type {
   ContentBlock,
   ConverseMessage,
@@ -537,10 +536,10 @@ export function fromConverse(raw: Buffer, ctx: ChatContext): Result<string, Gate
   try {
     res = JSON.parse(raw.toString('utf8')) as ConverseResponse;
   } catch {
-    return err(badAnswer('bedrock answered with JSON that does not parse'));
+    return err(badResponse('bedrock', 'answered with JSON that does not parse'));
   }
   if (!isRecord(res) || !isRecord(res.usage) || typeof res.stopReason !== 'string') {
-    return err(badAnswer('bedrock answered without stopReason or usage'));
+    return err(badResponse('bedrock', 'answered without stopReason or usage'));
   }
   let text = '';
   let reasoning = '';

@@ -12,69 +12,58 @@
  *                      {…, delta:{reasoningContent:{text}}}       → delta {reasoning_content}
  *   contentBlockStop   {contentBlockIndex}                         → nothing
  *   messageStop        {stopReason}                                → delta {} with finish_reason
- *   metadata           {usage, metrics}                            → usage chunk (stream_options.include_usage)
- *   exception / error                                              → `data: {"error":{…}}` and the stream ends
+ *   metadata           {usage, metrics}                            → the end (after messageStop): usage chunk, [DONE]
+ *   exception / error                                              → `data: {"error":{…}}`, the end
  *
  * Payloads may carry a padding member `p`; unknown members and event types are ignored.
- * A corrupt frame (CRC mismatch, impossible lengths) or a body cut mid-message
- * ends the stream with an error event: no byte after it becomes a chunk.
+ * A stream ends as every translated stream does (shared/stream.ts): a corrupt
+ * frame (CRC mismatch, impossible lengths) is `bad_upstream_stream`, a body
+ * cut before messageStop (or inside a message) `incomplete_stream`.
  */
-import { Transform, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../../../shared/errors.js';
-import { chatChunk, completionId, nowSeconds, SSE_DONE, sseEvent, toolCallDelta, usageChunk } from '../../shared/openai-answer.js';
+import { toolCallDelta, type OpenAIUsage } from '../../shared/openai-answer.js';
+import { badStream, incompleteStream, TranslatedStream } from '../../shared/stream.js';
 import { finishReason, toUsage, type ChatContext } from './request.js';
 import { streamException } from '../errors.js';
 import { EventStreamDecoder, EventStreamError, type EventStreamMessage } from '../eventstream.js';
 import type { ContentBlockDeltaEvent, ContentBlockStartEvent, MessageStopEvent, MetadataEvent } from '../wire.js';
 
-export function converseStream(ctx: ChatContext): Transform {
+export function converseStream(ctx: ChatContext): ConverseStreamTranslator {
   return new ConverseStreamTranslator(ctx);
 }
 
-class ConverseStreamTranslator extends Transform {
+class ConverseStreamTranslator extends TranslatedStream {
   private readonly decoder = new EventStreamDecoder();
-  private readonly id = completionId();
-  private readonly created = nowSeconds();
   /** contentBlockIndex of each tool use → its index among the answer's tool calls. */
   private readonly toolIndex = new Map<number, number>();
+  /** messageStop arrived: the metadata event (usage) may still follow. */
   private stopped = false;
-  private failed = false;
+  private usage: OpenAIUsage | undefined;
 
   constructor(private readonly ctx: ChatContext) {
-    super();
-    // After an error event the client has all it will get: once it is read, let go of the provider.
-    this.once('end', () => {
-      if (this.failed) this.destroy();
-    });
+    super('bedrock', ctx.model, 'messageStop');
   }
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    if (this.failed) return done();
+  protected override decode(chunk: Buffer): void {
     let messages: EventStreamMessage[];
     try {
       messages = this.decoder.push(chunk);
     } catch (e) {
-      if (!(e instanceof EventStreamError)) return done(e as Error);
-      this.fail(new GatewayError(502, `bedrock stream is corrupt: ${e.message}`, { code: 'bad_upstream_stream' }));
-      return done();
+      if (!(e instanceof EventStreamError)) throw e;
+      this.fail(badStream('bedrock', `stream is corrupt: ${e.message}`));
+      return;
     }
     for (const m of messages) {
       this.handle(m);
-      if (this.failed) break;
+      if (this.ended) break;
     }
-    done();
   }
 
-  override _flush(done: TransformCallback): void {
-    if (this.failed) return done();
-    if (this.decoder.pending > 0) {
-      this.fail(new GatewayError(502, `bedrock stream ended inside a message (${this.decoder.pending} bytes left)`, { code: 'bad_upstream_stream' }));
-    } else if (!this.stopped) {
-      this.fail(new GatewayError(502, 'bedrock stream ended before messageStop', { code: 'bad_upstream_stream' }));
-    } else {
-      this.push(SSE_DONE);
-    }
-    done();
+  protected override decodeEnd(): void {
+    const left = this.decoder.pending;
+    if (left > 0) this.fail(incompleteStream('bedrock', `inside a message (${left} bytes left)`));
+    // A stream that stopped without its metadata event ends without usage.
+    else if (this.stopped) this.complete(this.usage);
   }
 
   private handle(m: EventStreamMessage): void {
@@ -93,7 +82,7 @@ class ConverseStreamTranslator extends Transform {
     try {
       payload = JSON.parse(m.payload.toString('utf8'));
     } catch {
-      this.fail(new GatewayError(502, `bedrock stream event '${String(m.headers[':event-type'])}' is not JSON`, { code: 'bad_upstream_stream' }));
+      this.fail(badStream('bedrock', `stream event '${String(m.headers[':event-type'])}' is not JSON`));
       return;
     }
     switch (m.headers[':event-type']) {
@@ -112,9 +101,8 @@ class ConverseStreamTranslator extends Transform {
         break;
       case 'metadata': {
         const usage = (payload as MetadataEvent).usage;
-        if (this.ctx.includeUsage && usage !== undefined) {
-          this.push(sseEvent(usageChunk(this.id, this.ctx.model, this.created, toUsage(usage))));
-        }
+        if (usage !== undefined) this.usage = toUsage(usage);
+        if (this.stopped) this.complete(this.usage);
         break;
       }
       // contentBlockStop and event types added later carry nothing a chunk needs.
@@ -144,16 +132,5 @@ class ConverseStreamTranslator extends Transform {
       // Signatures and redacted reasoning have no place in OpenAI's chunk.
       this.chunk({ reasoning_content: d.reasoningContent.text });
     }
-  }
-
-  private chunk(delta: Record<string, unknown>, finish: ReturnType<typeof finishReason> | null = null): void {
-    this.push(sseEvent(chatChunk(this.id, this.ctx.model, this.created, delta, finish)));
-  }
-
-  /** The error in the contract's envelope as the last event; nothing follows it. */
-  private fail(error: GatewayError): void {
-    this.failed = true;
-    this.push(sseEvent(error.toJSON()));
-    this.push(null);
   }
 }

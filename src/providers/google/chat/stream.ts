@@ -7,71 +7,57 @@
  * part, the finishReason on the candidate's last event and usageMetadata
  * (running totals) on every event, complete on the last
  * (https://ai.google.dev/api/generate-content#method:-models.streamgeneratecontent).
- * Each event becomes one chunk per candidate; the usage chunk (when asked
- * for) and `data: [DONE]` close the stream. An error event becomes OpenAI's
- * in-stream `data: {"error":…}`.
+ * Each event becomes one chunk per candidate. The stream is whole once every
+ * candidate has its finishReason (or the prompt was blocked); it then ends,
+ * as every translated stream does (shared/stream.ts), with the usage chunk
+ * and `data: [DONE]`. An error event ends it with OpenAI's in-stream
+ * `data: {"error":…}`.
  */
-import { Transform, type TransformCallback } from 'node:stream';
-import { GatewayError } from '../../../shared/errors.js';
-import { chatChunk, completionId, nowSeconds, SSE_DONE, sseEvent, usageChunk, type FinishReason } from '../../shared/openai-answer.js';
-import { SseReader, type SseEvent } from '../../shared/sse.js';
+import type { FinishReason, OpenAIUsage } from '../../shared/openai-answer.js';
+import { SseTranslatedStream } from '../../shared/stream.js';
 import { createdAt, finishReason, readParts, responseId, toLogprobs, toUsage, type ChatContext } from './response.js';
 import { googleError } from '../errors.js';
-import type { GeminiUsageMetadata, GenerateContentResponse } from '../wire.js';
+import type { GenerateContentResponse } from '../wire.js';
 
-export class GeminiStream extends Transform {
-  private readonly reader = new SseReader();
-  private id: string | undefined;
-  private model: string;
-  private created = 0;
-  private usage: GeminiUsageMetadata | undefined;
-  /** Per candidate index: how many tool calls it has streamed (their OpenAI indexes), once it has begun. */
+export class GeminiStream extends SseTranslatedStream {
+  private identified = false;
+  private usage: OpenAIUsage | undefined;
+  /** Per candidate index, once it has begun: how many tool calls it has streamed (their OpenAI indexes). */
   private readonly toolCalls = new Map<number, number>();
+  /** Candidates whose finishReason has come. */
+  private readonly finished = new Set<number>();
+  private blocked = false;
 
   constructor(private readonly ctx: ChatContext) {
-    super();
-    this.model = ctx.model;
+    super(ctx.provider, ctx.model, 'every candidate had its finishReason');
   }
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    for (const ev of this.reader.push(chunk)) this.event(ev);
-    done();
+  protected override decodeEnd(): void {
+    super.decodeEnd();
+    const whole = this.blocked || (this.finished.size > 0 && this.finished.size === this.toolCalls.size);
+    if (!this.ended && whole) this.complete(this.usage);
   }
 
-  override _flush(done: TransformCallback): void {
-    // A last event without its blank line still counts (SseReader.end).
-    for (const ev of this.reader.end()) this.event(ev);
-    if (this.ctx.includeUsage && this.usage !== undefined) {
-      this.push(sseEvent(usageChunk(this.id ?? completionId(), this.model, this.created || nowSeconds(), toUsage(this.usage))));
-    }
-    this.push(SSE_DONE);
-    done();
-  }
-
-  private event({ data }: SseEvent): void {
-    if (data === '') return;
-    let res: GenerateContentResponse & { error?: unknown };
-    try {
-      res = JSON.parse(data) as GenerateContentResponse & { error?: unknown };
-    } catch {
-      this.push(sseEvent(new GatewayError(502, `${this.ctx.provider} sent a stream event that is not JSON`, { code: 'bad_upstream_event' }).toJSON()));
-      return;
-    }
+  protected override event(data: unknown): void {
+    const res = data as GenerateContentResponse & { error?: { code?: unknown } };
     if (res.error !== undefined) {
-      const status = typeof (res.error as { code?: unknown }).code === 'number' ? (res.error as { code: number }).code : 500;
-      this.push(sseEvent(googleError(status, Buffer.from(data)).toJSON()));
+      const status = typeof res.error.code === 'number' ? res.error.code : 500;
+      this.fail(googleError(status, Buffer.from(JSON.stringify(res))));
       return;
     }
-    if (this.id === undefined) {
+    if (!this.identified) {
+      this.identified = true;
       this.id = responseId(res);
       this.created = createdAt(res);
       this.model = res.modelVersion ?? this.ctx.model;
     }
-    if (res.usageMetadata !== undefined) this.usage = res.usageMetadata;
+    // Running totals on every event, complete on the last.
+    if (res.usageMetadata !== undefined) this.usage = toUsage(res.usageMetadata);
 
     const candidates = res.candidates ?? [];
     if (candidates.length === 0 && res.promptFeedback?.blockReason !== undefined) {
-      this.chunk(0, {}, 'content_filter', null);
+      this.blocked = true;
+      this.candidateChunk(0, {}, 'content_filter', null);
       return;
     }
     candidates.forEach((c, position) => {
@@ -85,24 +71,21 @@ export class GeminiStream extends Transform {
         delta.tool_calls = toolCalls.map((call) => ({ index: streamed++, ...call }));
       }
       const finish = finishReason(c.finishReason, streamed > 0);
+      if (finish !== null) this.finished.add(index);
       const logprobs = toLogprobs(c.logprobsResult);
       if (Object.keys(delta).length === 0 && finish === null && logprobs === null) return;
-      this.chunk(index, delta, finish, logprobs);
+      this.candidateChunk(index, delta, finish, logprobs);
       this.toolCalls.set(index, streamed);
     });
   }
 
   /** One chunk for one candidate; its first chunk also names the role, as OpenAI's do. */
-  private chunk(index: number, delta: Record<string, unknown>, finish: FinishReason | null, logprobs: unknown): void {
+  private candidateChunk(index: number, delta: Record<string, unknown>, finish: FinishReason | null, logprobs: unknown): void {
     if (!this.toolCalls.has(index)) {
       this.toolCalls.set(index, 0);
       delta = { role: 'assistant', ...delta };
       if (delta.content === undefined) delta.content = delta.tool_calls === undefined ? '' : null;
     }
-    const out = chatChunk(this.id ?? completionId(), this.model, this.created || nowSeconds(), delta, finish);
-    const choice = (out.choices as Record<string, unknown>[])[0]!;
-    choice.index = index;
-    if (logprobs !== null) choice.logprobs = logprobs;
-    this.push(sseEvent(out));
+    this.chunk(delta, finish, logprobs, index);
   }
 }

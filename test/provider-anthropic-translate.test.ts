@@ -4,34 +4,32 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { apiBase } from '../src/providers/anthropic/adapter.js';
 import { anthropicError } from '../src/providers/anthropic/errors.js';
-import { DEFAULT_MAX_TOKENS, replyOptions, toAnthropicRequest } from '../src/providers/anthropic/chat/request.js';
+import { DEFAULT_MAX_TOKENS, messagesChat, toMessagesRequest } from '../src/providers/anthropic/chat/request.js';
 import { finishReason, fromAnthropicMessage, openAIUsage } from '../src/providers/anthropic/chat/response.js';
 import { AnthropicStream } from '../src/providers/anthropic/chat/stream.js';
-import { anthropicChatTranslator } from '../src/providers/anthropic/translator.js';
+import { usesLegacyFunctions, type ChatRequest } from '../src/providers/shared/openai-request.js';
 import type { AnthropicMessage } from '../src/providers/anthropic/wire.js';
 import { toEvents } from './support/mock-anthropic.js';
 
-const plain = { includeUsage: false, legacyFunctions: false };
-
 function request(body: Record<string, unknown>): Record<string, any> {
-  const r = toAnthropicRequest({ model: 'claude', messages: [{ role: 'user', content: 'hi' }], ...body });
+  const r = toMessagesRequest({ model: 'claude', messages: [{ role: 'user', content: 'hi' }], ...body } as ChatRequest);
   assert.ok(r.ok, r.ok ? '' : r.error.message);
   return r.value;
 }
 
 function refusal(body: Record<string, unknown>): { message: string; param: string | null; status: number } {
-  const r = toAnthropicRequest({ model: 'claude', messages: [{ role: 'user', content: 'hi' }], ...body });
+  const r = toMessagesRequest({ model: 'claude', messages: [{ role: 'user', content: 'hi' }], ...body } as ChatRequest);
   assert.ok(!r.ok, 'expected a refusal');
   return r.error;
 }
 
 /** Runs SSE text through the stream transform in pieces of `size` bytes; returns the data payloads. */
-async function stream(sse: string, opts = plain, size = 5): Promise<string[]> {
+async function stream(sse: string, legacyFunctions = false, size = 5): Promise<string[]> {
   const bytes = Buffer.from(sse);
   const pieces: Buffer[] = [];
   for (let i = 0; i < bytes.length; i += size) pieces.push(bytes.subarray(i, i + size));
   let out = '';
-  for await (const c of Readable.from(pieces).pipe(new AnthropicStream(opts))) out += c.toString();
+  for await (const c of Readable.from(pieces).pipe(new AnthropicStream(legacyFunctions))) out += c.toString();
   return out.split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
 }
 
@@ -92,10 +90,10 @@ describe('anthropic request translation', () => {
     assert.deepEqual(out.system, [{ type: 'text', text: 'big', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'late rule' }]);
     assert.equal(out.messages.length, 1);
     const r = refusal({ messages: [{ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x' } }] }, { role: 'user', content: 'x' }] });
-    assert.equal(r.param, 'messages[0].content[0]');
+    assert.equal(r.param, 'messages[0].content[0].type');
   });
 
-  it('converts content parts: data URLs, PDFs, files; refuses audio and bad data URLs', () => {
+  it('converts content parts: data URLs (base64 or not), PDFs, files; refuses audio and file ids', () => {
     const out = request({
       messages: [{
         role: 'user',
@@ -116,8 +114,10 @@ describe('anthropic request translation', () => {
       { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'native' } },
     ]);
     const part = (p: unknown) => refusal({ messages: [{ role: 'user', content: [p] }] }).param;
-    assert.equal(part({ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }), 'messages[0].content[0]');
-    assert.equal(part({ type: 'image_url', image_url: { url: 'data:image/png,rawtext' } }), 'messages[0].content[0].image_url.url');
+    assert.equal(part({ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }), 'messages[0].content[0].type');
+    assert.equal(part({ type: 'image_url', image_url: { url: 'data:,rawtext' } }), 'messages[0].content[0].image_url.url');
+    const plainData = request({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png,raw' } }] }] });
+    assert.deepEqual(plainData.messages[0].content[0].source, { type: 'base64', media_type: 'image/png', data: Buffer.from('raw').toString('base64') });
     assert.equal(part({ type: 'file', file: { file_id: 'file-abc' } }), 'messages[0].content[0].file.file_data');
   });
 
@@ -175,10 +175,10 @@ describe('anthropic request translation', () => {
     assert.deepEqual(out.tools, [{ name: 'f', input_schema: { type: 'object', properties: { a: { type: 'number' } } } }]);
     assert.deepEqual(out.tool_choice, { type: 'auto', disable_parallel_tool_use: true });
     assert.deepEqual(out.messages.slice(1), [
-      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_fn_1', name: 'f', input: { a: 1 } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_fn_1', content: '2' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'call_fn_1', name: 'f', input: { a: 1 } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_fn_1', content: '2' }] },
     ]);
-    assert.deepEqual(replyOptions(body), { includeUsage: false, legacyFunctions: true });
+    assert.equal(usesLegacyFunctions(body as ChatRequest), true);
     assert.equal(refusal({ messages: [{ role: 'function', name: 'g', content: 'x' }] }).param, 'messages[0].name');
   });
 
@@ -226,7 +226,7 @@ describe('anthropic answer translation', () => {
         ],
         { stop_reason: 'tool_use', usage: { input_tokens: 1, cache_read_input_tokens: 2, cache_creation_input_tokens: 3, output_tokens: 4 } },
       ),
-      plain,
+      false,
     );
     assert.equal(out.id, 'msg_1');
     assert.equal(out.model, 'claude-x');
@@ -241,7 +241,7 @@ describe('anthropic answer translation', () => {
   });
 
   it('content is null when Claude only calls tools; legacy requests get function_call', () => {
-    const out = fromAnthropicMessage(message([{ type: 'tool_use', id: 't', name: 'f', input: {} }], { stop_reason: 'tool_use' }), { ...plain, legacyFunctions: true });
+    const out = fromAnthropicMessage(message([{ type: 'tool_use', id: 't', name: 'f', input: {} }], { stop_reason: 'tool_use' }), true);
     assert.deepEqual(out.choices[0]!.message, { role: 'assistant', content: null, refusal: null, function_call: { name: 'f', arguments: '{}' } });
     assert.equal(out.choices[0]!.finish_reason, 'function_call');
   });
@@ -256,12 +256,14 @@ describe('anthropic answer translation', () => {
   });
 
   it('the translator refuses an answer that is not a message', () => {
-    const tr = anthropicChatTranslator(plain);
-    const bad = tr.response(Buffer.from('<html>'));
-    assert.ok(!bad.ok && bad.error.status === 502);
-    const notMessage = tr.response(Buffer.from('{"type":"completion"}'));
+    const request = messagesChat.request({ model: 'claude', messages: [{ role: 'user', content: 'hi' }] });
+    assert.ok(request.ok && !request.value.answer.streamed);
+    const tr = request.value.answer;
+    const bad = tr.response(Buffer.from('<html>'), {});
+    assert.ok(!bad.ok && bad.error.status === 502 && bad.error.code === 'bad_upstream_response');
+    const notMessage = tr.response(Buffer.from('{"type":"completion"}'), {});
     assert.ok(!notMessage.ok && notMessage.error.status === 502);
-    const good = tr.response(Buffer.from(JSON.stringify(message([{ type: 'text', text: 'ok' }]))));
+    const good = tr.response(Buffer.from(JSON.stringify(message([{ type: 'text', text: 'ok' }]))), {});
     assert.ok(good.ok && JSON.parse(good.value).choices[0].message.content === 'ok');
   });
 
@@ -292,7 +294,7 @@ describe('anthropic stream transform', () => {
   );
 
   it('turns every event kind into chunks, tool calls indexed in order', async () => {
-    const events = (await stream(frame(toEvents(whole as unknown as Record<string, unknown>)), { includeUsage: true, legacyFunctions: false })).slice(0, -1).map((d) => JSON.parse(d));
+    const events = (await stream(frame(toEvents(whole as unknown as Record<string, unknown>)), false)).slice(0, -1).map((d) => JSON.parse(d));
     assert.ok(events.every((c) => c.id === 'msg_1' && c.model === 'claude-x' && c.object === 'chat.completion.chunk'));
     const deltas = events.filter((c) => c.choices.length === 1).map((c) => c.choices[0].delta);
     assert.deepEqual(deltas[0], { role: 'assistant', content: '' });
@@ -322,7 +324,7 @@ describe('anthropic stream transform', () => {
 
   it('legacy functions stream function_call deltas', async () => {
     const m = message([{ type: 'tool_use', id: 't', name: 'f', input: { a: 1 } }], { stop_reason: 'tool_use' });
-    const events = (await stream(frame(toEvents(m as unknown as Record<string, unknown>)), { includeUsage: false, legacyFunctions: true })).slice(0, -2).map((d) => JSON.parse(d));
+    const events = (await stream(frame(toEvents(m as unknown as Record<string, unknown>)), true)).slice(0, -2).map((d) => JSON.parse(d));
     const fc = events.map((c) => c.choices[0].delta.function_call).filter(Boolean);
     assert.deepEqual(fc[0], { name: 'f', arguments: '' });
     assert.equal(fc.map((f) => f.arguments).join(''), '{"a":1}');

@@ -9,23 +9,25 @@ import type { ConfigNode } from '../src/config/types.js';
 import { credentialOf } from '../src/providers/azure/auth.js';
 import { chooseDeployment } from '../src/providers/azure/deployments.js';
 import { authorityHost, DEFAULT_AUTHORITY, entraCredentials } from '../src/providers/azure/entra.js';
-import { azureAI } from '../src/providers/azure/foundry-adapter.js';
+import { azureAI as ai, azureOpenAI as openAI, withApiVersion } from '../src/providers/azure/adapter.js';
 import { toInferenceChat } from '../src/providers/azure/chat/request.js';
-import { azureOpenAI } from '../src/providers/azure/adapter.js';
-import { withApiVersion } from '../src/providers/azure/settings.js';
+import type { AzureSettings } from '../src/providers/azure/settings.js';
+import type { CallInput, ProviderAdapter, ProviderCall } from '../src/providers/contract.js';
 import { findAdapter } from '../src/providers/registry.js';
-import type { CallInput, ProviderAdapter, ProviderCall } from '../src/providers/types.js';
 import type { Endpoint } from '../src/shared/endpoint.js';
 import type { GatewayError, Result } from '../src/shared/errors.js';
 
 const PATHS: Record<Endpoint, string> = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings', proxy: '/files?purpose=fine-tune' };
 
-function input(provider: string, node: ConfigNode, endpoint: Endpoint = 'chat', body: Record<string, unknown> | null = { model: 'm', messages: [] }, path = PATHS[endpoint]): CallInput {
-  return { target: { provider, node, clientAuthorization: undefined, customHost: undefined }, endpoint, path, body };
+const azureOpenAI = openAI.adapter;
+const azureAI = ai.adapter;
+
+function input(provider: string, settings: ConfigNode, endpoint: Endpoint = 'chat', body: Record<string, unknown> | null = { model: 'm', messages: [] }, path = PATHS[endpoint]): CallInput<AzureSettings> {
+  return { target: { provider, settings, clientAuthorization: undefined, customHost: undefined }, endpoint, path, body };
 }
 
 /** prepare() for key credentials, which answer synchronously. */
-function prepared(adapter: ProviderAdapter, call: CallInput): ProviderCall {
+function prepared(adapter: ProviderAdapter<AzureSettings>, call: CallInput<AzureSettings>): ProviderCall {
   const r = adapter.prepare(call);
   assert.ok(!(r instanceof Promise), 'a key credential needs no exchange');
   if (!r.ok) assert.fail(r.error.message);
@@ -59,7 +61,7 @@ describe('azure-openai prepare()', () => {
       assert.equal(call.url, `https://contoso-eu.openai.azure.com/openai/deployments/gpt4o${PATHS[endpoint]}?api-version=2024-10-21`);
       assert.deepEqual(call.headers, { 'api-key': 'k' });
       assert.equal(call.body, undefined, 'the client\'s bytes go on');
-      assert.equal(call.translator, undefined, 'the answer is relayed as Azure sent it');
+      assert.equal(call.kind, 'relayed', 'the answer is relayed as Azure sent it');
     }
   });
 
@@ -92,7 +94,7 @@ describe('azure-openai prepare()', () => {
   });
 
   it('a custom host replaces https://{resource}.openai.azure.com (trailing slash tolerated)', () => {
-    const call: CallInput = input('azure-openai', { ...node, resource_name: undefined });
+    const call = input('azure-openai', { ...node, resource_name: undefined });
     call.target.customHost = 'https://apim.example.net/aoai/';
     const built = prepared(azureOpenAI, call);
     assert.equal(built.url, 'https://apim.example.net/aoai/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21');
@@ -212,7 +214,7 @@ describe('toInferenceChat', () => {
 });
 
 describe('credentials', () => {
-  const target = (node: ConfigNode, clientAuthorization?: string) => ({ provider: 'azure-openai', node, clientAuthorization, customHost: undefined });
+  const target = (settings: ConfigNode, clientAuthorization?: string) => ({ provider: 'azure-openai', settings, clientAuthorization, customHost: undefined });
   const scope = 'https://cognitiveservices.azure.com/.default';
   const entra = { cloud3_entra_tenant_id: 't', cloud3_entra_client_id: 'c', cloud3_entra_client_secret: 's' };
   const jwt = 'eyJ0eXAiOiJKV1QifQ.eyJhdWQiOiJ4In0.c2ln';

@@ -4,15 +4,17 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { bedrockAdapter, modelSegment } from '../src/providers/bedrock/adapter.js';
-import { fromConverse, toConverse, type ChatContext } from '../src/providers/bedrock/chat/request.js';
+import { bedrock, modelSegment } from '../src/providers/bedrock/adapter.js';
+import { toConverse } from '../src/providers/bedrock/chat/request.js';
+import { fromConverse } from '../src/providers/bedrock/chat/response.js';
 import { converseStream } from '../src/providers/bedrock/chat/stream.js';
-import { fromInvokeEmbedding, toInvokeEmbedding } from '../src/providers/bedrock/embeddings.js';
+import { invokeEmbeddings } from '../src/providers/bedrock/embeddings.js';
 import { bedrockError } from '../src/providers/bedrock/errors.js';
 import { decodeMessage, EventStreamDecoder, EventStreamError } from '../src/providers/bedrock/eventstream.js';
 import { signRequest } from '../src/providers/bedrock/sigv4.js';
-import type { ConfigNode } from '../src/config/types.js';
-import type { ProviderCall } from '../src/providers/types.js';
+import type { ProviderCall } from '../src/providers/contract.js';
+import type { BedrockSettings } from '../src/providers/bedrock/settings.js';
+import { usesLegacyFunctions, type ChatRequest } from '../src/providers/shared/openai-request.js';
 import type { GatewayError, Result } from '../src/shared/errors.js';
 import { encodeEvent, encodeMessage, verifySigV4 } from './support/mock-bedrock.js';
 
@@ -24,6 +26,7 @@ function refusal(r: Result<unknown, GatewayError>): GatewayError {
   assert.ok(!r.ok, 'expected a refusal');
   return r.error;
 }
+const converse = (body: Record<string, unknown>) => toConverse(body as ChatRequest);
 
 // ---- Eventstream: the test vectors of awslabs/aws-c-event-stream (as smithy's codec carries them)
 
@@ -135,10 +138,10 @@ describe('SigV4', () => {
 // ---- The adapter's call
 
 describe('prepare', () => {
-  const node: ConfigNode = { provider: 'bedrock', cloud1_access_key_id: 'AKIAIOSFODNN7EXAMPLE', cloud1_secret_access_key: 'secret' };
-  const prepare = async (over: Partial<Parameters<typeof bedrockAdapter.prepare>[0]>): Promise<Result<ProviderCall, GatewayError>> =>
-    bedrockAdapter.prepare({
-      target: { provider: 'bedrock', node, clientAuthorization: undefined, customHost: undefined },
+  const settings: BedrockSettings = { cloud1_access_key_id: 'AKIAIOSFODNN7EXAMPLE', cloud1_secret_access_key: 'secret' };
+  const prepare = async (over: Partial<Parameters<typeof bedrock.adapter.prepare>[0]>): Promise<Result<ProviderCall, GatewayError>> =>
+    bedrock.adapter.prepare({
+      target: { provider: 'bedrock', settings, clientAuthorization: undefined, customHost: undefined },
       endpoint: 'chat',
       path: '/chat/completions',
       body: { model: 'amazon.nova-lite-v1:0', messages: [{ role: 'user', content: 'hi' }] },
@@ -150,14 +153,14 @@ describe('prepare', () => {
     assert.equal(call.url, 'https://bedrock-runtime.us-east-1.amazonaws.com/model/amazon.nova-lite-v1%3A0/converse');
     assert.equal(call.headers.host, 'bedrock-runtime.us-east-1.amazonaws.com');
     assert.match(call.headers.authorization!, /\/us-east-1\/bedrock\/aws4_request/);
-    const eu = value(await prepare({ target: { provider: 'bedrock', node: { ...node, cloud1_region: 'eu-central-1' }, clientAuthorization: undefined, customHost: undefined } }));
+    const eu = value(await prepare({ target: { provider: 'bedrock', settings: { ...settings, cloud1_region: 'eu-central-1' }, clientAuthorization: undefined, customHost: undefined } }));
     assert.match(eu.url, /^https:\/\/bedrock-runtime\.eu-central-1\.amazonaws\.com\//);
   });
 
   it('the proxy reads a streamed body whole, to sign it, and sends those bytes', async () => {
     const call = value(await prepare({ endpoint: 'proxy', path: '/x', body: null, method: 'PUT', raw: Readable.from([Buffer.from('ab'), Buffer.from('c')]) }));
     assert.equal(call.body?.toString(), 'abc');
-    assert.equal(call.translator, undefined);
+    assert.equal(call.kind, 'relayed', 'the answer is relayed as Bedrock sent it');
     assert.equal(call.headers['x-amz-content-sha256'], 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 
@@ -167,7 +170,7 @@ describe('prepare', () => {
   });
 
   it('a custom host that is not a URL → 400 naming custom_host', async () => {
-    const e = refusal(await prepare({ target: { provider: 'bedrock', node, clientAuthorization: undefined, customHost: 'not a url' } }));
+    const e = refusal(await prepare({ target: { provider: 'bedrock', settings, clientAuthorization: undefined, customHost: 'not a url' } }));
     assert.equal(e.param, 'custom_host');
   });
 
@@ -186,10 +189,10 @@ describe('prepare', () => {
 
 describe('OpenAI chat → Converse', () => {
   const base = { model: 'anthropic.claude-3-haiku-20240307-v1:0' };
-  const convert = (body: Record<string, unknown>) => value(toConverse({ ...base, ...body }));
+  const convert = (body: Record<string, unknown>) => value(converse({ ...base, ...body }));
 
   it('legacy functions: calls get ids the function results reuse; function_call picks the tool', () => {
-    const { request, context } = convert({
+    const body = {
       messages: [
         { role: 'user', content: 'weather?' },
         { role: 'assistant', content: null, function_call: { name: 'weather', arguments: '{"city":"Oslo"}' } },
@@ -197,23 +200,24 @@ describe('OpenAI chat → Converse', () => {
       ],
       functions: [{ name: 'weather', parameters: { type: 'object' } }],
       function_call: { name: 'weather' },
-    });
-    assert.equal(context.legacyFunctions, true);
+    };
+    const request = convert(body);
+    assert.equal(usesLegacyFunctions(body as unknown as ChatRequest), true);
     assert.deepEqual(request.messages.slice(1), [
-      { role: 'assistant', content: [{ toolUse: { toolUseId: 'call_fn1', name: 'weather', input: { city: 'Oslo' } } }] },
-      { role: 'user', content: [{ toolResult: { toolUseId: 'call_fn1', content: [{ text: 'cold' }] } }] },
+      { role: 'assistant', content: [{ toolUse: { toolUseId: 'call_fn_1', name: 'weather', input: { city: 'Oslo' } } }] },
+      { role: 'user', content: [{ toolResult: { toolUseId: 'call_fn_1', content: [{ text: 'cold' }] } }] },
     ]);
     assert.deepEqual(request.toolConfig, { tools: [{ toolSpec: { name: 'weather', inputSchema: { json: { type: 'object' } } } }], toolChoice: { tool: { name: 'weather' } } });
   });
 
   it('a function message that answers no call → 400 naming it', () => {
-    const e = refusal(toConverse({ ...base, messages: [{ role: 'user', content: 'x' }, { role: 'function', name: 'f', content: 'y' }] }));
+    const e = refusal(converse({ ...base, messages: [{ role: 'user', content: 'x' }, { role: 'function', name: 'f', content: 'y' }] }));
     assert.equal(e.param, 'messages[1].name');
   });
 
   it("tool_choice none: no tools at all, unless the history holds tool blocks (Converse then needs toolConfig)", () => {
     const tools = [{ type: 'function', function: { name: 'f' } }];
-    assert.equal(convert({ messages: [{ role: 'user', content: 'x' }], tools, tool_choice: 'none' }).request.toolConfig, undefined);
+    assert.equal(convert({ messages: [{ role: 'user', content: 'x' }], tools, tool_choice: 'none' }).toolConfig, undefined);
     const withHistory = convert({
       messages: [
         { role: 'user', content: 'x' },
@@ -222,7 +226,7 @@ describe('OpenAI chat → Converse', () => {
       ],
       tools,
       tool_choice: 'none',
-    }).request;
+    });
     assert.deepEqual(withHistory.toolConfig, { tools: [{ toolSpec: { name: 'f', inputSchema: { json: { type: 'object', properties: {} } } } }] });
     // Empty arguments are an empty input; an empty result is an empty list (Converse refuses blank text).
     assert.deepEqual(withHistory.messages[1]!.content, [{ toolUse: { toolUseId: 't1', name: 'f', input: {} } }]);
@@ -231,16 +235,16 @@ describe('OpenAI chat → Converse', () => {
 
   it('tool_choice auto and a named function; strict tools; cache_control → cachePoint', () => {
     const tools = [{ type: 'function', function: { name: 'f', strict: true, parameters: { type: 'object' } }, cache_control: { type: 'ephemeral' } }];
-    assert.deepEqual(convert({ messages: [{ role: 'user', content: 'x' }], tools, tool_choice: 'auto' }).request.toolConfig, {
+    assert.deepEqual(convert({ messages: [{ role: 'user', content: 'x' }], tools, tool_choice: 'auto' }).toolConfig, {
       tools: [{ toolSpec: { name: 'f', inputSchema: { json: { type: 'object' } }, strict: true } }, { cachePoint: { type: 'default' } }],
       toolChoice: { auto: {} },
     });
     const named = convert({ messages: [{ role: 'user', content: 'x' }], tools, tool_choice: { type: 'function', function: { name: 'f' } } });
-    assert.deepEqual(named.request.toolConfig?.toolChoice, { tool: { name: 'f' } });
+    assert.deepEqual(named.toolConfig?.toolChoice, { tool: { name: 'f' } });
   });
 
   it('roles: system and developer lifted, consecutive turns merged, empty assistant turns left out', () => {
-    const { request } = convert({
+    const request = convert({
       messages: [
         { role: 'system', content: [{ type: 'text', text: 'rules', cache_control: { type: 'ephemeral' } }] },
         { role: 'user', content: 'a' },
@@ -258,7 +262,7 @@ describe('OpenAI chat → Converse', () => {
   });
 
   it('content parts: s3 images, PDF files, audio; unsupported ones → 400 naming the part', () => {
-    const { request } = convert({
+    const request = convert({
       messages: [
         {
           role: 'user',
@@ -275,7 +279,7 @@ describe('OpenAI chat → Converse', () => {
       { document: { format: 'pdf', name: 'Q3 report (final)-v2', source: { bytes: 'JVBERi0=' } } },
       { audio: { format: 'wav', source: { bytes: 'UklGRg==' } } },
     ]);
-    const part = (p: unknown) => toConverse({ ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, p] }] });
+    const part = (p: unknown) => converse({ ...base, messages: [{ role: 'user', content: [{ type: 'text', text: 'x' }, p] }] });
     assert.equal(refusal(part({ type: 'image_url', image_url: { url: 'https://example.com/cat.png' } })).param, 'messages[0].content[1].image_url.url');
     assert.match(refusal(part({ type: 'image_url', image_url: { url: 'data:image/bmp;base64,Qk0=' } })).message, /image\/bmp/);
     assert.equal(refusal(part({ type: 'file', file: { file_id: 'file-1' } })).param, 'messages[0].content[1].file.file_data');
@@ -284,7 +288,7 @@ describe('OpenAI chat → Converse', () => {
 
   it('tool calls without a name, or with arguments that are not JSON text → 400 naming them', () => {
     const e = refusal(
-      toConverse({
+      converse({
         ...base,
         messages: [
           { role: 'user', content: 'x' },
@@ -296,13 +300,13 @@ describe('OpenAI chat → Converse', () => {
     const notText = refusal(
       toConverse({ ...base, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [{ id: 't', function: { name: 'f', arguments: { a: 1 } } }] }] }),
     );
-    assert.match(notText.message, /must be a string of JSON/);
-    const noName = refusal(toConverse({ ...base, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [{ id: 't' }] }] }));
-    assert.equal(noName.param, 'messages[1].tool_calls[0]');
+    assert.match(notText.message, /must be a JSON string/);
+    const noName = refusal(converse({ ...base, messages: [{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [{ id: 't' }] }] }));
+    assert.equal(noName.param, 'messages[1].tool_calls[0].function.name');
   });
 
   it('sampling: max_completion_tokens wins over max_tokens; stop lists; json_object; service tier', () => {
-    const { request } = convert({
+    const request = convert({
       messages: [{ role: 'user', content: 'x' }],
       max_tokens: 10,
       max_completion_tokens: 20,
@@ -313,11 +317,11 @@ describe('OpenAI chat → Converse', () => {
     assert.deepEqual(request.inferenceConfig, { maxTokens: 20, stopSequences: ['a', 'b'] });
     assert.deepEqual(request.outputConfig, { textFormat: { type: 'json_schema', structure: { jsonSchema: { schema: '{"type":"object"}', name: 'json_object' } } } });
     assert.deepEqual(request.serviceTier, { type: 'flex' });
-    assert.equal(convert({ messages: [{ role: 'user', content: 'x' }], service_tier: 'auto', response_format: { type: 'text' } }).request.serviceTier, undefined);
+    assert.equal(convert({ messages: [{ role: 'user', content: 'x' }], service_tier: 'auto', response_format: { type: 'text' } }).serviceTier, undefined);
   });
 
   it("model parameters and Converse's own fields: thinking and top_k ride along, native fields pass as given", () => {
-    const { request } = convert({
+    const request = convert({
       messages: [{ role: 'user', content: 'x' }],
       thinking: { type: 'enabled', budget_tokens: 1024 },
       additionalModelRequestFields: { top_k: 3 },
@@ -333,19 +337,18 @@ describe('OpenAI chat → Converse', () => {
 
   it('what Converse cannot do → 400 naming the field', () => {
     const msgs = [{ role: 'user', content: 'x' }];
-    assert.equal(refusal(toConverse({ ...base, messages: msgs, logprobs: true })).param, 'logprobs');
-    assert.equal(refusal(toConverse({ ...base, messages: msgs, modalities: ['text', 'audio'] })).param, 'modalities');
-    assert.equal(refusal(toConverse({ ...base, messages: msgs, tools: [{ type: 'custom', custom: { name: 'x' } }] })).param, 'tools[0].type');
-    assert.equal(refusal(toConverse({ ...base, messages: msgs, metadata: { n: 1 } })).param, 'metadata');
-    assert.equal(refusal(toConverse({ messages: msgs })).param, 'model');
+    assert.equal(refusal(converse({ ...base, messages: msgs, logprobs: true })).param, 'logprobs');
+    assert.equal(refusal(converse({ ...base, messages: msgs, modalities: ['text', 'audio'] })).param, 'modalities');
+    assert.equal(refusal(converse({ ...base, messages: msgs, tools: [{ type: 'custom', custom: { name: 'x' } }] })).param, 'tools[0].type');
+    assert.equal(refusal(converse({ ...base, messages: msgs, metadata: { n: 1 } })).param, 'metadata');
+    assert.equal(refusal(converse({ messages: msgs })).param, 'model');
   });
 });
 
 // ---- Chat answers
 
 describe('Converse → OpenAI chat', () => {
-  const ctx: ChatContext = { model: 'm', legacyFunctions: false, includeUsage: false };
-  const answer = (res: unknown, c = ctx) => JSON.parse(value(fromConverse(Buffer.from(JSON.stringify(res)), c))) as any;
+  const answer = (res: unknown, legacyFunctions = false) => JSON.parse(value(fromConverse(Buffer.from(JSON.stringify(res)), 'm', legacyFunctions))) as any;
   const usage = { inputTokens: 5, outputTokens: 7, totalTokens: 2012, cacheReadInputTokens: 1500, cacheWriteInputTokens: 500 };
 
   it('reasoning, text and cache tokens: prompt_tokens counts cached ones, as OpenAI does', () => {
@@ -359,19 +362,19 @@ describe('Converse → OpenAI chat', () => {
   });
 
   it('stop reasons → finish_reason', () => {
-    const finish = (stopReason: string, c = ctx) =>
-      answer({ output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't', name: 'f', input: {} } }] } }, stopReason, usage }, c).choices[0].finish_reason;
+    const finish = (stopReason: string, legacyFunctions = false) =>
+      answer({ output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't', name: 'f', input: {} } }] } }, stopReason, usage }, legacyFunctions).choices[0].finish_reason;
     assert.deepEqual(
       ['end_turn', 'stop_sequence', 'max_tokens', 'model_context_window_exceeded', 'tool_use', 'guardrail_intervened', 'content_filtered', 'malformed_tool_use'].map((s) => finish(s)),
       ['stop', 'stop', 'length', 'length', 'tool_calls', 'content_filter', 'content_filter', 'stop'],
     );
-    assert.equal(finish('tool_use', { ...ctx, legacyFunctions: true }), 'function_call');
+    assert.equal(finish('tool_use', true), 'function_call');
   });
 
   it('legacy functions answer with function_call', () => {
     const res = answer(
       { output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't', name: 'f', input: { a: 1 } } }] } }, stopReason: 'tool_use', usage },
-      { ...ctx, legacyFunctions: true },
+      true,
     );
     assert.deepEqual(res.choices[0].message.function_call, { name: 'f', arguments: '{"a":1}' });
     assert.equal(res.choices[0].message.tool_calls, undefined);
@@ -379,16 +382,16 @@ describe('Converse → OpenAI chat', () => {
   });
 
   it('an answer that is not Converse → 502', () => {
-    assert.equal(refusal(fromConverse(Buffer.from('<html>'), ctx)).status, 502);
-    assert.equal(refusal(fromConverse(Buffer.from('{"output":{}}'), ctx)).status, 502);
+    assert.equal(refusal(fromConverse(Buffer.from('<html>'), 'm', false)).code, 'bad_upstream_response');
+    assert.equal(refusal(fromConverse(Buffer.from('{"output":{}}'), 'm', false)).code, 'bad_upstream_response');
   });
 });
 
 // ---- The stream translator
 
-async function translate(frames: Buffer[], ctx: ChatContext): Promise<string[]> {
+async function translate(frames: Buffer[], legacyFunctions = false): Promise<string[]> {
   const out: string[] = [];
-  const t = converseStream(ctx);
+  const t = converseStream('m', legacyFunctions);
   t.on('data', (d: Buffer) => out.push(d.toString()));
   const done = new Promise((resolve) => t.once('close', resolve).once('end', resolve));
   for (const f of frames) t.write(f);
@@ -398,7 +401,6 @@ async function translate(frames: Buffer[], ctx: ChatContext): Promise<string[]> 
 }
 
 describe('ConverseStream → chunks', () => {
-  const ctx: ChatContext = { model: 'm', legacyFunctions: false, includeUsage: true };
   const start = encodeEvent('messageStart', { role: 'assistant' });
   const stop = encodeEvent('messageStop', { stopReason: 'end_turn' });
 
@@ -413,7 +415,6 @@ describe('ConverseStream → chunks', () => {
         stop,
         encodeEvent('metadata', { usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 }, metrics: { latencyMs: 1 } }),
       ],
-      ctx,
     );
     assert.equal(events.at(-1), '[DONE]');
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
@@ -429,7 +430,7 @@ describe('ConverseStream → chunks', () => {
         encodeEvent('contentBlockDelta', { contentBlockIndex: 0, delta: { toolUse: { input: '{}' } } }),
         encodeEvent('messageStop', { stopReason: 'tool_use' }),
       ],
-      { ...ctx, legacyFunctions: true, includeUsage: false },
+      true,
     );
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e).choices[0]);
     assert.deepEqual(chunks.slice(1).map((c) => [c.delta, c.finish_reason]), [
@@ -449,7 +450,7 @@ describe('ConverseStream → chunks', () => {
         encodeEvent('contentBlockDelta', { contentBlockIndex: 1, delta: { toolUse: { input: '{"b":2}' } } }),
         encodeEvent('messageStop', { stopReason: 'tool_use' }),
       ],
-      { ...ctx, legacyFunctions: true, includeUsage: false },
+      true,
     );
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e).choices[0]);
     assert.deepEqual(chunks.slice(1).map((c) => [c.delta, c.finish_reason]), [
@@ -467,7 +468,7 @@ describe('ConverseStream → chunks', () => {
   ];
   for (const [name, frames, message] of ends) {
     it(`${name} ends with an error event and no [DONE]`, async () => {
-      const events = await translate(frames, ctx);
+      const events = await translate(frames);
       const last = JSON.parse(events.at(-1)!) as { error: { message: string } };
       assert.match(last.error.message, message);
       assert.ok(!events.includes('[DONE]'));
@@ -480,20 +481,20 @@ describe('ConverseStream → chunks', () => {
 describe('embeddings', () => {
   it('Titan v1: fixed 1536 dimensions; token ids and streams refused; user as request metadata', () => {
     const v1 = 'amazon.titan-embed-text-v1';
-    assert.deepEqual(value(toInvokeEmbedding({ model: v1, input: 'x', dimensions: 1536 })).body, { inputText: 'x' });
-    assert.equal(refusal(toInvokeEmbedding({ model: v1, input: 'x', dimensions: 512 })).param, 'dimensions');
-    assert.equal(refusal(toInvokeEmbedding({ model: v1, input: [1, 2, 3] })).param, 'input');
-    assert.equal(refusal(toInvokeEmbedding({ model: v1, input: 'x', stream: true })).param, 'stream');
-    const call = value(toInvokeEmbedding({ model: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.titan-embed-text-v2:0', input: ['x'], user: 'u1', normalize: false }));
-    assert.equal(call.context.family, 'titan-v2');
-    assert.deepEqual(call.body, { normalize: false, inputText: 'x' });
-    assert.deepEqual(call.headers, { 'x-amzn-bedrock-request-metadata': '{"user":"u1"}' });
+    const embed = (body: Record<string, unknown>) => invokeEmbeddings.request(body);
+    assert.deepEqual(JSON.parse(value(embed({ model: v1, input: 'x', dimensions: 1536 })).body), { inputText: 'x' });
+    assert.equal(refusal(embed({ model: v1, input: 'x', dimensions: 512 })).param, 'dimensions');
+    assert.equal(refusal(embed({ model: v1, input: [1, 2, 3] })).param, 'input');
+    assert.equal(refusal(embed({ model: v1, input: 'x', stream: true })).param, 'stream');
+    const call = value(embed({ model: 'arn:aws:bedrock:us-east-1::foundation-model/amazon.titan-embed-text-v2:0', input: ['x'], user: 'u1', dimensions: 256, normalize: false }));
+    assert.deepEqual(JSON.parse(call.body), { normalize: false, inputText: 'x', dimensions: 256 }, 'Titan v2 takes dimensions');
+    assert.deepEqual(call.headers, { accept: 'application/json', 'x-amzn-bedrock-request-metadata': '{"user":"u1"}' });
   });
 
   it('Cohere by type: floats first, else the first type asked for; usage from the header', () => {
-    const ctx = { model: 'cohere.embed-v4:0', family: 'cohere' as const, base64: false };
-    const read = (embeddings: unknown, headers?: Record<string, string>) =>
-      JSON.parse(value(fromInvokeEmbedding(Buffer.from(JSON.stringify({ embeddings })), ctx, headers))) as any;
+    const request = value(invokeEmbeddings.request({ model: 'cohere.embed-v4:0', input: 'x' }));
+    const answer = request.answer;
+    const read = (embeddings: unknown, headers: Record<string, string> = {}) => JSON.parse(value(answer.response(Buffer.from(JSON.stringify({ embeddings })), headers))) as any;
     assert.deepEqual(read({ int8: [[1, 2]], float: [[0.5, 0.25]] }, { 'x-amzn-bedrock-input-token-count': '4' }), {
       object: 'list',
       data: [{ object: 'embedding', index: 0, embedding: [0.5, 0.25] }],
@@ -501,7 +502,7 @@ describe('embeddings', () => {
       usage: { prompt_tokens: 4, total_tokens: 4 },
     });
     assert.deepEqual(read({ int8: [[1, 2]] }).data[0].embedding, [1, 2]);
-    assert.equal(refusal(fromInvokeEmbedding(Buffer.from('{}'), ctx)).status, 502);
+    assert.equal(refusal(answer.response(Buffer.from('{}'), {})).code, 'bad_upstream_response');
   });
 });
 

@@ -2,15 +2,16 @@
 // translation, the stream transform fed by hand, errors, and where prepare() sends calls.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ConfigNode } from '../src/config/types.js';
+import type { CallInput, ProviderCall } from '../src/providers/contract.js';
 import { cohere } from '../src/providers/cohere/adapter.js';
-import { finishReason, fromCohereChat, toCohereChat, toLogprobs, toUsage } from '../src/providers/cohere/chat/request.js';
+import { cohereChat, toCohereChat } from '../src/providers/cohere/chat/request.js';
+import { finishReason, fromCohereChat, toLogprobs, toUsage } from '../src/providers/cohere/chat/response.js';
 import { chatStream } from '../src/providers/cohere/chat/stream.js';
-import { fromCohereEmbed, toCohereEmbed } from '../src/providers/cohere/embeddings.js';
+import { cohereEmbed } from '../src/providers/cohere/embeddings.js';
 import { cohereError } from '../src/providers/cohere/errors.js';
 import { float32Base64 } from '../src/providers/shared/embeddings.js';
+import type { ChatRequest } from '../src/providers/shared/openai-request.js';
 import { SseReader } from '../src/providers/shared/sse.js';
-import type { CallInput, ProviderCall } from '../src/providers/types.js';
 
 describe('cohere: SseReader', () => {
   const readAll = (pieces: (string | Buffer)[]) => {
@@ -46,13 +47,13 @@ describe('cohere: SseReader', () => {
 describe('cohere: chat request', () => {
   const base = { model: 'command-r', messages: [{ role: 'user', content: 'hi' }] };
   const translate = (extra: Record<string, unknown>) => {
-    const t = toCohereChat({ ...base, ...extra });
+    const t = toCohereChat({ ...base, ...extra } as ChatRequest);
     assert.ok(t.ok, t.ok ? '' : t.error.message);
     return t.value;
   };
 
   it('drops OpenAI-platform parameters, passes Cohere\'s own on, treats null as unset', () => {
-    const { request } = translate({
+    const request = translate({
       user: 'u', safety_identifier: 's', parallel_tool_calls: true, store: true, metadata: { a: 'b' }, service_tier: 'auto',
       prompt_cache_key: 'k', prompt_cache_retention: '24h', verbosity: 'low', n: 1, logit_bias: {}, top_logprobs: 0, modalities: ['text'],
       temperature: null, stop: null, max_tokens: null, stream_options: null,
@@ -69,21 +70,28 @@ describe('cohere: chat request', () => {
   });
 
   it('stop arrays, max_tokens alone, top_p 0 and over-1 stays within Cohere\'s range', () => {
-    assert.deepEqual(translate({ stop: ['a', 'b'] }).request.stop_sequences, ['a', 'b']);
-    assert.equal(translate({ max_tokens: 12 }).request.max_tokens, 12);
-    assert.equal(translate({ top_p: 0 }).request.p, 0.01);
-    assert.equal(translate({ top_p: 0.5 }).request.p, 0.5);
+    assert.deepEqual(translate({ stop: ['a', 'b'] }).stop_sequences, ['a', 'b']);
+    assert.equal(translate({ max_tokens: 12 }).max_tokens, 12);
+    assert.equal(translate({ top_p: 0 }).p, 0.01);
+    assert.equal(translate({ top_p: 0.5 }).p, 0.5);
   });
 
-  it('context: the model, include_usage only when streaming, legacy functions only without tools', () => {
-    assert.deepEqual(translate({ stream: true, stream_options: { include_usage: true } }).context, { model: 'command-r', includeUsage: true, legacyFunctions: false });
-    assert.equal(translate({ stream: false }).request.stream, undefined);
-    assert.equal(translate({ functions: [{ name: 'f' }] }).context.legacyFunctions, true);
-    assert.equal(translate({ functions: [{ name: 'f' }], tools: [{ type: 'function', function: { name: 'g' } }] }).context.legacyFunctions, false);
+  it('the answer: streamed when asked, its usage chunk stripped unless asked for', () => {
+    const answer = (extra: Record<string, unknown>) => {
+      const t = cohereChat.request({ ...base, ...extra });
+      assert.ok(t.ok);
+      return t.value.answer;
+    };
+    const asked = answer({ stream: true, stream_options: { include_usage: true } });
+    assert.ok(asked.streamed && !asked.addedUsage);
+    const unasked = answer({ stream: true });
+    assert.ok(unasked.streamed && unasked.addedUsage);
+    assert.equal(answer({ stream: false }).streamed, false);
+    assert.equal(translate({ stream: false }).stream, undefined);
   });
 
   it('assistant text parts beside tool calls become one tool_plan; an assistant turn without calls keeps its content', () => {
-    const { request } = translate({
+    const request = translate({
       messages: [
         { role: 'user', content: 'a' },
         { role: 'assistant', content: [{ type: 'text', text: 'I will ' }, { type: 'text', text: 'look.' }], tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
@@ -100,19 +108,19 @@ describe('cohere: chat request', () => {
 
   it('legacy function_call none/auto, allowed_tools required, json_schema without a schema', () => {
     const fns = { functions: [{ name: 'f' }, { name: 'g' }] };
-    assert.equal(translate({ ...fns, function_call: 'none' }).request.tool_choice, 'NONE');
-    assert.equal(translate({ ...fns, function_call: 'auto' }).request.tool_choice, undefined);
+    assert.equal(translate({ ...fns, function_call: 'none' }).tool_choice, 'NONE');
+    assert.equal(translate({ ...fns, function_call: 'auto' }).tool_choice, undefined);
     const allowed = translate({
       tools: [{ type: 'function', function: { name: 'f' } }, { type: 'function', function: { name: 'g' } }],
       tool_choice: { type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'g' } }] } },
-    }).request;
+    });
     assert.deepEqual([allowed.tool_choice, allowed.tools?.map((t) => t.function.name)], ['REQUIRED', ['g']]);
-    assert.deepEqual(translate({ response_format: { type: 'json_schema', json_schema: { name: 'x' } } }).request.response_format, { type: 'json_object' });
+    assert.deepEqual(translate({ response_format: { type: 'json_schema', json_schema: { name: 'x' } } }).response_format, { type: 'json_object' });
   });
 
   it('malformed tool calls and thinking are refused naming the field', () => {
     const refused = (extra: Record<string, unknown>, param: string) => {
-      const t = toCohereChat({ ...base, ...extra });
+      const t = toCohereChat({ ...base, ...extra } as ChatRequest);
       assert.ok(!t.ok);
       assert.equal(t.error.param, param);
     };
@@ -149,14 +157,13 @@ describe('cohere: answers', () => {
   });
 
   it('text beside tool calls wins over the plan; no text and no calls is an empty string', () => {
-    const ctx = { model: 'm', includeUsage: false, legacyFunctions: false };
-    const withText = fromCohereChat(
+    const read = (res: unknown) => fromCohereChat(Buffer.from(JSON.stringify(res)), 'm', false);
+    const withText = read(
       { id: 'g', finish_reason: 'TOOL_CALL', message: { role: 'assistant', content: [{ type: 'text', text: 'said' }], tool_plan: 'plan', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] } },
-      ctx,
     );
     assert.ok(withText.ok);
     assert.equal(JSON.parse(withText.value).choices[0].message.content, 'said');
-    const empty = fromCohereChat({ id: 'g', finish_reason: 'COMPLETE', message: { role: 'assistant' } }, ctx);
+    const empty = read({ id: 'g', finish_reason: 'COMPLETE', message: { role: 'assistant' } });
     assert.ok(empty.ok);
     assert.equal(JSON.parse(empty.value).choices[0].message.content, '');
   });
@@ -167,13 +174,15 @@ describe('cohere: answers', () => {
   });
 
   it('embeddings: a client without input_type gets search_document; stream false is no matter', () => {
-    const t = toCohereEmbed({ model: 'embed-v4.0', input: 'x', stream: false });
+    const t = cohereEmbed.request({ model: 'embed-v4.0', input: 'x', stream: false });
     assert.ok(t.ok);
-    assert.deepEqual(t.value.request, { model: 'embed-v4.0', texts: ['x'], input_type: 'search_document', embedding_types: ['float'] });
+    assert.deepEqual(JSON.parse(t.value.body), { model: 'embed-v4.0', texts: ['x'], input_type: 'search_document', embedding_types: ['float'] });
   });
 
   it('embeddings usage: the tokens read first, billed units else', () => {
-    const r = fromCohereEmbed({ id: 'e', embeddings: { float: [[0.5]] }, meta: { tokens: { input_tokens: 7 }, billed_units: { input_tokens: 5 } } }, { model: 'm', base64: false });
+    const t = cohereEmbed.request({ model: 'm', input: 'x' });
+    assert.ok(t.ok);
+    const r = t.value.answer.response(Buffer.from(JSON.stringify({ id: 'e', embeddings: { float: [[0.5]] }, meta: { tokens: { input_tokens: 7 }, billed_units: { input_tokens: 5 } } })), {});
     assert.ok(r.ok);
     assert.deepEqual(JSON.parse(r.value).usage, { prompt_tokens: 7, total_tokens: 7 });
   });
@@ -188,8 +197,8 @@ describe('cohere: answers', () => {
 });
 
 describe('cohere: stream transform', () => {
-  async function run(input: string, ctx = { model: 'm', includeUsage: false, legacyFunctions: false }): Promise<string[]> {
-    const t = chatStream(ctx);
+  async function run(input: string, legacyFunctions = false): Promise<string[]> {
+    const t = chatStream('m', legacyFunctions);
     const out: string[] = [];
     t.on('data', (d: Buffer) => out.push(d.toString()));
     const ended = new Promise((resolve) => t.on('end', resolve));
@@ -216,7 +225,7 @@ describe('cohere: stream transform', () => {
     const args = (i: number, a: string) => `data: ${JSON.stringify({ type: 'tool-call-delta', index: i, delta: { message: { tool_calls: { function: { arguments: a } } } } })}\n\n`;
     const events = await run(
       start(0, 'f') + args(0, '{}') + start(1, 'g') + args(1, '{"x":1}') + 'data: {"type":"message-end","delta":{"finish_reason":"TOOL_CALL"}}\n\n',
-      { model: 'm', includeUsage: false, legacyFunctions: true },
+      true,
     );
     const deltas = events.slice(0, -2).map((e) => JSON.parse(e).choices[0]);
     assert.deepEqual(deltas.map((c) => c.delta), [{ role: 'assistant', content: '' }, { function_call: { name: 'f', arguments: '' } }, { function_call: { arguments: '{}' } }, {}]);
@@ -232,10 +241,10 @@ describe('cohere: stream transform', () => {
 });
 
 describe('cohere: where prepare() sends calls', () => {
-  const node = { provider: 'cohere', api_key: 'co-k' } as ConfigNode;
+  const settings = { api_key: 'co-k' };
   const prepare = (input: Partial<CallInput>): ProviderCall => {
-    const r = cohere.prepare({
-      target: { provider: 'cohere', node, clientAuthorization: undefined, customHost: undefined },
+    const r = cohere.adapter.prepare({
+      target: { provider: 'cohere', settings, clientAuthorization: undefined, customHost: undefined },
       endpoint: 'proxy',
       path: '/',
       body: null,
@@ -248,7 +257,7 @@ describe('cohere: where prepare() sends calls', () => {
   it('Cohere\'s own host by default; a custom host replaces it (a trailing slash is fine)', () => {
     assert.equal(prepare({ endpoint: 'chat', path: '/chat/completions' }).url, 'https://api.cohere.com/v2/chat');
     assert.equal(prepare({ endpoint: 'embeddings', path: '/embeddings' }).url, 'https://api.cohere.com/v2/embed');
-    const target = { provider: 'cohere', node, clientAuthorization: undefined, customHost: 'http://h:1/base/' };
+    const target = { provider: 'cohere', settings, clientAuthorization: undefined, customHost: 'http://h:1/base/' };
     assert.equal(prepare({ target, endpoint: 'chat' }).url, 'http://h:1/base/v2/chat');
   });
 
@@ -263,7 +272,7 @@ describe('cohere: where prepare() sends calls', () => {
   });
 
   it("the client's Bearer credential is used when the target has none", () => {
-    const target = { provider: 'cohere', node: { provider: 'cohere' } as ConfigNode, clientAuthorization: 'bearer  co-client', customHost: undefined };
+    const target = { provider: 'cohere', settings: {}, clientAuthorization: 'bearer  co-client', customHost: undefined };
     assert.equal(prepare({ target }).headers.authorization, 'Bearer co-client');
   });
 });

@@ -3,19 +3,19 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { toGeminiSchema } from '../src/providers/google/schema.js';
-import { toGenerateContent } from '../src/providers/google/chat/request.js';
+import { geminiChat, toGenerateContent } from '../src/providers/google/chat/request.js';
 import { finishReason, toChatCompletion, toLogprobs } from '../src/providers/google/chat/response.js';
 import { GeminiStream } from '../src/providers/google/chat/stream.js';
 import { signatureOf, toolCallId } from '../src/providers/google/tool-ids.js';
 import { googleError } from '../src/providers/google/errors.js';
-import type { ChatRequest } from '../src/providers/google/openai-chat.js';
+import type { ChatRequest } from '../src/providers/shared/openai-request.js';
 
 const translate = (body: Partial<ChatRequest>) => toGenerateContent({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], ...body } as ChatRequest, 'google');
 
 function request(body: Partial<ChatRequest>) {
   const r = translate(body);
   assert.ok(r.ok, r.ok ? '' : r.error.message);
-  return r.value.request;
+  return r.value;
 }
 
 function refused(body: Partial<ChatRequest>): { message: string; param: string | null } {
@@ -205,22 +205,24 @@ describe('chat request → generateContent', () => {
   it('fields: dropped by rule, refused otherwise; a null means unset', () => {
     const r = translate({ user: 'u', logit_bias: { '1': 2 }, parallel_tool_calls: false, store: true, metadata: { a: 'b' }, service_tier: 'auto' } as never);
     assert.ok(r.ok);
-    assert.equal(r.value.request.generationConfig, undefined);
+    assert.equal(r.value.generationConfig, undefined);
     assert.ok(translate({ prediction: null } as never).ok);
     const e = refused({ prediction: { type: 'content', content: 'x' } } as never);
     assert.equal(e.param, 'prediction');
     assert.match(e.message, /not supported by provider 'google'/);
   });
 
-  it('stream flags', () => {
-    const r = translate({ stream: true, stream_options: { include_usage: true } });
-    assert.ok(r.ok);
-    assert.deepEqual([r.value.stream, r.value.includeUsage], [true, true]);
+  it('stream flags: a streamed answer, whose usage chunk is stripped unless asked for', () => {
+    const asked = geminiChat('google').request({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    assert.ok(asked.ok && asked.value.answer.streamed);
+    assert.equal(asked.value.answer.addedUsage, false);
+    const unasked = geminiChat('google').request({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    assert.ok(unasked.ok && unasked.value.answer.streamed && unasked.value.answer.addedUsage);
   });
 });
 
 describe('generateContent answer → chat.completion', () => {
-  const ctx = { provider: 'google', model: 'asked-model', includeUsage: false };
+  const ctx = { provider: 'google', model: 'asked-model' };
 
   it('maps parts, thoughts, code execution, logprobs, ids and times', () => {
     const out = toChatCompletion(
@@ -289,8 +291,8 @@ describe('generateContent answer → chat.completion', () => {
 });
 
 describe('Gemini SSE → OpenAI chunks', () => {
-  async function run(input: (string | Buffer)[], includeUsage = true): Promise<string[]> {
-    const s = new GeminiStream({ provider: 'google', model: 'm', includeUsage });
+  async function run(input: (string | Buffer)[]): Promise<string[]> {
+    const s = new GeminiStream({ provider: 'google', model: 'm' });
     const out: string[] = [];
     s.on('data', (d: Buffer) => out.push(d.toString('utf8')));
     const ended = new Promise((resolve) => s.on('end', resolve));
@@ -319,20 +321,20 @@ describe('Gemini SSE → OpenAI chunks', () => {
   });
 
   it('a blocked prompt is a whole answer; an unreadable event or a cut stream ends in an error, no [DONE]', async () => {
-    const blocked = await run([ev({ promptFeedback: { blockReason: 'OTHER' }, usageMetadata: { promptTokenCount: 2 } })], false);
+    const blocked = await run([ev({ promptFeedback: { blockReason: 'OTHER' }, usageMetadata: { promptTokenCount: 2 } })]);
     assert.equal(blocked.length, 3);
     assert.deepEqual(JSON.parse(blocked[0]!).choices[0].finish_reason, 'content_filter');
     assert.equal(JSON.parse(blocked[1]!).usage.prompt_tokens, 2);
     assert.equal(blocked[2], '[DONE]');
-    const garbled = await run([ev({ candidates: [{ content: { parts: [{ text: 'a' }] } }] }), 'data: {not json\n\n'], false);
+    const garbled = await run([ev({ candidates: [{ content: { parts: [{ text: 'a' }] } }] }), 'data: {not json\n\n']);
     assert.deepEqual([garbled.length, JSON.parse(garbled[1]!).error.code], [2, 'bad_upstream_stream']);
-    const cut = await run([ev({ candidates: [{ content: { parts: [{ text: 'a' }] } }] })], false);
+    const cut = await run([ev({ candidates: [{ content: { parts: [{ text: 'a' }] } }] })]);
     assert.deepEqual([cut.length, JSON.parse(cut[1]!).error.code], [2, 'incomplete_stream']);
   });
 
   it('tool calls get increasing indexes across events, and the candidate finishes with tool_calls', async () => {
     const call = (name: string) => ({ candidates: [{ content: { parts: [{ functionCall: { name, args: { n: name } } }] } }] });
-    const events = await run([ev(call('a')), ev(call('b')), ev({ candidates: [{ finishReason: 'STOP' }] })], false);
+    const events = await run([ev(call('a')), ev(call('b')), ev({ candidates: [{ finishReason: 'STOP' }] })]);
     const chunks = events.slice(0, -1).map((e) => JSON.parse(e));
     assert.deepEqual(chunks[0].choices[0].delta.role, 'assistant');
     assert.equal(chunks[0].choices[0].delta.content, null);

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { createVerify, generateKeyPairSync } from 'node:crypto';
 import { GatewayError, ok } from '../src/shared/errors.js';
 import { REFRESH_MARGIN_MS, serviceAccount, signedAssertion, TokenCache, type Exchange, type ServiceAccount } from '../src/providers/vertex-ai/auth.js';
-import { vertexAdapter } from '../src/providers/vertex-ai/adapter.js';
+import { vertexAI } from '../src/providers/vertex-ai/adapter.js';
 import type { ConfigNode } from '../src/config/types.js';
-import type { ProviderCall } from '../src/providers/types.js';
+import type { ProviderCall } from '../src/providers/contract.js';
 
 const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const PEM = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
@@ -98,9 +98,9 @@ describe('signed assertion', () => {
 });
 
 describe('Vertex URLs on Google’s hosts', () => {
-  function prepare(node: ConfigNode, model: string, stream = false): ProviderCall {
-    const r = vertexAdapter.prepare({
-      target: { provider: 'vertex-ai', node, clientAuthorization: undefined, customHost: undefined },
+  function prepare(settings: ConfigNode, model: string, stream = false): ProviderCall {
+    const r = vertexAI.adapter.prepare({
+      target: { provider: 'vertex-ai', settings, clientAuthorization: undefined, customHost: undefined },
       endpoint: 'chat',
       path: '/chat/completions',
       body: { model, messages: [{ role: 'user', content: 'x' }], stream },

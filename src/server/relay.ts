@@ -12,7 +12,7 @@ import type { Config } from '../config/types.js';
 import { planFor, type Plan } from '../routing/plan.js';
 import { isHopByHop } from '../routing/headers.js';
 import { mayRepeat, type RouteRequest, type RouteResult, type Router } from '../routing/router.js';
-import type { Translator } from '../providers/types.js';
+import type { Answer } from '../providers/contract.js';
 import { AnswerCapture } from '../logs/capture.js';
 import { readUsage } from '../logs/usage.js';
 import type { UpstreamResponse } from '../upstream/client.js';
@@ -165,8 +165,8 @@ async function serve(deps: RelayDeps, req: IncomingMessage, res: ServerResponse,
   const upstream = result.response;
   const keeper = cache.value.keeper(result);
   const out = gatewayHeaders(quota ?? {}, result, t.traceId, cacheStatus);
-  if (result.translator !== undefined) {
-    await relayTranslated(result.translator, upstream, res, out, body?.stream === true, result.addedUsage === true, answer.value, keeper, trail, deps.logs !== null);
+  if (result.answer !== undefined) {
+    await relayTranslated(result.answer, upstream, res, out, answer.value, keeper, trail, deps.logs !== null);
     return;
   }
   // One header object for writeHead: Node's fast path, no per-header setHeader.
@@ -207,29 +207,26 @@ function watchAnswer(body: Readable, status: number, encoding: string | string[]
  * sent as OpenAI JSON (errors in the contract's envelope, the status kept).
  */
 async function relayTranslated(
-  tr: Translator,
+  tr: Answer,
   upstream: UpstreamResponse,
   res: ServerResponse,
   headers: OutgoingHttpHeaders,
-  streamed: boolean,
-  addedUsage: boolean,
   usage: AnswerUsage,
   keeper: AnswerKeeper,
   trail: RequestTrail,
   logging: boolean,
 ): Promise<void> {
   const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
-  if (ok && streamed) {
+  if (ok && tr.streamed) {
     const events = tr.stream();
     upstream.body.once('error', (e) => events.destroy(e));
     events.once('close', () => {
       if (!upstream.body.readableEnded) upstream.body.destroy();
     });
-    const sse = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
-    res.writeHead(200, { ...headers, ...sse });
+    res.writeHead(200, { ...headers, ...tr.headers });
     upstream.body.pipe(events);
     const read = watchAnswer(events, 200, undefined, usage, trail, logging);
-    trail.cut = !(await relayBody(keeper.watch(addedUsage ? stripAddedUsage(read) : read, 200, sse), res));
+    trail.cut = !(await relayBody(keeper.watch(tr.addedUsage ? stripAddedUsage(read) : read, 200, tr.headers), res));
     return;
   }
   let raw: Buffer;
@@ -241,7 +238,7 @@ async function relayTranslated(
     return;
   }
   for (const name in headers) res.setHeader(name, headers[name]!);
-  const text = ok ? tr.response(raw, upstream.headers) : null;
+  const text = ok && !tr.streamed ? tr.response(raw, upstream.headers) : null;
   if (text === null || !text.ok) {
     void usage.release();
     const error = text === null ? tr.error(upstream.statusCode, raw, upstream.headers) : text.error;
@@ -251,8 +248,8 @@ async function relayTranslated(
   }
   trail.answerText = text.value;
   await usage.settle(text.value);
-  await keeper.keep(200, { 'content-type': 'application/json' }, text.value);
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text.value) });
+  await keeper.keep(200, tr.headers, text.value);
+  res.writeHead(200, { ...tr.headers, 'content-length': Buffer.byteLength(text.value) });
   res.end(text.value);
 }
 

@@ -17,7 +17,8 @@
  */
 import { createHash } from 'node:crypto';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
-import { ENTRA_KEYS, setting, trimBase, type AzureSettings } from './settings.js';
+import { trimSlash } from '../shared/target.js';
+import { ENTRA_KEYS, setting, type AzureSettings } from './settings.js';
 
 export interface EntraCredentials {
   tenantId: string;
@@ -73,7 +74,7 @@ export function authorityHost(env: NodeJS.ProcessEnv = process.env): Result<stri
   if (!URL.canParse(withScheme)) {
     return { ok: false, error: new GatewayError(500, `AZURE_AUTHORITY_HOST '${raw}' is not a URL`, { code: 'invalid_environment' }) };
   }
-  return ok(trimBase(withScheme));
+  return ok(trimSlash(withScheme));
 }
 
 const cache = new Map<string, CachedToken>();

@@ -79,16 +79,3 @@ export function requiredLabel(provider: string, node: AzureSettings, ...keys: [S
     ? ok(value)
     : { ok: false, error: invalid(`${key} '${value}' is not a valid host name label (letters, digits and inner hyphens)`, key, 'invalid_provider_config') };
 }
-
-/** `base` without a trailing slash, so paths can be appended as they are. */
-export function trimBase(base: string): string {
-  return base.endsWith('/') ? base.slice(0, -1) : base;
-}
-
-/** Appends `api-version` unless the path's query already carries one (the client's own, on the generic proxy). */
-export function withApiVersion(url: string, apiVersion: string | undefined): string {
-  if (apiVersion === undefined) return url;
-  const q = url.indexOf('?');
-  if (q !== -1 && new URLSearchParams(url.slice(q + 1)).has('api-version')) return url;
-  return `${url}${q === -1 ? '?' : '&'}api-version=${encodeURIComponent(apiVersion)}`;
-}

@@ -11,7 +11,7 @@
  * Statuses from the service model's `error.httpStatusCode` of each exception.
  */
 import { GatewayError } from '../../shared/errors.js';
-import type { ProviderHeaders } from '../types.js';
+import type { ProviderHeaders } from '../contract.js';
 import type { BedrockErrorBody } from './wire.js';
 
 /** An error answer of any Bedrock operation. */

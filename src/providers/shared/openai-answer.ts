@@ -1,10 +1,13 @@
 /**
- * Building blocks for translators that answer in OpenAI's shapes: SSE framing,
- * ids, chat.completion.chunk events and usage. One place, so every adapter
- * frames streams the same way.
+ * OpenAI's answer shapes, for translators: the answer readers' response
+ * headers, SSE framing, ids, chat.completion and chat.completion.chunk,
+ * usage, tool calls, and the 502 of an answer that cannot be read. One
+ * place, so every translator answers the same way.
  */
 import { randomBytes } from 'node:crypto';
 import { err, GatewayError, ok, type Result } from '../../shared/errors.js';
+import type { Answer, ErrorReader, StreamedAnswer, WholeAnswer } from '../contract.js';
+import { asksUsage, type ChatRequest } from './openai-request.js';
 
 export const SSE_DONE = 'data: [DONE]\n\n';
 
@@ -91,6 +94,29 @@ export function parseAnswer(raw: Buffer, provider: string): Result<unknown> {
   try {
     return ok(JSON.parse(raw.toString('utf8')) as unknown);
   } catch {
-    return err(badResponse(provider, 'answered with JSON that does not parse'));
+    return err(badResponse(provider, 'sent an answer that is not valid JSON'));
   }
+}
+
+/** Response headers of a translated whole answer. */
+export const JSON_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'application/json' };
+/** Response headers of a translated stream. */
+export const SSE_HEADERS: Readonly<Record<string, string>> = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
+
+/** A whole answer's reader. */
+export function wholeAnswer(response: WholeAnswer['response'], error: ErrorReader): WholeAnswer {
+  return { streamed: false, headers: JSON_HEADERS, response, error };
+}
+
+/** How the answer to one chat request is read: whole, streamed, or the provider's error. */
+export interface ChatReading {
+  response: WholeAnswer['response'];
+  stream: StreamedAnswer['stream'];
+  error: ErrorReader;
+}
+
+/** A chat answer's reader: streamed when the client asked for a stream, else whole. */
+export function chatAnswer(body: ChatRequest, read: ChatReading): Answer {
+  if (body.stream !== true) return wholeAnswer(read.response, read.error);
+  return { streamed: true, headers: SSE_HEADERS, addedUsage: !asksUsage(body), stream: read.stream, error: read.error };
 }

@@ -10,8 +10,8 @@
  * Thinking only ever appears when the request enabled it, which the router
  * allows only with strict_compat_compliance false.
  */
-import { nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../../shared/openai-answer.js';
-import type { ReplyOptions } from './request.js';
+import { ok, type Result } from '../../../shared/errors.js';
+import { badResponse, nowSeconds, parseAnswer, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../../shared/openai-answer.js';
 import type { AnthropicMessage, AnthropicRedactedThinkingBlock, AnthropicThinkingBlock, AnthropicUsage } from '../wire.js';
 
 export interface OpenAIAssistantMessage {
@@ -78,7 +78,7 @@ export function openAIUsage(u: AnthropicUsage): OpenAIUsage {
  * Server-tool blocks (server_tool_use, web_search_tool_result…) have no
  * OpenAI counterpart; the text Claude writes from them is kept.
  */
-export function fromAnthropicMessage(msg: AnthropicMessage, opts: ReplyOptions): OpenAIChatCompletion {
+export function fromAnthropicMessage(msg: AnthropicMessage, legacyFunctions: boolean): OpenAIChatCompletion {
   let text: string | null = null;
   let reasoning: string | null = null;
   const thinking: (AnthropicThinkingBlock | AnthropicRedactedThinkingBlock)[] = [];
@@ -103,7 +103,7 @@ export function fromAnthropicMessage(msg: AnthropicMessage, opts: ReplyOptions):
     }
   }
   const message: OpenAIAssistantMessage = { role: 'assistant', content: text, refusal: null };
-  putToolCalls(message, calls, opts.legacyFunctions);
+  putToolCalls(message, calls, legacyFunctions);
   if (reasoning !== null) message.reasoning_content = reasoning;
   if (thinking.length > 0) message.thinking_blocks = thinking;
   return {
@@ -111,7 +111,16 @@ export function fromAnthropicMessage(msg: AnthropicMessage, opts: ReplyOptions):
     object: 'chat.completion',
     created: nowSeconds(),
     model: msg.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(msg.stop_reason, opts.legacyFunctions) }],
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(msg.stop_reason, legacyFunctions) }],
     usage: openAIUsage(msg.usage ?? {}),
   };
+}
+
+/** A whole Messages answer as OpenAI JSON text. */
+export function readMessage(raw: Buffer, legacyFunctions: boolean): Result<string> {
+  const parsed = parseAnswer(raw, 'anthropic');
+  if (!parsed.ok) return parsed;
+  const msg = parsed.value as AnthropicMessage | null;
+  if (msg?.type !== 'message' || !Array.isArray(msg.content)) return { ok: false, error: badResponse('anthropic', 'answered with something other than a message') };
+  return ok(JSON.stringify(fromAnthropicMessage(msg, legacyFunctions)));
 }

@@ -23,7 +23,6 @@
 import { toolCallDelta } from '../../shared/openai-answer.js';
 import { SseTranslatedStream } from '../../shared/stream.js';
 import { streamError } from '../errors.js';
-import type { ReplyOptions } from './request.js';
 import { finishReason, openAIUsage } from './response.js';
 import type { AnthropicResponseBlock, AnthropicStreamEvent, AnthropicUsage } from '../wire.js';
 
@@ -34,7 +33,8 @@ export class AnthropicStream extends SseTranslatedStream {
   /** Thinking blocks being streamed, by block index. */
   private readonly thinking = new Map<number, { text: string; signature: string }>();
 
-  constructor(private readonly opts: ReplyOptions) {
+  /** `legacyFunctions`: the request used `functions`, so calls stream as function_call deltas. */
+  constructor(private readonly legacyFunctions: boolean) {
     super('anthropic', '', 'message_stop');
   }
 
@@ -79,7 +79,7 @@ export class AnthropicStream extends SseTranslatedStream {
       case 'message_delta':
         // Usage here is cumulative and may repeat or update the input counts.
         for (const [k, v] of Object.entries(ev.usage ?? {})) if (typeof v === 'number') (this.usage as Record<string, number>)[k] = v;
-        this.chunk({}, finishReason(ev.delta?.stop_reason, this.opts.legacyFunctions));
+        this.chunk({}, finishReason(ev.delta?.stop_reason, this.legacyFunctions));
         break;
       case 'message_stop':
         this.complete(openAIUsage(this.usage));
@@ -114,7 +114,7 @@ export class AnthropicStream extends SseTranslatedStream {
   }
 
   private toolDelta(n: number, call: Parameters<typeof toolCallDelta>[1]): void {
-    const delta = toolCallDelta(n, call, this.opts.legacyFunctions);
+    const delta = toolCallDelta(n, call, this.legacyFunctions);
     if (delta !== undefined) this.chunk(delta);
   }
 }

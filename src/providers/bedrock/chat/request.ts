@@ -1,9 +1,9 @@
 /**
- * OpenAI chat completions ⇄ Bedrock Converse (request and whole answer; the
- * stream is in chat-stream.ts). Source: Bedrock Runtime API reference,
- * Converse (`POST /model/{modelId}/converse`), ConverseRequest and its shapes
- * (Message, ContentBlock, ToolConfiguration, InferenceConfiguration,
- * OutputConfig), ConverseResponse, TokenUsage, StopReason.
+ * OpenAI chat completions → Bedrock Converse (`POST /model/{modelId}/converse`,
+ * `/converse-stream` when streamed), and the translator that pairs it with the
+ * answer's reader (response.ts, stream.ts). Source: Bedrock Runtime API
+ * reference, Converse, ConverseRequest and its shapes (Message,
+ * ContentBlock, ToolConfiguration, InferenceConfiguration, OutputConfig).
  *
  *   OpenAI                                  Converse
  *   system / developer messages          →  system: [{text}] (lifted out of the turn order)
@@ -15,140 +15,124 @@
  *   file (file_data data: URL)           →  {document:{format, name, source:{bytes}}}
  *   input_audio                          →  {audio:{format, source:{bytes}}}
  *   cache_control on a part              →  a {cachePoint:{type:'default'}} after it
- *   max_completion_tokens | max_tokens   →  inferenceConfig.maxTokens
- *   temperature, top_p, stop             →  inferenceConfig.temperature, topP, stopSequences
- *   tools / functions                    →  toolConfig.tools[].toolSpec {name, description, inputSchema:{json}, strict}
- *   tool_choice auto|required|{function} →  toolConfig.toolChoice {auto}|{any}|{tool:{name}}
- *   response_format json_schema          →  outputConfig.textFormat {type:'json_schema', structure:{jsonSchema:{schema (JSON text), name, description}}}
- *   response_format json_object          →  the same with the schema {"type":"object"}
- *   user, safety_identifier, metadata    →  requestMetadata (string map, kept in Bedrock's invocation logs)
- *   service_tier                         →  serviceTier {type}
- *   anything else (top_k, thinking, reasoning_effort, penalties, …) → additionalModelRequestFields,
- *     Converse's channel for a model's own parameters: models that know them take them, others say no.
- *   Converse's own field names (guardrailConfig, performanceConfig, …) sent by the client pass as given.
  *
- *   back: text blocks → content, toolUse → tool_calls (or function_call for legacy `functions`),
- *   reasoningContent → reasoning_content, stopReason → finish_reason,
- *   usage {inputTokens (+cacheRead +cacheWrite), outputTokens, totalTokens, cacheReadInputTokens}.
+ * Every other parameter meets the rule of CONVERSE_PARAMS; one the table does
+ * not name (top_k, thinking, reasoning_effort, …) goes in
+ * additionalModelRequestFields, Converse's channel for a model's own
+ * parameters: models that know them take them, others say no.
  */
-import { err, invalid, ok, type GatewayError, type Result } from '../../../shared/errors.js';
-import type { OpenAIMessageParam } from '../../shared/openai-request.js';
-import { badResponse, completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../../shared/openai-answer.js';
+import { ok, type Result } from '../../../shared/errors.js';
+
+import {
+  dataUrl,
+  functionCall,
+  isSet,
+  LegacyCallIds,
+  maxTokens,
+  modelOf,
+  partText,
+  refuse,
+  schemaObject,
+  stopSequences,
+  textParts,
+  toolCall,
+  usesLegacyFunctions,
+  type ChatRequest,
+  type FunctionDefinition,
+  type Message,
+  type Part,
+} from '../../shared/openai-request.js';
+import { applyPolicy, dropped, EMPTY, FALSE, mapped, ONE, passed, refused, TEXT_ONLY, ZERO, type ParamPolicy } from '../../shared/params.js';
+import { chatTranslator } from '../../shared/translator.js';
+import { bedrockError } from '../errors.js';
 import type {
   ContentBlock,
   ConverseMessage,
   ConverseRequest,
-  ConverseResponse,
   DocumentFormat,
   ImageFormat,
   InferenceConfiguration,
   OutputConfig,
-  StopReason,
   SystemContentBlock,
-  TokenUsage,
   ToolChoice,
   ToolConfiguration,
   ToolResultContent,
   ToolSpecification,
 } from '../wire.js';
-
-// ---- The OpenAI request, as the gateway reads it ------------------------------
-
-interface OpenAIContentPart {
-  type: string;
-  text?: string;
-  refusal?: string;
-  image_url?: { url?: string } | string;
-  file?: { file_data?: string; file_id?: string; filename?: string };
-  input_audio?: { data?: string; format?: string };
-  cache_control?: unknown;
-}
-
-/** Tool calls' fields are unknown until checked: the body validator looks no deeper than "object". */
-type OpenAIMessage = OpenAIMessageParam<OpenAIContentPart>;
-
-interface OpenAIFunction {
-  name: string;
-  description?: string;
-  parameters?: unknown;
-  strict?: boolean;
-}
-
-interface OpenAITool {
-  type: string;
-  function?: OpenAIFunction;
-  cache_control?: unknown;
-}
-
-type OpenAIToolChoice = 'none' | 'auto' | 'required' | { type: string; function?: { name: string } };
-
-interface OpenAIResponseFormat {
-  type: 'text' | 'json_object' | 'json_schema';
-  json_schema?: { name: string; description?: string; schema?: unknown; strict?: boolean };
-}
-
-/** What a translated chat request remembers for reading the answer back. */
-export interface ChatContext {
-  model: string;
-  /** The client used the legacy `functions`: answer with function_call, not tool_calls. */
-  legacyFunctions: boolean;
-  includeUsage: boolean;
-}
-
-// ---- Request ----------------------------------------------------------------------
+import { fromConverse } from './response.js';
+import { converseStream } from './stream.js';
 
 /**
  * Converse's own top-level fields: a client that sends them means them as
  * Converse does, so they are passed as given (and win over mapped values).
  * `messages` is OpenAI's field too and `modelId` travels in the path.
  */
-const NATIVE_FIELDS = new Set([
+const NATIVE_FIELDS = [
   'system', 'inferenceConfig', 'toolConfig', 'guardrailConfig', 'additionalModelRequestFields', 'promptVariables',
   'additionalModelResponseFieldPaths', 'requestMetadata', 'performanceConfig', 'serviceTier', 'outputConfig',
-]);
+] as const;
 
-/** OpenAI fields mapped below, each by its own rule. */
-const MAPPED = new Set([
-  'model', 'messages', 'stream', 'stream_options', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'stop',
-  'tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call', 'response_format', 'user',
-  'safety_identifier', 'metadata', 'service_tier', 'n', 'logprobs', 'top_logprobs', 'seed', 'store', 'prediction',
-  'prompt_cache_key', 'modalities', 'audio', 'web_search_options',
-]);
+export const CONVERSE_PARAMS: ParamPolicy = {
+  rules: {
+    model: mapped('the modelId in the path'),
+    messages: mapped('messages; system and developer messages → system'),
+    stream: mapped('ConverseStream instead of Converse'),
+    stream_options: mapped('the usage chunk (from the metadata event)'),
+    max_tokens: mapped('inferenceConfig.maxTokens'),
+    max_completion_tokens: mapped('inferenceConfig.maxTokens'),
+    temperature: mapped('inferenceConfig.temperature'),
+    top_p: mapped('inferenceConfig.topP'),
+    stop: mapped('inferenceConfig.stopSequences'),
+    tools: mapped('toolConfig.tools[].toolSpec (function tools only)'),
+    functions: mapped('toolConfig.tools[].toolSpec'),
+    tool_choice: mapped('toolConfig.toolChoice (auto, required → any, a named function → tool; none: no tools)'),
+    function_call: mapped('toolConfig.toolChoice'),
+    response_format: mapped('outputConfig.textFormat (json_schema; json_object as the schema {"type":"object"})'),
+    user: mapped('requestMetadata.user'),
+    safety_identifier: mapped('requestMetadata.safety_identifier'),
+    metadata: mapped('requestMetadata (string values only)'),
+    service_tier: mapped('serviceTier.type (auto: left to Bedrock)'),
+    ...Object.fromEntries(NATIVE_FIELDS.map((k) => [k, mapped(`${k}, Converse's own field, as given`)])),
+    frequency_penalty: passed(ZERO),
+    presence_penalty: passed(ZERO),
+    logit_bias: passed(EMPTY),
+    seed: dropped('no Converse field, and no model family on Bedrock shares one name for it'),
+    store: dropped('Bedrock keeps nothing; invocation logging is account configuration'),
+    prediction: dropped("a latency hint; Bedrock's prompt cache is set by cachePoint blocks"),
+    prompt_cache_key: dropped("a latency hint; Bedrock's prompt cache is set by cachePoint blocks"),
+    parallel_tool_calls: dropped('Converse has no switch: every tool call the model makes is returned'),
+    top_logprobs: dropped('only meaningful with logprobs, which Converse does not return'),
+    n: refused('Converse returns one choice per request', ONE),
+    logprobs: refused('Converse does not return log probabilities', FALSE),
+    modalities: refused('Converse answers in text only', TEXT_ONLY),
+    audio: refused('Converse answers in text only'),
+    web_search_options: refused('Bedrock has no web search'),
+  },
+  others: 'passed',
+};
 
-/**
- * OpenAI fields with no effect at this value: not sent on (a model that lacks
- * the parameter would refuse the extra key for nothing).
- */
-function isNeutral(key: string, value: unknown): boolean {
-  if (value === null) return true; // OpenAI reads null as "not set"
-  if (key === 'frequency_penalty' || key === 'presence_penalty') return value === 0;
-  if (key === 'logit_bias') return typeof value === 'object' && Object.keys(value as object).length === 0;
-  return false;
-}
+export const converseChat = chatTranslator({
+  api: 'Bedrock Converse',
+  params: CONVERSE_PARAMS,
+  translate: toConverse,
+  headers: (body) => ({ accept: body.stream === true ? 'application/vnd.amazon.eventstream' : 'application/json' }),
+  read(body) {
+    // Converse's answers name no model: the request's is reported.
+    const model = typeof body.model === 'string' ? body.model : '';
+    const legacyFunctions = usesLegacyFunctions(body);
+    return { response: (bytes) => fromConverse(bytes, model, legacyFunctions), stream: () => converseStream(model, legacyFunctions), error: bedrockError };
+  },
+});
 
-export function toConverse(body: Record<string, unknown>): Result<{ request: ConverseRequest; context: ChatContext }> {
-  const model = body.model;
-  if (typeof model !== 'string' || model === '') return err(invalid('model: bedrock needs a model id or ARN', 'model'));
+export function toConverse(body: ChatRequest): Result<ConverseRequest> {
+  const model = modelOf(body, 'bedrock');
+  if (!model.ok) return model;
+  const additional = applyPolicy(body, CONVERSE_PARAMS, 'bedrock');
+  if (!additional.ok) return additional;
 
-  // Converse answers with one choice and without log probabilities.
-  if (typeof body.n === 'number' && body.n > 1) return err(invalid('n: bedrock returns one choice per request; n must be 1', 'n'));
-  if (body.logprobs === true) return err(invalid('logprobs: bedrock does not return log probabilities', 'logprobs'));
-  if (Array.isArray(body.modalities) && body.modalities.some((m) => m !== 'text')) {
-    return err(invalid('modalities: bedrock Converse answers in text only', 'modalities'));
-  }
-  if (body.audio != null) return err(invalid('audio: bedrock Converse answers in text only', 'audio'));
-  if (body.web_search_options != null) return err(invalid('web_search_options: bedrock has no web search', 'web_search_options'));
-  // Dropped on purpose: `seed` (no Converse field, and no model family on Bedrock shares one name for it);
-  // `store` (Bedrock keeps nothing; invocation logging is account configuration); `prediction` and
-  // `prompt_cache_key` (latency hints; Bedrock's prompt cache is set by cachePoint blocks);
-  // `parallel_tool_calls` (Converse has no switch: every tool call the model makes is returned);
-  // `top_logprobs` (only meaningful with logprobs, refused above); `stream`/`stream_options` pick the operation.
-
-  const messages = toMessages(body.messages as OpenAIMessage[]);
+  const messages = toMessages(body.messages);
   if (!messages.ok) return messages;
   const { system, turns, hasToolBlocks } = messages.value;
-
-  const legacyFunctions = Array.isArray(body.functions) && body.tools == null;
   const tools = toToolConfig(body, hasToolBlocks);
   if (!tools.ok) return tools;
 
@@ -157,43 +141,35 @@ export function toConverse(body: Record<string, unknown>): Result<{ request: Con
   const inference = toInferenceConfig(body);
   if (Object.keys(inference).length > 0) request.inferenceConfig = inference;
   if (tools.value !== undefined) request.toolConfig = tools.value;
-  const output = toOutputConfig(body.response_format as OpenAIResponseFormat | null | undefined);
+  const output = toOutputConfig(body.response_format);
   if (output !== undefined) request.outputConfig = output;
   const metadata = toRequestMetadata(body);
   if (!metadata.ok) return metadata;
   if (metadata.value !== undefined) request.requestMetadata = metadata.value;
   if (typeof body.service_tier === 'string' && body.service_tier !== 'auto') request.serviceTier = { type: body.service_tier };
+  if (Object.keys(additional.value).length > 0) request.additionalModelRequestFields = additional.value;
 
-  const additional: Record<string, unknown> = {};
-  for (const key of Object.keys(body)) {
-    const value = body[key];
-    if (MAPPED.has(key) || NATIVE_FIELDS.has(key) || isNeutral(key, value)) continue;
-    additional[key] = value;
-  }
-  if (Object.keys(additional).length > 0) request.additionalModelRequestFields = additional;
   for (const key of NATIVE_FIELDS) {
     const value = body[key];
     if (value === undefined) continue;
     if (key === 'additionalModelRequestFields' && isRecord(value)) {
       request.additionalModelRequestFields = { ...request.additionalModelRequestFields, ...value };
     } else {
-      request[key] = value;
+      (request as Record<string, unknown>)[key] = value;
     }
   }
-
-  const streamOptions = body.stream_options as { include_usage?: boolean } | null | undefined;
-  return ok({ request, context: { model, legacyFunctions, includeUsage: streamOptions?.include_usage === true } });
+  return ok(request);
 }
 
-function toInferenceConfig(body: Record<string, unknown>): InferenceConfiguration {
+function toInferenceConfig(body: ChatRequest): InferenceConfiguration {
   const config: InferenceConfiguration = {};
-  const maxTokens = body.max_completion_tokens ?? body.max_tokens;
-  if (typeof maxTokens === 'number') config.maxTokens = maxTokens;
+  const max = maxTokens(body);
+  if (max !== undefined) config.maxTokens = max;
   // Ranges differ per model (Claude: temperature 0–1); Bedrock judges them.
-  if (typeof body.temperature === 'number') config.temperature = body.temperature;
-  if (typeof body.top_p === 'number') config.topP = body.top_p;
-  if (typeof body.stop === 'string') config.stopSequences = [body.stop];
-  else if (Array.isArray(body.stop) && body.stop.length > 0) config.stopSequences = body.stop as string[];
+  if (isSet(body.temperature)) config.temperature = body.temperature;
+  if (isSet(body.top_p)) config.topP = body.top_p;
+  const stop = stopSequences(body);
+  if (stop !== undefined) config.stopSequences = stop;
   return config;
 }
 
@@ -203,13 +179,11 @@ interface Turns {
   hasToolBlocks: boolean;
 }
 
-function toMessages(messages: OpenAIMessage[]): Result<Turns> {
+function toMessages(messages: Message[]): Result<Turns> {
   const system: SystemContentBlock[] = [];
   const turns: ConverseMessage[] = [];
   let hasToolBlocks = false;
-  // Legacy function calls carry no id: each gets one from its message's position, and the
-  // function message answering it (same name, later) reuses it.
-  const pendingFunctionIds = new Map<string, string[]>();
+  const legacy = new LegacyCallIds();
 
   const append = (role: 'user' | 'assistant', content: ContentBlock[]): void => {
     const last = turns.at(-1);
@@ -217,15 +191,18 @@ function toMessages(messages: OpenAIMessage[]): Result<Turns> {
     else turns.push({ role, content });
   };
 
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i]!;
+  for (const [i, m] of messages.entries()) {
     const at = `messages[${i}]`;
     switch (m.role) {
       case 'system':
       case 'developer': {
-        const blocks = systemBlocks(m.content, at);
-        if (!blocks.ok) return blocks;
-        system.push(...blocks.value);
+        const texts = textParts(m.content, at, m.role);
+        if (!texts.ok) return texts;
+        for (const { text, part } of texts.value) {
+          // Converse refuses blank text blocks.
+          if (text !== '') system.push({ text });
+          if (isSet(part?.cache_control)) system.push({ cachePoint: { type: 'default' } });
+        }
         break;
       }
       case 'user': {
@@ -235,30 +212,21 @@ function toMessages(messages: OpenAIMessage[]): Result<Turns> {
         break;
       }
       case 'assistant': {
-        const blocks = assistantBlocks(m, at, i, pendingFunctionIds);
+        const blocks = assistantBlocks(m, at, i, legacy);
         if (!blocks.ok) return blocks;
         if (m.tool_calls?.length || m.function_call) hasToolBlocks = true;
         // A turn with nothing in it (content null, no calls) says nothing; Converse refuses empty turns.
         if (blocks.value.length > 0) append('assistant', blocks.value);
         break;
       }
-      case 'tool': {
-        const content = toolResultContent(m.content, at);
-        if (!content.ok) return content;
-        hasToolBlocks = true;
-        append('user', [{ toolResult: { toolUseId: m.tool_call_id!, content: content.value } }, ...cachePointAfter(m.content)]);
-        break;
-      }
+      case 'tool':
       case 'function': {
-        const ids = pendingFunctionIds.get(m.name!);
-        const id = ids?.shift();
-        if (id === undefined) {
-          return err(invalid(`${at}: function message '${m.name}' answers no earlier assistant function_call`, `${at}.name`));
-        }
+        const id = m.role === 'tool' ? ok(m.tool_call_id!) : legacy.answer(m.name, at);
+        if (!id.ok) return id;
         const content = toolResultContent(m.content, at);
         if (!content.ok) return content;
         hasToolBlocks = true;
-        append('user', [{ toolResult: { toolUseId: id, content: content.value } }, ...cachePointAfter(m.content)]);
+        append('user', [{ toolResult: { toolUseId: id.value, content: content.value } }, ...cachePointAfter(m.content)]);
         break;
       }
     }
@@ -267,58 +235,45 @@ function toMessages(messages: OpenAIMessage[]): Result<Turns> {
 }
 
 /** A cachePoint cannot sit inside a tool result: one marked part puts it right after the result. */
-function cachePointAfter(content: OpenAIMessage['content']): ContentBlock[] {
-  return Array.isArray(content) && content.some((p) => p.cache_control != null) ? [{ cachePoint: { type: 'default' } }] : [];
+function cachePointAfter(content: Message['content']): ContentBlock[] {
+  return Array.isArray(content) && content.some((p) => isSet(p.cache_control)) ? [{ cachePoint: { type: 'default' } }] : [];
 }
 
-function systemBlocks(content: OpenAIMessage['content'], at: string): Result<SystemContentBlock[]> {
-  if (typeof content === 'string') return ok([{ text: content }]);
-  const out: SystemContentBlock[] = [];
-  for (const [j, part] of (content ?? []).entries()) {
-    if (part.type !== 'text') return err(invalid(`${at}.content[${j}]: bedrock system prompts take text parts only`, `${at}.content[${j}].type`));
-    out.push({ text: part.text ?? '' });
-    if (part.cache_control != null) out.push({ cachePoint: { type: 'default' } });
-  }
-  return ok(out);
-}
-
-function userBlocks(content: OpenAIMessage['content'], at: string): Result<ContentBlock[]> {
+function userBlocks(content: Message['content'], at: string): Result<ContentBlock[]> {
   if (typeof content === 'string') return ok([{ text: content }]);
   const out: ContentBlock[] = [];
   for (const [j, part] of (content ?? []).entries()) {
     const block = partBlock(part, `${at}.content[${j}]`);
     if (!block.ok) return block;
     out.push(block.value);
-    if (part.cache_control != null) out.push({ cachePoint: { type: 'default' } });
+    if (isSet(part.cache_control)) out.push({ cachePoint: { type: 'default' } });
   }
   return ok(out);
 }
 
-function partBlock(part: OpenAIContentPart, at: string): Result<ContentBlock> {
+function partBlock(part: Part, at: string): Result<ContentBlock> {
   switch (part.type) {
-    case 'text':
-      return ok({ text: part.text ?? '' });
+    case 'text': {
+      const text = partText(part, at);
+      return text.ok ? ok({ text: text.value }) : text;
+    }
     case 'image_url': {
-      const url = typeof part.image_url === 'string' ? part.image_url : part.image_url?.url;
-      if (typeof url !== 'string') return err(invalid(`${at}.image_url.url is required`, `${at}.image_url.url`));
+      const url = part.image_url?.url;
+      if (typeof url !== 'string') return refuse(`${at}.image_url.url`, 'is required');
       return imageBlock(url, `${at}.image_url.url`);
     }
     case 'file': {
-      const file = part.file ?? {};
-      if (typeof file.file_data !== 'string') {
-        return err(invalid(`${at}.file: bedrock takes a file's bytes (file_data as a data: URL); file_id is not resolved`, `${at}.file.file_data`));
-      }
-      return documentBlock(file.file_data, file.filename, `${at}.file.file_data`);
+      const data = part.file?.file_data;
+      if (typeof data !== 'string') return refuse(`${at}.file.file_data`, "bedrock takes a file's bytes (file_data as a data: URL); file_id is not resolved");
+      return documentBlock(data, part.file?.filename, `${at}.file.file_data`);
     }
     case 'input_audio': {
-      const audio = part.input_audio ?? {};
-      if (typeof audio.data !== 'string' || typeof audio.format !== 'string') {
-        return err(invalid(`${at}.input_audio needs data and format`, `${at}.input_audio`));
-      }
+      const audio = part.input_audio;
+      if (typeof audio?.data !== 'string' || typeof audio.format !== 'string') return refuse(`${at}.input_audio`, 'needs data and format');
       return ok({ audio: { format: audio.format, source: { bytes: audio.data } } });
     }
     default:
-      return err(invalid(`${at}: content part type '${part.type}' has no bedrock equivalent`, `${at}.type`));
+      return refuse(`${at}.type`, `content part type '${part.type}' has no bedrock equivalent`);
   }
 }
 
@@ -334,120 +289,93 @@ const DOCUMENT_FORMATS: Readonly<Record<string, DocumentFormat>> = {
   'text/html': 'html', 'text/plain': 'txt', 'text/markdown': 'md',
 };
 
-/** `data:<mime>;base64,<bytes>`, the only inline form Bedrock can take (it wants the bytes). */
-function parseDataUrl(url: string): { mime: string; bytes: string } | null {
-  const m = /^data:([^;,]+)((?:;[^;,]*)*);base64,(.*)$/s.exec(url);
-  return m === null ? null : { mime: m[1]!.toLowerCase(), bytes: m[3]! };
-}
-
 function imageBlock(url: string, at: string): Result<ContentBlock> {
   if (url.startsWith('s3://')) {
     const ext = /\.([a-z]+)$/i.exec(url)?.[1]?.toLowerCase();
     const format = ext === undefined ? undefined : IMAGE_FORMATS[ext];
-    if (format === undefined) return err(invalid(`${at}: the image format of '${url}' is unknown (png, jpeg, gif or webp)`, at));
+    if (format === undefined) return refuse(at, `the image format of '${url}' is unknown (png, jpeg, gif or webp)`);
     return ok({ image: { format, source: { s3Location: { uri: url } } } });
   }
-  const data = parseDataUrl(url);
-  if (data === null) {
-    // Bedrock fetches nothing from the web; the gateway does not fetch for it either.
-    return err(invalid(`${at}: bedrock takes images as base64 data: URLs or s3:// locations`, at));
-  }
-  const format = IMAGE_FORMATS[data.mime];
-  if (format === undefined) return err(invalid(`${at}: image type '${data.mime}' is not one bedrock takes (png, jpeg, gif, webp)`, at));
-  return ok({ image: { format, source: { bytes: data.bytes } } });
+  // Bedrock fetches nothing from the web; the gateway does not fetch for it either.
+  if (!url.startsWith('data:')) return refuse(at, 'bedrock takes images as base64 data: URLs or s3:// locations');
+  const data = dataUrl(url, at);
+  if (!data.ok) return data;
+  const format = IMAGE_FORMATS[data.value.mediaType];
+  if (format === undefined) return refuse(at, `image type '${data.value.mediaType}' is not one bedrock takes (png, jpeg, gif, webp)`);
+  return ok({ image: { format, source: { bytes: data.value.base64 } } });
 }
 
-function documentBlock(fileData: string, filename: string | undefined, at: string): Result<ContentBlock> {
-  const data = parseDataUrl(fileData);
-  if (data === null) return err(invalid(`${at}: expected a base64 data: URL`, at));
-  const image = IMAGE_FORMATS[data.mime];
-  if (image !== undefined) return ok({ image: { format: image, source: { bytes: data.bytes } } });
-  const format = DOCUMENT_FORMATS[data.mime];
-  if (format === undefined) return err(invalid(`${at}: file type '${data.mime}' is not one bedrock takes`, at));
-  return ok({ document: { format, name: documentName(filename), source: { bytes: data.bytes } } });
+function documentBlock(fileData: string, filename: unknown, at: string): Result<ContentBlock> {
+  const data = dataUrl(fileData, at);
+  if (!data.ok) return data;
+  const { mediaType, base64 } = data.value;
+  const image = IMAGE_FORMATS[mediaType];
+  if (image !== undefined) return ok({ image: { format: image, source: { bytes: base64 } } });
+  const format = DOCUMENT_FORMATS[mediaType];
+  if (format === undefined) return refuse(at, `file type '${mediaType}' is not one bedrock takes`);
+  return ok({ document: { format, name: documentName(filename), source: { bytes: base64 } } });
 }
 
 /** Bedrock allows letters, digits, single spaces, hyphens, parentheses and square brackets in a document name. */
-function documentName(filename: string | undefined): string {
-  const base = (filename ?? 'document').replace(/\.[^.]*$/, '');
+function documentName(filename: unknown): string {
+  const base = (typeof filename === 'string' ? filename : 'document').replace(/\.[^.]*$/, '');
   const clean = base.replace(/[^A-Za-z0-9 \-()[\]]+/g, '-').replace(/\s+/g, ' ').trim().slice(0, 200);
   return clean === '' ? 'document' : clean;
 }
 
-function assistantBlocks(m: OpenAIMessage, at: string, index: number, pending: Map<string, string[]>): Result<ContentBlock[]> {
+function assistantBlocks(m: Message, at: string, index: number, legacy: LegacyCallIds): Result<ContentBlock[]> {
   const out: ContentBlock[] = [];
   // Empty text blocks are left out: Converse refuses blank text, and "" beside tool calls is common.
-  if (typeof m.content === 'string') {
-    if (m.content !== '') out.push({ text: m.content });
-  } else {
-    for (const [j, part] of (m.content ?? []).entries()) {
-      const text = part.type === 'text' ? part.text : part.type === 'refusal' ? part.refusal : undefined;
-      if (text === undefined) return err(invalid(`${at}.content[${j}]: assistant content takes text and refusal parts`, `${at}.content[${j}].type`));
-      if (text !== '') out.push({ text });
-      if (part.cache_control != null) out.push({ cachePoint: { type: 'default' } });
-    }
+  const texts = textParts(m.content, at, 'assistant');
+  if (!texts.ok) return texts;
+  for (const { text, part } of texts.value) {
+    if (text !== '') out.push({ text });
+    if (isSet(part?.cache_control)) out.push({ cachePoint: { type: 'default' } });
   }
-  for (const [j, call] of (m.tool_calls ?? []).entries()) {
-    if (typeof call.id !== 'string' || typeof call.function?.name !== 'string') {
-      return err(invalid(`${at}.tool_calls[${j}] needs an id and a function name`, `${at}.tool_calls[${j}]`));
-    }
-    const input = parseArguments(call.function.arguments, `${at}.tool_calls[${j}].function.arguments`);
-    if (!input.ok) return input;
-    out.push({ toolUse: { toolUseId: call.id, name: call.function.name, input: input.value } });
+  for (const [j, tc] of (m.tool_calls ?? []).entries()) {
+    const call = toolCall(tc, `${at}.tool_calls[${j}]`);
+    if (!call.ok) return call;
+    out.push({ toolUse: { toolUseId: call.value.id, name: call.value.name, input: call.value.input } });
   }
-  if (m.function_call) {
-    if (typeof m.function_call.name !== 'string') return err(invalid(`${at}.function_call needs a name`, `${at}.function_call.name`));
-    const input = parseArguments(m.function_call.arguments, `${at}.function_call.arguments`);
-    if (!input.ok) return input;
-    const id = `call_fn${index}`;
-    const ids = pending.get(m.function_call.name) ?? [];
-    ids.push(id);
-    pending.set(m.function_call.name, ids);
-    out.push({ toolUse: { toolUseId: id, name: m.function_call.name, input: input.value } });
+  if (isSet(m.function_call)) {
+    const call = functionCall(m.function_call, `${at}.function_call`);
+    if (!call.ok) return call;
+    out.push({ toolUse: { toolUseId: legacy.call(call.value.name, index), name: call.value.name, input: call.value.input } });
   }
   return ok(out);
 }
 
-/** Tool arguments are JSON text in OpenAI and a JSON value in Converse. */
-function parseArguments(args: unknown, at: string): Result<unknown> {
-  if (typeof args !== 'string') return err(invalid(`${at} must be a string of JSON`, at));
-  if (args.trim() === '') return ok({});
-  try {
-    return ok(JSON.parse(args));
-  } catch {
-    return err(invalid(`${at} is not valid JSON`, at));
-  }
-}
-
-function toolResultContent(content: OpenAIMessage['content'], at: string): Result<ToolResultContent[]> {
+function toolResultContent(content: Message['content'], at: string): Result<ToolResultContent[]> {
   // An empty list, not an empty text: Converse refuses blank text blocks.
-  if (typeof content === 'string' || content == null) return ok(content ? [{ text: content }] : []);
+  if (typeof content === 'string' || !isSet(content)) return ok(content ? [{ text: content }] : []);
   const out: ToolResultContent[] = [];
   for (const [j, part] of content.entries()) {
     const block = partBlock(part, `${at}.content[${j}]`);
     if (!block.ok) return block;
     const b = block.value;
-    if (!('text' in b || 'image' in b || 'document' in b)) {
-      return err(invalid(`${at}.content[${j}]: tool results take text, image and file parts`, `${at}.content[${j}].type`));
-    }
+    if (!('text' in b || 'image' in b || 'document' in b)) return refuse(`${at}.content[${j}].type`, 'tool results take text, image and file parts');
     out.push(b);
   }
   return ok(out);
 }
 
-function toToolConfig(body: Record<string, unknown>, hasToolBlocks: boolean): Result<ToolConfiguration | undefined> {
+function toToolConfig(body: ChatRequest, hasToolBlocks: boolean): Result<ToolConfiguration | undefined> {
   const specs: (ToolSpecification | { cachePoint: { type: 'default' } })[] = [];
-  for (const [i, tool] of ((body.tools as OpenAITool[] | null | undefined) ?? []).entries()) {
-    if (tool.type !== 'function' || tool.function === undefined) {
-      return err(invalid(`tools[${i}]: bedrock takes function tools only, not '${tool.type}'`, `tools[${i}].type`));
-    }
-    specs.push(toolSpec(tool.function));
-    if (tool.cache_control != null) specs.push({ cachePoint: { type: 'default' } });
+  for (const [i, tool] of (body.tools ?? []).entries()) {
+    if (tool.type !== 'function' || tool.function === undefined) return refuse(`tools[${i}].type`, `bedrock takes function tools only, not '${tool.type}'`);
+    const spec = toolSpec(tool.function, `tools[${i}].function`);
+    if (!spec.ok) return spec;
+    specs.push(spec.value);
+    if (isSet(tool.cache_control)) specs.push({ cachePoint: { type: 'default' } });
   }
-  for (const fn of (body.functions as OpenAIFunction[] | null | undefined) ?? []) specs.push(toolSpec(fn));
+  for (const [i, fn] of (body.functions ?? []).entries()) {
+    const spec = toolSpec(fn, `functions[${i}]`);
+    if (!spec.ok) return spec;
+    specs.push(spec.value);
+  }
 
   let choice: ToolChoice | undefined;
-  const tc = (body.tool_choice ?? body.function_call) as OpenAIToolChoice | { name: string } | null | undefined;
+  const tc = body.tool_choice ?? body.function_call;
   if (tc === 'none') {
     // Converse has no "none": without tools the model cannot call one. A history that holds
     // tool blocks needs toolConfig, so there the tools stay and the model decides (auto).
@@ -456,27 +384,27 @@ function toToolConfig(body: Record<string, unknown>, hasToolBlocks: boolean): Re
     choice = { auto: {} };
   } else if (tc === 'required') {
     choice = { any: {} };
-  } else if (tc != null && typeof tc === 'object') {
+  } else if (isSet(tc)) {
     const name = 'function' in tc ? tc.function?.name : 'name' in tc ? tc.name : undefined;
-    if (typeof name !== 'string') {
-      return err(invalid(`tool_choice: bedrock can force one named function, not '${(tc as { type?: string }).type}'`, 'tool_choice'));
-    }
+    if (typeof name !== 'string') return refuse('tool_choice', `bedrock can force one named function, not '${(tc as { type?: unknown }).type}'`);
     choice = { tool: { name } };
   }
   if (specs.length === 0) return ok(undefined);
   return ok(choice === undefined ? { tools: specs } : { tools: specs, toolChoice: choice });
 }
 
-function toolSpec(fn: OpenAIFunction): ToolSpecification {
+function toolSpec(fn: FunctionDefinition, at: string): Result<ToolSpecification> {
   // Converse requires an input schema; OpenAI allows none (a function without parameters).
-  const spec: ToolSpecification['toolSpec'] = { name: fn.name, inputSchema: { json: fn.parameters ?? { type: 'object', properties: {} } } };
-  if (fn.description !== undefined) spec.description = fn.description;
-  if (fn.strict !== undefined && fn.strict !== null) spec.strict = fn.strict;
-  return { toolSpec: spec };
+  const schema = schemaObject(fn.parameters, `${at}.parameters`);
+  if (!schema.ok) return schema;
+  const spec: ToolSpecification['toolSpec'] = { name: fn.name, inputSchema: { json: schema.value } };
+  if (typeof fn.description === 'string') spec.description = fn.description;
+  if (typeof fn.strict === 'boolean') spec.strict = fn.strict;
+  return ok({ toolSpec: spec });
 }
 
-function toOutputConfig(format: OpenAIResponseFormat | null | undefined): OutputConfig | undefined {
-  if (format == null || format.type === 'text') return undefined;
+function toOutputConfig(format: ChatRequest['response_format']): OutputConfig | undefined {
+  if (format === undefined || format.type === 'text') return undefined;
   if (format.type === 'json_object') {
     // Converse's structured output wants a schema: "any JSON object" is JSON mode's promise.
     return { textFormat: { type: 'json_schema', structure: { jsonSchema: { schema: '{"type":"object"}', name: 'json_object' } } } };
@@ -484,86 +412,19 @@ function toOutputConfig(format: OpenAIResponseFormat | null | undefined): Output
   const js = format.json_schema!;
   // OpenAI's `strict` has no counterpart: Bedrock's structured output is always enforced.
   const jsonSchema: OutputConfig['textFormat']['structure']['jsonSchema'] = { schema: JSON.stringify(js.schema ?? {}), name: js.name };
-  if (js.description !== undefined) jsonSchema.description = js.description;
+  if (typeof js.description === 'string') jsonSchema.description = js.description;
   return { textFormat: { type: 'json_schema', structure: { jsonSchema } } };
 }
 
-function toRequestMetadata(body: Record<string, unknown>): Result<Record<string, string> | undefined> {
+function toRequestMetadata(body: ChatRequest): Result<Record<string, string> | undefined> {
   const out: Record<string, string> = {};
-  if (body.metadata != null) {
-    if (!isRecord(body.metadata) || !Object.values(body.metadata).every((v) => typeof v === 'string')) {
-      return err(invalid('metadata: must be an object of string values', 'metadata'));
-    }
+  if (isSet(body.metadata)) {
+    if (!isRecord(body.metadata) || !Object.values(body.metadata).every((v) => typeof v === 'string')) return refuse('metadata', 'must be an object of string values');
     Object.assign(out, body.metadata);
   }
   if (typeof body.user === 'string') out.user = body.user;
   if (typeof body.safety_identifier === 'string') out.safety_identifier = body.safety_identifier;
   return ok(Object.keys(out).length > 0 ? out : undefined);
-}
-
-// ---- Response ----------------------------------------------------------------------
-
-export function finishReason(stop: StopReason | string, legacyFunctions: boolean): FinishReason {
-  switch (stop) {
-    case 'tool_use':
-      return legacyFunctions ? 'function_call' : 'tool_calls';
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'length';
-    case 'guardrail_intervened':
-    case 'content_filtered':
-      return 'content_filter';
-    default:
-      // end_turn, stop_sequence, and the model's own malformed_* endings
-      return 'stop';
-  }
-}
-
-/** OpenAI counts cached prompt tokens inside prompt_tokens; Bedrock reports them beside inputTokens. */
-export function toUsage(u: TokenUsage): OpenAIUsage {
-  const cacheRead = u.cacheReadInputTokens ?? 0;
-  const prompt = u.inputTokens + cacheRead + (u.cacheWriteInputTokens ?? 0);
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: u.outputTokens,
-    total_tokens: u.totalTokens ?? prompt + u.outputTokens,
-    prompt_tokens_details: { cached_tokens: cacheRead },
-  };
-}
-
-export function fromConverse(raw: Buffer, ctx: ChatContext): Result<string, GatewayError> {
-  let res: ConverseResponse;
-  try {
-    res = JSON.parse(raw.toString('utf8')) as ConverseResponse;
-  } catch {
-    return err(badResponse('bedrock', 'answered with JSON that does not parse'));
-  }
-  if (!isRecord(res) || !isRecord(res.usage) || typeof res.stopReason !== 'string') {
-    return err(badResponse('bedrock', 'answered without stopReason or usage'));
-  }
-  let text = '';
-  let reasoning = '';
-  const calls: OpenAIToolCall[] = [];
-  for (const block of res.output?.message?.content ?? []) {
-    if (typeof block.text === 'string') text += block.text;
-    else if (block.toolUse) {
-      const { toolUseId: id, name, input } = block.toolUse;
-      calls.push({ id, type: 'function', function: { name, arguments: JSON.stringify(input ?? {}) } });
-    } else if (block.reasoningContent?.reasoningText) reasoning += block.reasoningContent.reasoningText.text;
-  }
-  const message: Record<string, unknown> = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text, refusal: null };
-  if (reasoning !== '') message.reasoning_content = reasoning;
-  putToolCalls(message, calls, ctx.legacyFunctions);
-  return ok(
-    JSON.stringify({
-      id: completionId(),
-      object: 'chat.completion',
-      created: nowSeconds(),
-      model: ctx.model,
-      choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(res.stopReason, ctx.legacyFunctions) }],
-      usage: toUsage(res.usage),
-    }),
-  );
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -23,13 +23,14 @@
 import { GatewayError } from '../../../shared/errors.js';
 import { toolCallDelta, type OpenAIUsage } from '../../shared/openai-answer.js';
 import { badStream, incompleteStream, TranslatedStream } from '../../shared/stream.js';
-import { finishReason, toUsage, type ChatContext } from './request.js';
+import { finishReason, toUsage } from './response.js';
 import { streamException } from '../errors.js';
 import { EventStreamDecoder, EventStreamError, type EventStreamMessage } from '../eventstream.js';
 import type { ContentBlockDeltaEvent, ContentBlockStartEvent, MessageStopEvent, MetadataEvent } from '../wire.js';
 
-export function converseStream(ctx: ChatContext): ConverseStreamTranslator {
-  return new ConverseStreamTranslator(ctx);
+/** `legacyFunctions`: the request used `functions`, so calls stream as function_call deltas. */
+export function converseStream(model: string, legacyFunctions: boolean): ConverseStreamTranslator {
+  return new ConverseStreamTranslator(model, legacyFunctions);
 }
 
 class ConverseStreamTranslator extends TranslatedStream {
@@ -40,8 +41,11 @@ class ConverseStreamTranslator extends TranslatedStream {
   private stopped = false;
   private usage: OpenAIUsage | undefined;
 
-  constructor(private readonly ctx: ChatContext) {
-    super('bedrock', ctx.model, 'messageStop');
+  constructor(
+    model: string,
+    private readonly legacyFunctions: boolean,
+  ) {
+    super('bedrock', model, 'messageStop');
   }
 
   protected override decode(chunk: Buffer): void {
@@ -97,7 +101,7 @@ class ConverseStreamTranslator extends TranslatedStream {
         break;
       case 'messageStop':
         this.stopped = true;
-        this.chunk({}, finishReason((payload as MessageStopEvent).stopReason, this.ctx.legacyFunctions));
+        this.chunk({}, finishReason((payload as MessageStopEvent).stopReason, this.legacyFunctions));
         break;
       case 'metadata': {
         const usage = (payload as MetadataEvent).usage;
@@ -115,7 +119,7 @@ class ConverseStreamTranslator extends TranslatedStream {
     const index = this.toolIndex.size;
     this.toolIndex.set(e.contentBlockIndex, index);
     // Legacy `functions` answers carry one call, as the whole answer does: the first.
-    const delta = toolCallDelta(index, { id: tool.toolUseId, type: 'function', function: { name: tool.name, arguments: '' } }, this.ctx.legacyFunctions);
+    const delta = toolCallDelta(index, { id: tool.toolUseId, type: 'function', function: { name: tool.name, arguments: '' } }, this.legacyFunctions);
     if (delta !== undefined) this.chunk(delta);
   }
 
@@ -126,7 +130,7 @@ class ConverseStreamTranslator extends TranslatedStream {
     } else if (d.toolUse !== undefined) {
       const index = this.toolIndex.get(e.contentBlockIndex);
       if (index === undefined) return; // no contentBlockStart named this tool: nothing to attach it to
-      const delta = toolCallDelta(index, { function: { arguments: d.toolUse.input } }, this.ctx.legacyFunctions);
+      const delta = toolCallDelta(index, { function: { arguments: d.toolUse.input } }, this.legacyFunctions);
       if (delta !== undefined) this.chunk(delta);
     } else if (typeof d.reasoningContent?.text === 'string') {
       // Signatures and redacted reasoning have no place in OpenAI's chunk.

@@ -20,11 +20,12 @@
  */
 import { toolCallDelta } from '../../shared/openai-answer.js';
 import { SseTranslatedStream } from '../../shared/stream.js';
-import { finishReason, generationFailed, toLogprobs, toUsage, type ChatContext } from './request.js';
+import { finishReason, generationFailed, toLogprobs, toUsage } from './response.js';
 import type { CohereStreamEvent } from '../wire.js';
 
-export function chatStream(ctx: ChatContext): CohereStream {
-  return new CohereStream(ctx);
+/** `model`: the request's (Cohere's events name none); `legacyFunctions`: calls stream as function_call deltas. */
+export function chatStream(model: string, legacyFunctions: boolean): CohereStream {
+  return new CohereStream(model, legacyFunctions);
 }
 
 class CohereStream extends SseTranslatedStream {
@@ -32,8 +33,11 @@ class CohereStream extends SseTranslatedStream {
   /** Cohere's tool-call index → OpenAI's tool_calls index (in order of appearance). */
   private readonly toolIndex = new Map<number, number>();
 
-  constructor(private readonly ctx: ChatContext) {
-    super('cohere', ctx.model, 'message-end');
+  constructor(
+    model: string,
+    private readonly legacyFunctions: boolean,
+  ) {
+    super('cohere', model, 'message-end');
   }
 
   /** The role chunk opens the answer, whichever event comes first. */
@@ -71,7 +75,7 @@ class CohereStream extends SseTranslatedStream {
         const index = this.toolIndex.size;
         this.toolIndex.set(ev.index ?? index, index);
         const fn = { name: call?.function?.name ?? '', arguments: call?.function?.arguments ?? '' };
-        const delta = toolCallDelta(index, { id: call?.id ?? '', type: 'function', function: fn }, this.ctx.legacyFunctions);
+        const delta = toolCallDelta(index, { id: call?.id ?? '', type: 'function', function: fn }, this.legacyFunctions);
         if (delta === undefined) return;
         this.start();
         this.chunk(delta);
@@ -81,7 +85,7 @@ class CohereStream extends SseTranslatedStream {
         const args = ev.delta?.message?.tool_calls?.function?.arguments;
         if (typeof args !== 'string' || args === '') return;
         const index = this.toolIndex.get(ev.index ?? -1) ?? this.toolIndex.size - 1;
-        const delta = toolCallDelta(index, { function: { arguments: args } }, this.ctx.legacyFunctions);
+        const delta = toolCallDelta(index, { function: { arguments: args } }, this.legacyFunctions);
         if (delta !== undefined) this.chunk(delta);
         return;
       }
@@ -92,7 +96,7 @@ class CohereStream extends SseTranslatedStream {
           return;
         }
         this.start();
-        this.chunk({}, finishReason(d?.finish_reason, this.ctx.legacyFunctions));
+        this.chunk({}, finishReason(d?.finish_reason, this.legacyFunctions));
         this.complete(toUsage(d?.usage));
         return;
       }

@@ -1,20 +1,34 @@
 /**
  * OpenAI chat request → Gemini GenerateContentRequest
- * (https://ai.google.dev/api/generate-content#request-body; Vertex AI takes
- * the same body). Every field of the client's body is either mapped, dropped
- * by a rule in DROPPED (with the reason), or refused with a 400 naming it:
- * nothing disappears unseen.
+ * (https://ai.google.dev/api/generate-content#request-body), and the
+ * translator that pairs it with the answer's reader (response.ts, stream.ts).
+ * Vertex AI takes the same body for Google's models, so the translator is
+ * made per provider (messages name the provider called).
+ *
+ * Every parameter of the client's body meets the rule of GEMINI_PARAMS; one
+ * the table does not name is refused: nothing disappears unseen.
  */
-import { invalid, ok, type GatewayError, type Result } from '../../../shared/errors.js';
-import type {
-  ChatMessage,
-  ChatRequest,
-  ChatTool,
-  ContentPart,
-  FunctionDefinition,
-  ResponseFormat,
-  ToolChoice,
-} from '../openai-chat.js';
+import { ok, type Result } from '../../../shared/errors.js';
+import type { ChatTranslator } from '../../contract.js';
+import {
+  dataUrl,
+  functionCall,
+  isSet,
+  maxTokens,
+  partText,
+  refuse,
+  stopSequences,
+  textParts,
+  toolCall,
+  type ChatRequest,
+  type FunctionDefinition,
+  type Message,
+  type Part,
+} from '../../shared/openai-request.js';
+import { applyPolicy, dropped, mapped, type ParamPolicy } from '../../shared/params.js';
+import { chatTranslator } from '../../shared/translator.js';
+import { googleError } from '../errors.js';
+import { modelId } from '../model.js';
 import { toGeminiSchema } from '../schema.js';
 import { signatureOf } from '../tool-ids.js';
 import type {
@@ -27,25 +41,67 @@ import type {
   GeminiToolConfig,
   GenerateContentRequest,
 } from '../wire.js';
+import { readChatCompletion } from './response.js';
+import { GeminiStream } from './stream.js';
 
-/** Fields read below (model and stream choose the URL; stream_options the translator). */
-const MAPPED = new Set([
-  'model', 'messages', 'stream', 'stream_options', 'temperature', 'top_p', 'top_k', 'max_tokens', 'max_completion_tokens',
-  'stop', 'n', 'seed', 'presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'response_format', 'tools',
-  'tool_choice', 'functions', 'function_call', 'reasoning_effort', 'thinking', 'safety_settings', 'cached_content',
-]);
-
-/** OpenAI fields with no Gemini counterpart whose absence changes nothing the client can rely on. */
-const DROPPED: Readonly<Record<string, string>> = {
-  user: 'generateContent has no end-user field',
-  logit_bias: 'Gemini cannot bias tokens',
-  parallel_tool_calls: 'Gemini has no switch for it: the model may always call several functions in one turn',
-  store: "OpenAI's stored completions",
-  metadata: "tags for OpenAI's stored completions",
-  service_tier: "OpenAI's processing tiers",
-  prompt_cache_key: "a hint for OpenAI's prompt cache (Gemini caches implicitly)",
-  safety_identifier: "OpenAI's abuse-monitoring id",
+export const GEMINI_PARAMS: ParamPolicy = {
+  rules: {
+    model: mapped('the model in the URL'),
+    messages: mapped('contents; system and developer messages → systemInstruction'),
+    stream: mapped('streamGenerateContent?alt=sse instead of generateContent'),
+    stream_options: mapped('the usage chunk (from usageMetadata)'),
+    temperature: mapped('generationConfig.temperature'),
+    top_p: mapped('generationConfig.topP'),
+    top_k: mapped('generationConfig.topK'),
+    max_tokens: mapped('generationConfig.maxOutputTokens'),
+    max_completion_tokens: mapped('generationConfig.maxOutputTokens'),
+    stop: mapped('generationConfig.stopSequences'),
+    n: mapped('generationConfig.candidateCount'),
+    seed: mapped('generationConfig.seed'),
+    presence_penalty: mapped('generationConfig.presencePenalty'),
+    frequency_penalty: mapped('generationConfig.frequencyPenalty'),
+    logprobs: mapped('generationConfig.responseLogprobs'),
+    top_logprobs: mapped('generationConfig.logprobs'),
+    response_format: mapped('generationConfig.responseMimeType application/json, responseSchema (json_schema)'),
+    tools: mapped('tools: functionDeclarations; google_search, code_execution, url_context as built-in tools'),
+    functions: mapped('tools: functionDeclarations'),
+    tool_choice: mapped('toolConfig.functionCallingConfig (AUTO, ANY, NONE, allowedFunctionNames)'),
+    function_call: mapped('toolConfig.functionCallingConfig'),
+    reasoning_effort: mapped('generationConfig.thinkingConfig (thinkingLevel on Gemini 3, else a thinkingBudget)'),
+    thinking: mapped('generationConfig.thinkingConfig (includeThoughts, thinkingBudget)'),
+    safety_settings: mapped('safetySettings'),
+    cached_content: mapped('cachedContent'),
+    user: dropped('generateContent has no end-user field'),
+    logit_bias: dropped('Gemini cannot bias tokens'),
+    parallel_tool_calls: dropped('Gemini has no switch for it: the model may always call several functions in one turn'),
+    store: dropped("OpenAI's stored completions"),
+    metadata: dropped("tags for OpenAI's stored completions"),
+    service_tier: dropped("OpenAI's processing tiers"),
+    prompt_cache_key: dropped("a hint for OpenAI's prompt cache (Gemini caches implicitly)"),
+    safety_identifier: dropped("OpenAI's abuse-monitoring id"),
+  },
+  others: 'refused',
 };
+
+/** The translator for `provider` (google, or vertex-ai for Google's models there). */
+export function geminiChat(provider: string): ChatTranslator {
+  return chatTranslator({
+    api: 'Gemini generateContent',
+    params: GEMINI_PARAMS,
+    translate: (body) => toGenerateContent(body, provider),
+    read(body) {
+      // The model the URL names: the answer's, when Gemini reports no modelVersion.
+      const model = modelId(body);
+      const ctx = { provider, model: model.ok ? model.value : '' };
+      return { response: (bytes) => readChatCompletion(bytes, ctx), stream: () => new GeminiStream(ctx), error: googleError };
+    },
+  });
+}
+
+/** The Gemini API method and its query for a request: streamed or not. */
+export function geminiMethod(body: Record<string, unknown>): string {
+  return body.stream === true ? 'streamGenerateContent?alt=sse' : 'generateContent';
+}
 
 /**
  * OpenAI's reasoning_effort as Gemini 2.5 thinking budgets, per Google's own
@@ -71,132 +127,109 @@ const MIME_BY_EXTENSION: Readonly<Record<string, string>> = {
   avi: 'video/avi', webm: 'video/webm', wmv: 'video/wmv', flv: 'video/x-flv', '3gp': 'video/3gpp',
 };
 
-export interface TranslatedChat {
-  request: GenerateContentRequest;
-  stream: boolean;
-  includeUsage: boolean;
-}
-
 /** `provider` names the provider in messages about what it does not take. */
-export function toGenerateContent(body: ChatRequest, provider: string): Result<TranslatedChat, GatewayError> {
-  try {
-    return ok(translate(body, provider));
-  } catch (e) {
-    if (e instanceof Refusal) return { ok: false, error: invalid(e.message, e.param) };
-    throw e;
-  }
-}
-
-/** A 400 raised deep in the translation, caught once at the top. */
-class Refusal extends Error {
-  constructor(message: string, readonly param: string) {
-    super(message);
-  }
-}
-
-function translate(body: ChatRequest, provider: string): TranslatedChat {
-  for (const key of Object.keys(body)) {
-    if (!MAPPED.has(key) && !(key in DROPPED) && (body as unknown as Record<string, unknown>)[key] != null) {
-      throw new Refusal(`${key}: not supported by provider '${provider}'`, key);
-    }
-  }
-  const request: GenerateContentRequest = { contents: toContents(body.messages) };
+export function toGenerateContent(body: ChatRequest, provider: string): Result<GenerateContentRequest> {
+  const model = modelId(body);
+  if (!model.ok) return model;
+  const checked = applyPolicy(body, GEMINI_PARAMS, provider);
+  if (!checked.ok) return checked;
+  const contents = toContents(body.messages);
+  if (!contents.ok) return contents;
+  const request: GenerateContentRequest = { contents: contents.value };
   const system = systemParts(body.messages);
-  if (system.length > 0) request.systemInstruction = { parts: system };
+  if (!system.ok) return system;
+  if (system.value.length > 0) request.systemInstruction = { parts: system.value };
 
-  const { tools, names } = toTools(body.tools, body.functions, body.tool_choice);
-  if (tools.length > 0) request.tools = tools;
-  const toolConfig = toToolConfig(body.tool_choice, body.function_call, names);
-  if (toolConfig !== undefined) request.toolConfig = toolConfig;
+  const tools = toTools(body);
+  if (!tools.ok) return tools;
+  if (tools.value.tools.length > 0) request.tools = tools.value.tools;
+  const toolConfig = toToolConfig(body, tools.value.names);
+  if (!toolConfig.ok) return toolConfig;
+  if (toolConfig.value !== undefined) request.toolConfig = toolConfig.value;
 
   const generationConfig = toGenerationConfig(body);
-  if (Object.keys(generationConfig).length > 0) request.generationConfig = generationConfig;
-  if (body.safety_settings != null) request.safetySettings = body.safety_settings;
-  if (body.cached_content != null) request.cachedContent = body.cached_content;
-  return { request, stream: body.stream === true, includeUsage: body.stream_options?.include_usage === true };
+  if (!generationConfig.ok) return generationConfig;
+  if (Object.keys(generationConfig.value).length > 0) request.generationConfig = generationConfig.value;
+  if (isSet(body.safety_settings)) request.safetySettings = body.safety_settings as unknown[];
+  if (isSet(body.cached_content)) request.cachedContent = body.cached_content as string;
+  return ok(request);
 }
 
 // ---------------------------------------------------------------------------------------
 // Messages
 
 /** System and developer messages, in order, become the one systemInstruction Gemini takes (without empty texts, which it refuses). */
-function systemParts(messages: ChatMessage[]): GeminiPart[] {
+function systemParts(messages: Message[]): Result<GeminiPart[]> {
   const parts: GeminiPart[] = [];
-  messages.forEach((m, i) => {
-    if (m.role === 'system' || m.role === 'developer') parts.push(...textParts(m.content, `messages[${i}].content`).filter((p) => p.text !== ''));
-  });
-  return parts;
+  for (const [i, m] of messages.entries()) {
+    if (m.role !== 'system' && m.role !== 'developer') continue;
+    const texts = textParts(m.content, `messages[${i}]`, m.role);
+    if (!texts.ok) return texts;
+    for (const { text } of texts.value) if (text !== '') parts.push({ text });
+  }
+  return ok(parts);
 }
 
-function toContents(messages: ChatMessage[]): GeminiContent[] {
+function toContents(messages: Message[]): Result<GeminiContent[]> {
   const contents: GeminiContent[] = [];
   // Tool results name the function they answer; OpenAI's name it only through the call id.
   const callNames = new Map<string, string>();
-  messages.forEach((m, i) => {
+  for (const [i, m] of messages.entries()) {
     const at = `messages[${i}]`;
-    let content: GeminiContent | null;
+    let content: Result<GeminiContent | null>;
     switch (m.role) {
       case 'system':
       case 'developer':
-        return;
-      case 'user':
-        content = { role: 'user', parts: userParts(m.content, `${at}.content`) };
+        continue;
+      case 'user': {
+        const parts = userParts(m.content, at);
+        content = parts.ok ? ok({ role: 'user', parts: parts.value }) : parts;
         break;
+      }
       case 'assistant':
         content = assistantContent(m, at, callNames);
         break;
-      case 'tool': {
-        const name = (m.tool_call_id !== undefined ? callNames.get(m.tool_call_id) : undefined) ?? m.name;
-        if (name === undefined) {
-          throw new Refusal(`${at}.tool_call_id: '${m.tool_call_id}' matches no tool call of an earlier assistant message`, `${at}.tool_call_id`);
-        }
-        content = { role: 'user', parts: [{ functionResponse: { name, response: functionOutput(m.content, `${at}.content`) } }] };
+      case 'tool':
+      case 'function': {
+        // Gemini matches a function's response to its call by name.
+        const name = m.role === 'function' ? m.name : ((m.tool_call_id !== undefined ? callNames.get(m.tool_call_id) : undefined) ?? m.name);
+        if (name === undefined) return refuse(`${at}.tool_call_id`, `'${m.tool_call_id}' matches no tool call of an earlier assistant message`);
+        const response = functionOutput(m, at);
+        content = response.ok ? ok({ role: 'user', parts: [{ functionResponse: { name, response: response.value } }] }) : response;
         break;
       }
-      case 'function':
-        content = { role: 'user', parts: [{ functionResponse: { name: m.name!, response: functionOutput(m.content, `${at}.content`) } }] };
-        break;
     }
-    if (content === null) return;
+    if (!content.ok) return content;
+    if (content.value === null) continue;
     // Gemini wants turns to alternate; consecutive turns of one role (parallel tool results,
     // a tool result followed by a user message) become one turn.
     const last = contents.at(-1);
-    if (last !== undefined && last.role === content.role) last.parts.push(...content.parts);
-    else contents.push(content);
-  });
-  return contents;
+    if (last !== undefined && last.role === content.value.role) last.parts.push(...content.value.parts);
+    else contents.push(content.value);
+  }
+  return ok(contents);
 }
 
-function assistantContent(m: ChatMessage, at: string, callNames: Map<string, string>): GeminiContent | null {
+function assistantContent(m: Message, at: string, callNames: Map<string, string>): Result<GeminiContent | null> {
   // Gemini refuses empty text parts ("empty text parameter"): an assistant turn with no text says nothing.
-  const parts: GeminiPart[] = textParts(m.content, `${at}.content`).filter((p) => p.text !== '');
-  m.tool_calls?.forEach((call, j) => {
-    const where = `${at}.tool_calls[${j}]`;
-    if (call.type !== 'function' || call.function === undefined) {
-      throw new Refusal(`${where}.type: only function tool calls can be sent to Gemini`, `${where}.type`);
-    }
-    callNames.set(call.id, call.function.name);
-    const part: GeminiPart = { functionCall: { name: call.function.name, args: parseArguments(call.function.arguments, `${where}.function.arguments`) } };
-    const signature = signatureOf(call.id);
+  const texts = textParts(m.content, at, 'assistant');
+  if (!texts.ok) return texts;
+  const parts: GeminiPart[] = texts.value.filter(({ text }) => text !== '').map(({ text }) => ({ text }));
+  for (const [j, tc] of (m.tool_calls ?? []).entries()) {
+    const call = toolCall(tc, `${at}.tool_calls[${j}]`);
+    if (!call.ok) return call;
+    callNames.set(call.value.id, call.value.name);
+    const part: GeminiPart = { functionCall: { name: call.value.name, args: call.value.input } };
+    const signature = signatureOf(call.value.id);
     if (signature !== undefined) part.thoughtSignature = signature;
     parts.push(part);
-  });
-  if (m.function_call != null) {
-    parts.push({ functionCall: { name: m.function_call.name, args: parseArguments(m.function_call.arguments, `${at}.function_call.arguments`) } });
   }
-  return parts.length === 0 ? null : { role: 'model', parts };
-}
-
-function parseArguments(text: string | undefined, param: string): Record<string, unknown> {
-  if (text === '' || text === undefined) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new Refusal(`${param}: not valid JSON`, param);
+  if (isSet(m.function_call)) {
+    const call = functionCall(m.function_call, `${at}.function_call`);
+    if (!call.ok) return call;
+    parts.push({ functionCall: { name: call.value.name, args: call.value.input } });
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Refusal(`${param}: must be a JSON object`, param);
-  return value as Record<string, unknown>;
+  return ok(parts.length === 0 ? null : { role: 'model', parts });
 }
 
 /**
@@ -204,74 +237,71 @@ function parseArguments(text: string | undefined, param: string): Record<string,
  * one is sent as it is; anything else goes under "output", the key Gemini's
  * reference names for a function's output.
  */
-function functionOutput(content: ChatMessage['content'], param: string): Record<string, unknown> {
-  const text = textParts(content, param).map((p) => p.text).join('');
+function functionOutput(m: Message, at: string): Result<Record<string, unknown>> {
+  const texts = textParts(m.content, at, m.role);
+  if (!texts.ok) return texts;
+  const text = texts.value.map((p) => p.text).join('');
   let value: unknown = text;
   try {
     value = JSON.parse(text);
   } catch {
     // plain text output
   }
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : { output: value };
+  return ok(typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : { output: value });
 }
 
-/** Text-only content (system, developer, assistant, tool). */
-function textParts(content: ChatMessage['content'], param: string): { text: string }[] {
-  if (content == null) return [];
-  if (typeof content === 'string') return [{ text: content }];
-  return content.map((p, j) => {
-    if (p.type === 'text') return { text: (p as { text: string }).text };
-    if (p.type === 'refusal') return { text: (p as { refusal: string }).refusal };
-    throw new Refusal(`${param}[${j}].type: '${p.type}' parts are only accepted in user messages`, `${param}[${j}].type`);
-  });
+function userParts(content: Message['content'], at: string): Result<GeminiPart[]> {
+  if (!isSet(content)) return ok([]);
+  if (typeof content === 'string') return ok([{ text: content }]);
+  const parts: GeminiPart[] = [];
+  for (const [j, p] of content.entries()) {
+    const part = userPart(p, `${at}.content[${j}]`);
+    if (!part.ok) return part;
+    parts.push(part.value);
+  }
+  return ok(parts);
 }
 
-function userParts(content: ChatMessage['content'], param: string): GeminiPart[] {
-  if (content == null) return [];
-  if (typeof content === 'string') return [{ text: content }];
-  return content.map((p, j) => userPart(p, `${param}[${j}]`));
-}
-
-function userPart(p: ContentPart, at: string): GeminiPart {
+function userPart(p: Part, at: string): Result<GeminiPart> {
   switch (p.type) {
-    case 'text':
-      return { text: (p as { text: string }).text };
+    case 'text': {
+      const text = partText(p, at);
+      return text.ok ? ok({ text: text.value }) : text;
+    }
     case 'image_url': {
       // `detail` has no per-image counterpart (Gemini's mediaResolution applies to the whole request): dropped.
-      const url = (p as { image_url?: { url?: unknown } }).image_url?.url;
-      if (typeof url !== 'string') throw new Refusal(`${at}.image_url.url: must be a string`, `${at}.image_url.url`);
+      const url = p.image_url?.url;
+      if (typeof url !== 'string') return refuse(`${at}.image_url.url`, 'must be a string');
       return mediaPart(url, `${at}.image_url.url`, 'image/jpeg');
     }
     case 'input_audio': {
-      const audio = (p as { input_audio?: { data?: unknown; format?: unknown } }).input_audio;
+      const audio = p.input_audio;
       const mimeType = typeof audio?.format === 'string' ? AUDIO_MIME[audio.format] : undefined;
-      if (mimeType === undefined) throw new Refusal(`${at}.input_audio.format: must be wav or mp3`, `${at}.input_audio.format`);
-      if (typeof audio?.data !== 'string') throw new Refusal(`${at}.input_audio.data: must be base64 text`, `${at}.input_audio.data`);
-      return { inlineData: { mimeType, data: audio.data } };
+      if (mimeType === undefined) return refuse(`${at}.input_audio.format`, 'must be wav or mp3');
+      if (typeof audio?.data !== 'string') return refuse(`${at}.input_audio.data`, 'must be base64 text');
+      return ok({ inlineData: { mimeType, data: audio.data } });
     }
     case 'file': {
-      const file = (p as { file?: { file_data?: unknown; file_id?: unknown; filename?: unknown } }).file ?? {};
+      const file = p.file ?? {};
       const guess = typeof file.filename === 'string' ? mimeFromPath(file.filename) : undefined;
       if (typeof file.file_data === 'string') return mediaPart(file.file_data, `${at}.file.file_data`, guess ?? 'application/pdf');
       // A file id is a Gemini Files API URI (or gs:// object) the client uploaded there.
-      if (typeof file.file_id === 'string') return { fileData: { fileUri: file.file_id, ...(guess !== undefined ? { mimeType: guess } : {}) } };
-      throw new Refusal(`${at}.file: needs file_data or file_id`, `${at}.file`);
+      if (typeof file.file_id === 'string') return ok({ fileData: { fileUri: file.file_id, ...(guess !== undefined ? { mimeType: guess } : {}) } });
+      return refuse(`${at}.file`, 'needs file_data or file_id');
     }
     default:
-      throw new Refusal(`${at}.type: '${p.type}' content parts cannot be sent to Gemini`, `${at}.type`);
+      return refuse(`${at}.type`, `'${p.type}' content parts cannot be sent to Gemini`);
   }
 }
 
 /** A data: URL becomes inline bytes; an http(s) or gs:// URL a file reference Gemini fetches itself. */
-function mediaPart(url: string, param: string, fallbackMime: string): GeminiPart {
+function mediaPart(url: string, param: string, fallbackMime: string): Result<GeminiPart> {
   if (url.startsWith('data:')) {
-    const m = /^data:([^;,]*)((?:;[^;,]*)*?)(;base64)?,(.*)$/s.exec(url);
-    if (m === null) throw new Refusal(`${param}: not a valid data URL`, param);
-    const data = m[3] !== undefined ? m[4]! : Buffer.from(decodeURIComponent(m[4]!), 'utf8').toString('base64');
-    return { inlineData: { mimeType: m[1] || fallbackMime, data } };
+    const data = dataUrl(url, param);
+    return data.ok ? ok({ inlineData: { mimeType: data.value.mediaType || fallbackMime, data: data.value.base64 } }) : data;
   }
-  if (/^(https?|gs):\/\//i.test(url)) return { fileData: { mimeType: mimeFromPath(url) ?? fallbackMime, fileUri: url } };
-  throw new Refusal(`${param}: must be a data: URL or an http(s):// or gs:// URL`, param);
+  if (/^(https?|gs):\/\//i.test(url)) return ok({ fileData: { mimeType: mimeFromPath(url) ?? fallbackMime, fileUri: url } });
+  return refuse(param, 'must be a data: URL or an http(s):// or gs:// URL');
 }
 
 function mimeFromPath(path: string): string | undefined {
@@ -283,105 +313,115 @@ function mimeFromPath(path: string): string | undefined {
 // ---------------------------------------------------------------------------------------
 // Tools
 
-function toTools(tools: ChatTool[] | undefined, functions: FunctionDefinition[] | undefined, choice: ToolChoice | undefined): { tools: GeminiTool[]; names: string[] } {
+function toTools(body: ChatRequest): Result<{ tools: GeminiTool[]; names: string[] }> {
   const declarations: GeminiFunctionDeclaration[] = [];
   const builtIns: GeminiTool[] = [];
   // allowed_tools narrows the tools the model may use; Gemini's allowedFunctionNames works only
   // with mode ANY, so the narrowing is done by declaring only those functions.
+  const choice = body.tool_choice;
   const allowed =
     typeof choice === 'object' && choice.type === 'allowed_tools'
-      ? new Set((choice as { allowed_tools: { tools: { function?: { name: string } }[] } }).allowed_tools.tools.map((t) => t.function?.name))
+      ? new Set(((choice.allowed_tools?.tools ?? []) as { function?: { name?: unknown } }[]).map((t) => t.function?.name))
       : null;
-  (tools ?? []).forEach((tool, i) => {
+  for (const [i, tool] of (body.tools ?? []).entries()) {
     if (tool.type === 'function' && tool.function !== undefined) {
-      if (allowed === null || allowed.has(tool.function.name)) declarations.push(declaration(tool.function, `tools[${i}].function`));
-      return;
+      if (allowed !== null && !allowed.has(tool.function.name)) continue;
+      const d = declaration(tool.function, `tools[${i}].function`);
+      if (!d.ok) return d;
+      declarations.push(d.value);
+      continue;
     }
     const field = BUILT_IN_TOOLS[tool.type];
-    if (field === undefined) throw new Refusal(`tools[${i}].type: '${tool.type}' tools cannot be sent to Gemini`, `tools[${i}].type`);
+    if (field === undefined) return refuse(`tools[${i}].type`, `'${tool.type}' tools cannot be sent to Gemini`);
     const config = tool[tool.type];
     builtIns.push({ [field]: typeof config === 'object' && config !== null ? config : {} });
-  });
-  (functions ?? []).forEach((f, i) => declarations.push(declaration(f, `functions[${i}]`)));
-  const out: GeminiTool[] = declarations.length > 0 ? [{ functionDeclarations: declarations }, ...builtIns] : builtIns;
-  return { tools: out, names: declarations.map((d) => d.name) };
+  }
+  for (const [i, f] of (body.functions ?? []).entries()) {
+    const d = declaration(f, `functions[${i}]`);
+    if (!d.ok) return d;
+    declarations.push(d.value);
+  }
+  const tools: GeminiTool[] = declarations.length > 0 ? [{ functionDeclarations: declarations }, ...builtIns] : builtIns;
+  return ok({ tools, names: declarations.map((d) => d.name) });
 }
 
-function declaration(f: FunctionDefinition, at: string): GeminiFunctionDeclaration {
+function declaration(f: FunctionDefinition, at: string): Result<GeminiFunctionDeclaration> {
   // `strict` is dropped: Gemini has no switch for it (function arguments follow the schema as given).
   const d: GeminiFunctionDeclaration = { name: f.name };
-  if (f.description !== undefined) d.description = f.description;
+  if (typeof f.description === 'string') d.description = f.description;
   // A function without parameters is declared without a schema: Gemini refuses an OBJECT with no properties.
-  const props = f.parameters?.properties;
+  const props = (f.parameters as { properties?: unknown } | undefined)?.properties;
   if (f.parameters !== undefined && typeof props === 'object' && props !== null && Object.keys(props).length > 0) {
     const schema = toGeminiSchema(f.parameters, `${at}.parameters`);
-    if (!schema.ok) throw new Refusal(schema.error.message, schema.error.param ?? `${at}.parameters`);
+    if (!schema.ok) return schema;
     d.parameters = schema.value;
   }
-  return d;
+  return ok(d);
 }
 
-function toToolConfig(choice: ToolChoice | undefined, functionCall: ChatRequest['function_call'], names: string[]): GeminiToolConfig | undefined {
+function toToolConfig(body: ChatRequest, names: string[]): Result<GeminiToolConfig | undefined> {
+  const choice = body.tool_choice;
   if (choice !== undefined) {
-    if (choice === 'none') return { functionCallingConfig: { mode: 'NONE' } };
-    if (choice === 'auto') return { functionCallingConfig: { mode: 'AUTO' } };
-    if (choice === 'required') return { functionCallingConfig: { mode: 'ANY' } };
-    if (choice.type === 'function') {
-      const name = (choice as { function: { name: string } }).function.name;
-      return forced(name, names, 'tool_choice.function.name');
-    }
-    if (choice.type === 'allowed_tools') {
-      const mode = (choice as { allowed_tools: { mode: string } }).allowed_tools.mode;
-      return { functionCallingConfig: { mode: mode === 'required' ? 'ANY' : 'AUTO' } };
-    }
-    throw new Refusal(`tool_choice.type: '${choice.type}' cannot be sent to Gemini`, 'tool_choice.type');
+    if (choice === 'none') return ok({ functionCallingConfig: { mode: 'NONE' } });
+    if (choice === 'auto') return ok({ functionCallingConfig: { mode: 'AUTO' } });
+    if (choice === 'required') return ok({ functionCallingConfig: { mode: 'ANY' } });
+    if (choice.type === 'function') return forced(choice.function?.name, names, 'tool_choice.function.name');
+    if (choice.type === 'allowed_tools') return ok({ functionCallingConfig: { mode: choice.allowed_tools?.mode === 'required' ? 'ANY' : 'AUTO' } });
+    return refuse('tool_choice.type', `'${choice.type}' cannot be sent to Gemini`);
   }
-  if (functionCall === 'none') return { functionCallingConfig: { mode: 'NONE' } };
-  if (functionCall === 'auto') return { functionCallingConfig: { mode: 'AUTO' } };
-  if (functionCall != null) return forced(functionCall.name, names, 'function_call.name');
-  return undefined;
+  const fc = body.function_call;
+  if (fc === 'none') return ok({ functionCallingConfig: { mode: 'NONE' } });
+  if (fc === 'auto') return ok({ functionCallingConfig: { mode: 'AUTO' } });
+  if (isSet(fc)) return forced(fc.name, names, 'function_call.name');
+  return ok(undefined);
 }
 
-function forced(name: string, names: string[], param: string): GeminiToolConfig {
-  if (!names.includes(name)) throw new Refusal(`${param}: '${name}' is not one of the declared functions`, param);
-  return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [name] } };
+function forced(name: unknown, names: string[], param: string): Result<GeminiToolConfig> {
+  if (typeof name !== 'string' || !names.includes(name)) return refuse(param, `'${String(name)}' is not one of the declared functions`);
+  return ok({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [name] } });
 }
 
 // ---------------------------------------------------------------------------------------
 // Generation config
 
-function toGenerationConfig(b: ChatRequest): GeminiGenerationConfig {
+function toGenerationConfig(b: ChatRequest): Result<GeminiGenerationConfig> {
   const g: GeminiGenerationConfig = {};
-  if (b.temperature != null) g.temperature = b.temperature;
-  if (b.top_p != null) g.topP = b.top_p;
-  if (b.top_k != null) g.topK = b.top_k;
-  const max = b.max_completion_tokens ?? b.max_tokens;
-  if (max != null) g.maxOutputTokens = max;
-  if (b.stop != null) g.stopSequences = typeof b.stop === 'string' ? [b.stop] : b.stop;
-  if (b.n != null) g.candidateCount = b.n;
-  if (b.seed != null) g.seed = b.seed;
-  if (b.presence_penalty != null) g.presencePenalty = b.presence_penalty;
-  if (b.frequency_penalty != null) g.frequencyPenalty = b.frequency_penalty;
-  if (b.logprobs != null) g.responseLogprobs = b.logprobs;
-  if (b.top_logprobs != null) g.logprobs = b.top_logprobs;
-  if (b.response_format !== undefined) responseFormat(b.response_format, g);
+  if (isSet(b.temperature)) g.temperature = b.temperature;
+  if (isSet(b.top_p)) g.topP = b.top_p;
+  if (isSet(b.top_k)) g.topK = b.top_k as number;
+  const max = maxTokens(b);
+  if (max !== undefined) g.maxOutputTokens = max;
+  const stop = stopSequences(b);
+  if (stop !== undefined) g.stopSequences = stop;
+  if (isSet(b.n)) g.candidateCount = b.n;
+  if (isSet(b.seed)) g.seed = b.seed;
+  if (isSet(b.presence_penalty)) g.presencePenalty = b.presence_penalty;
+  if (isSet(b.frequency_penalty)) g.frequencyPenalty = b.frequency_penalty;
+  if (isSet(b.logprobs)) g.responseLogprobs = b.logprobs;
+  if (isSet(b.top_logprobs)) g.logprobs = b.top_logprobs;
+  if (b.response_format !== undefined) {
+    const format = responseFormat(b.response_format, g);
+    if (!format.ok) return format;
+  }
   const thinking = thinkingConfig(b);
-  if (thinking !== undefined) g.thinkingConfig = thinking;
-  return g;
+  if (!thinking.ok) return thinking;
+  if (thinking.value !== undefined) g.thinkingConfig = thinking.value;
+  return ok(g);
 }
 
-function responseFormat(f: ResponseFormat, g: GeminiGenerationConfig): void {
+function responseFormat(f: NonNullable<ChatRequest['response_format']>, g: GeminiGenerationConfig): Result<null> {
   if (f.type === 'json_object') g.responseMimeType = 'application/json';
   if (f.type === 'json_schema') {
     // name, description and strict have no place in Gemini's config: the schema itself is what constrains the output.
     g.responseMimeType = 'application/json';
-    const schema = f.json_schema.schema;
+    const schema = f.json_schema?.schema;
     if (schema !== undefined) {
       const converted = toGeminiSchema(schema, 'response_format.json_schema.schema');
-      if (!converted.ok) throw new Refusal(converted.error.message, converted.error.param ?? 'response_format.json_schema.schema');
+      if (!converted.ok) return converted;
       g.responseSchema = converted.value;
     }
   }
+  return ok(null);
 }
 
 /**
@@ -389,16 +429,20 @@ function responseFormat(f: ResponseFormat, g: GeminiGenerationConfig): void {
  * earlier thinking models a token budget. `thinking` (Anthropic's shape) sets
  * the budget and asks for thought summaries, returned as reasoning_content.
  */
-function thinkingConfig(b: ChatRequest): GeminiThinkingConfig | undefined {
-  if (b.thinking != null) {
-    return b.thinking.type === 'enabled'
-      ? { includeThoughts: true, ...(b.thinking.budget_tokens !== undefined ? { thinkingBudget: b.thinking.budget_tokens } : {}) }
-      : { thinkingBudget: 0 };
+function thinkingConfig(b: ChatRequest): Result<GeminiThinkingConfig | undefined> {
+  const thinking = b.thinking as { type?: unknown; budget_tokens?: unknown } | null | undefined;
+  if (isSet(thinking)) {
+    return ok(
+      thinking.type === 'enabled'
+        ? { includeThoughts: true, ...(typeof thinking.budget_tokens === 'number' ? { thinkingBudget: thinking.budget_tokens } : {}) }
+        : { thinkingBudget: 0 },
+    );
   }
-  if (b.reasoning_effort == null) return undefined;
   const effort = b.reasoning_effort;
-  if (/^gemini-3/.test(b.model ?? '')) return { thinkingLevel: effort === 'none' ? 'minimal' : effort };
+  if (!isSet(effort)) return ok(undefined);
+  if (typeof effort !== 'string') return refuse('reasoning_effort', 'must be a string');
+  if (/^gemini-3/.test(typeof b.model === 'string' ? b.model : '')) return ok({ thinkingLevel: effort === 'none' ? 'minimal' : effort });
   const budget = THINKING_BUDGETS[effort];
-  if (budget === undefined) throw new Refusal(`reasoning_effort: '${effort}' is not one of ${Object.keys(THINKING_BUDGETS).join(', ')}`, 'reasoning_effort');
-  return { thinkingBudget: budget };
+  if (budget === undefined) return refuse('reasoning_effort', `'${effort}' is not one of ${Object.keys(THINKING_BUDGETS).join(', ')}`);
+  return ok({ thinkingBudget: budget });
 }

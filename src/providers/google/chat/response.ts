@@ -4,7 +4,8 @@
  * The pieces (finish reasons, usage, parts → message fields, logprobs) are
  * shared with the stream translation.
  */
-import { completionId, nowSeconds, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../../shared/openai-answer.js';
+import { ok, type Result } from '../../../shared/errors.js';
+import { completionId, nowSeconds, parseAnswer, putToolCalls, type FinishReason, type OpenAIToolCall, type OpenAIUsage } from '../../shared/openai-answer.js';
 import { toolCallId } from '../tool-ids.js';
 import type { GeminiCandidate, GeminiFinishReason, GeminiLogprobsResult, GeminiPart, GeminiUsageMetadata, GenerateContentResponse } from '../wire.js';
 
@@ -13,7 +14,6 @@ export interface ChatContext {
   provider: string;
   /** The model the client asked for: the answer's model when Gemini reports no modelVersion. */
   model: string;
-  includeUsage: boolean;
 }
 
 /**
@@ -134,4 +134,10 @@ export function toChatCompletion(res: GenerateContentResponse, ctx: ChatContext)
   };
   if (res.usageMetadata !== undefined) out.usage = toUsage(res.usageMetadata);
   return out;
+}
+
+/** A whole GenerateContentResponse as OpenAI JSON text. */
+export function readChatCompletion(raw: Buffer, ctx: ChatContext): Result<string> {
+  const parsed = parseAnswer(raw, ctx.provider);
+  return parsed.ok ? ok(JSON.stringify(toChatCompletion(parsed.value as GenerateContentResponse, ctx))) : parsed;
 }

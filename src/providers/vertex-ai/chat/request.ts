@@ -13,17 +13,16 @@
  *     Anthropic's {"type":"error","error":{type, message}} with its status.
  *     Vertex's own frontend (auth, quota, unknown model) answers google.rpc.Status.
  *
- * The translation is the anthropic adapter's, reused as it is; this file only
- * reshapes the body for Vertex and tells the two kinds of errors apart.
+ * The translation is Anthropic's (anthropic/chat/), reused as it is; this
+ * file only reshapes the body for Vertex, and errors.ts tells the two kinds of
+ * errors apart.
  */
-import { ok, type GatewayError, type Result } from '../../../shared/errors.js';
-import { anthropicError } from '../../anthropic/errors.js';
-import { replyOptions, toAnthropicRequest } from '../../anthropic/chat/request.js';
-import { anthropicChatTranslator } from '../../anthropic/translator.js';
+import { ok, type Result } from '../../../shared/errors.js';
+import { MESSAGES_PARAMS, messagesReading, toMessagesRequest } from '../../anthropic/chat/request.js';
 import type { AnthropicRequest } from '../../anthropic/wire.js';
-import { googleError } from '../../google/errors.js';
-import type { ProviderHeaders } from '../../types.js';
-import type { PublisherCall } from '../publishers.js';
+import type { ChatRequest } from '../../shared/openai-request.js';
+import { chatTranslator } from '../../shared/translator.js';
+import { vertexClaudeError } from '../errors.js';
 
 /** The one Messages API version Vertex takes, in the body (Anthropic's SDK sends this). */
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
@@ -33,25 +32,16 @@ export type VertexClaudeRequest = { [K in keyof AnthropicRequest as K extends 'm
   anthropic_version: string;
 };
 
-export function claudeChat(body: Record<string, unknown>): Result<PublisherCall, GatewayError> {
-  const request = toAnthropicRequest(body);
+export const claudeOnVertex = chatTranslator({
+  api: 'Anthropic Messages on Vertex AI (rawPredict)',
+  params: MESSAGES_PARAMS,
+  translate: toVertexClaude,
+  read: (body) => messagesReading(body, vertexClaudeError),
+});
+
+function toVertexClaude(body: ChatRequest): Result<VertexClaudeRequest> {
+  const request = toMessagesRequest(body);
   if (!request.ok) return request;
   const { model: _inUrl, ...fields } = request.value;
-  const vertexBody: VertexClaudeRequest = { anthropic_version: VERTEX_ANTHROPIC_VERSION, ...fields };
-  return ok({
-    method: vertexBody.stream === true ? 'streamRawPredict' : 'rawPredict',
-    body: JSON.stringify(vertexBody),
-    translator: { ...anthropicChatTranslator(replyOptions(body)), error: vertexClaudeError },
-  });
-}
-
-/** Claude's own errors are Anthropic's body (type "error"); Vertex's frontend answers in Google's shape. */
-export function vertexClaudeError(status: number, raw: Buffer, headers?: ProviderHeaders): GatewayError {
-  let type: unknown;
-  try {
-    type = (JSON.parse(raw.toString('utf8')) as { type?: unknown } | null)?.type;
-  } catch {
-    // Not JSON: either reader quotes it.
-  }
-  return type === 'error' ? anthropicError(status, raw, headers) : googleError(status, raw);
+  return ok({ anthropic_version: VERTEX_ANTHROPIC_VERSION, ...fields });
 }

@@ -1,21 +1,16 @@
-// Unit tests of the Azure adapters' pure parts: the URLs and headers prepare() builds for
-// real Azure hosts (no custom host, nothing sent), deployment choice, the Model Inference
-// API's request edits, credential choice, the authority host, and the config keys added
-// for Entra ID client credentials.
+// The URLs and headers Azure's two adapters build for real Azure hosts (no custom host, nothing sent),
+// and which credential a target uses (auth.ts).
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConfig } from '../src/config/schema.js';
-import type { ConfigNode } from '../src/config/types.js';
-import { credentialOf } from '../src/providers/azure/auth.js';
-import { chooseDeployment } from '../src/providers/azure/deployments.js';
-import { authorityHost, DEFAULT_AUTHORITY, entraCredentials } from '../src/providers/azure/entra.js';
-import { azureAI as ai, azureOpenAI as openAI, withApiVersion } from '../src/providers/azure/adapter.js';
-import { toInferenceChat } from '../src/providers/azure/chat/request.js';
-import type { AzureSettings } from '../src/providers/azure/settings.js';
-import type { CallInput, ProviderAdapter, ProviderCall } from '../src/providers/contract.js';
-import { findAdapter } from '../src/providers/registry.js';
-import type { Endpoint } from '../src/shared/endpoint.js';
-import type { GatewayError, Result } from '../src/shared/errors.js';
+import type { TargetSettings as ConfigNode } from '../settings.js';
+import { azureAI as ai, azureOpenAI as openAI, withApiVersion } from './adapter.js';
+import { credentialOf } from './auth.js';
+import { entraCredentials } from './entra.js';
+import type { AzureSettings } from './settings.js';
+import type { CallInput, ProviderAdapter, ProviderCall } from '../contract.js';
+import { findAdapter } from '../registry.js';
+import type { Endpoint } from '../../shared/endpoint.js';
+import { refusedAt } from '../../../test/support/results.js';
 
 const PATHS: Record<Endpoint, string> = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings', proxy: '/files?purpose=fine-tune' };
 
@@ -34,16 +29,8 @@ function prepared(adapter: ProviderAdapter<AzureSettings>, call: CallInput<Azure
   return r.value;
 }
 
-function refused(r: Result<unknown, GatewayError> | Promise<unknown>, param: string): GatewayError {
-  assert.ok(!(r instanceof Promise));
-  if (r.ok) assert.fail(`expected a 400 naming ${param}`);
-  assert.equal(r.error.status, 400);
-  assert.equal(r.error.param, param);
-  return r.error;
-}
-
 describe('azure-openai prepare()', () => {
-  const node: ConfigNode = { provider: 'azure-openai', api_key: 'k', resource_name: 'contoso-eu', deployment_id: 'gpt4o', api_version: '2024-10-21' };
+  const node: ConfigNode = { api_key: 'k', resource_name: 'contoso-eu', deployment_id: 'gpt4o', api_version: '2024-10-21' };
 
   it('is registered under its name and the cloud3 alias (loaded on first use, then cached)', async () => {
     for (const name of ['azure-openai', 'cloud3']) {
@@ -109,41 +96,12 @@ describe('azure-openai prepare()', () => {
   });
 
   it('refuses missing and malformed keys with a 400 naming them', () => {
-    refused(azureOpenAI.prepare(input('azure-openai', { ...node, resource_name: undefined })), 'resource_name');
-    const e = refused(azureOpenAI.prepare(input('azure-openai', { ...node, resource_name: '' })), 'resource_name');
+    refusedAt(azureOpenAI.prepare(input('azure-openai', { ...node, resource_name: undefined })), 'resource_name');
+    const e = refusedAt(azureOpenAI.prepare(input('azure-openai', { ...node, resource_name: '' })), 'resource_name');
     assert.match(e.message, /resource_name \(or cloud3_resource_name\)/);
-    refused(azureOpenAI.prepare(input('azure-openai', { ...node, resource_name: 'bad.name' })), 'resource_name');
-    refused(azureOpenAI.prepare(input('azure-openai', { ...node, cloud3_resource_name: '-x', resource_name: undefined })), 'cloud3_resource_name');
-    refused(azureOpenAI.prepare(input('azure-openai', { ...node, api_version: undefined })), 'api_version');
-  });
-});
-
-describe('chooseDeployment', () => {
-  const deployments = [
-    { alias: 'gpt-4o', deployment_id: 'd1', api_version: 'v-1' },
-    { alias: 'mini', deployment_id: 'd2', api_version: 'v-2', is_default: true },
-    { alias: 'other-default', deployment_id: 'd3', api_version: 'v-3', is_default: true },
-  ];
-
-  it('alias match, else the first is_default', () => {
-    assert.deepEqual(chooseDeployment('azure-openai', { deployments }, 'gpt-4o'), { ok: true, value: { deploymentId: 'd1', apiVersion: 'v-1' } });
-    assert.deepEqual(chooseDeployment('azure-openai', { deployments }, 'GPT-4O'), { ok: true, value: { deploymentId: 'd2', apiVersion: 'v-2' } });
-    assert.deepEqual(chooseDeployment('azure-openai', { deployments }, undefined), { ok: true, value: { deploymentId: 'd2', apiVersion: 'v-2' } });
-  });
-
-  it('no match and no default: 400 on model listing the aliases; the top-level deployment_id is not a fallback', () => {
-    const list = deployments.map(({ alias, deployment_id, api_version }) => ({ alias, deployment_id, api_version }));
-    const r = chooseDeployment('azure-openai', { deployments: list, deployment_id: 'top', api_version: 'v' }, 'gpt-5');
-    const e = refused(r, 'model');
-    assert.equal(e.code, 'unknown_model_alias');
-    assert.match(e.message, /unknown model alias 'gpt-5'.*'gpt-4o', 'mini', 'other-default'/);
-    assert.match(refused(chooseDeployment('azure-openai', { deployments: list }, 42), 'model').message, /names no model/);
-  });
-
-  it('without deployments: deployment_id and api_version, both required; an empty list counts as none', () => {
-    assert.deepEqual(chooseDeployment('azure-openai', { deployments: [], deployment_id: 'x', api_version: 'y' }, 'm'), { ok: true, value: { deploymentId: 'x', apiVersion: 'y' } });
-    refused(chooseDeployment('azure-openai', { api_version: 'y' }, 'm'), 'deployment_id');
-    refused(chooseDeployment('azure-openai', { deployment_id: 'x' }, 'm'), 'api_version');
+    refusedAt(azureOpenAI.prepare(input('azure-openai', { ...node, resource_name: 'bad.name' })), 'resource_name');
+    refusedAt(azureOpenAI.prepare(input('azure-openai', { ...node, cloud3_resource_name: '-x', resource_name: undefined })), 'cloud3_resource_name');
+    refusedAt(azureOpenAI.prepare(input('azure-openai', { ...node, api_version: undefined })), 'api_version');
   });
 });
 
@@ -192,24 +150,12 @@ describe('azure-ai prepare()', () => {
   });
 });
 
-describe('toInferenceChat', () => {
-  it('returns null when nothing differs', () => {
-    assert.equal(toInferenceChat({ messages: [{ role: 'system', content: 's' }], max_tokens: 5, temperature: 1 }), null);
-  });
-
-  it('max_completion_tokens becomes max_tokens, winning over a max_tokens sent with it', () => {
-    assert.deepEqual(toInferenceChat({ messages: [], max_completion_tokens: 10 }), { messages: [], max_tokens: 10 });
-    assert.deepEqual(toInferenceChat({ messages: [], max_tokens: 99, max_completion_tokens: 10 }), { messages: [], max_tokens: 10 });
-  });
-
-  it('developer messages become system messages; other roles, parts and fields stay', () => {
-    const image = { role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] };
-    const tool = { role: 'tool', tool_call_id: 'c1', content: '42' };
-    const body = { messages: [{ role: 'developer', content: 'rules', name: 'ops' }, image, tool], tools: [{ type: 'function', function: { name: 'f' } }] };
-    const out = toInferenceChat(body)!;
-    assert.deepEqual(out.messages, [{ role: 'system', content: 'rules', name: 'ops' }, image, tool]);
-    assert.deepEqual(out.tools, body.tools);
-    assert.equal(body.messages[0]!.role, 'developer', 'the input is not modified');
+describe('withApiVersion', () => {
+  it('adds the version unless the query has one', () => {
+    assert.equal(withApiVersion('https://h/p', '2024-10-21'), 'https://h/p?api-version=2024-10-21');
+    assert.equal(withApiVersion('https://h/p?a=1', '2024-10-21'), 'https://h/p?a=1&api-version=2024-10-21');
+    assert.equal(withApiVersion('https://h/p?api-version=x', '2024-10-21'), 'https://h/p?api-version=x');
+    assert.equal(withApiVersion('https://h/p', undefined), 'https://h/p');
   });
 });
 
@@ -237,9 +183,9 @@ describe('credentials', () => {
   });
 
   it('none, or a partial Entra set: 400 naming the key', () => {
-    refused(credentialOf(target({}), scope), 'api_key');
-    refused(credentialOf(target({}, '  '), scope), 'api_key');
-    refused(credentialOf(target({ cloud3_entra_tenant_id: 't', cloud3_entra_client_secret: 's', api_key: 'k' }), scope), 'cloud3_entra_client_id');
+    refusedAt(credentialOf(target({}), scope), 'api_key');
+    refusedAt(credentialOf(target({}, '  '), scope), 'api_key');
+    refusedAt(credentialOf(target({ cloud3_entra_tenant_id: 't', cloud3_entra_client_secret: 's', api_key: 'k' }), scope), 'cloud3_entra_client_id');
   });
 
   it('the keys go where each API reads them', () => {
@@ -248,47 +194,5 @@ describe('credentials', () => {
     });
     const aiNode: ConfigNode = { cloud3_deployment_type: 'serverless', cloud3_endpoint_name: 'e', cloud3_region: 'r' };
     assert.deepEqual(prepared(azureAI, { ...input('azure-ai', aiNode), target: { ...target(aiNode, 'Bearer key-1'), provider: 'azure-ai' } }).headers, { authorization: 'Bearer key-1' });
-  });
-});
-
-describe('authorityHost', () => {
-  it('defaults to login.microsoftonline.com and normalises as the SDKs do', () => {
-    assert.deepEqual(authorityHost({}), { ok: true, value: DEFAULT_AUTHORITY });
-    assert.deepEqual(authorityHost({ AZURE_AUTHORITY_HOST: 'login.microsoftonline.us/' }), { ok: true, value: 'https://login.microsoftonline.us' });
-    assert.deepEqual(authorityHost({ AZURE_AUTHORITY_HOST: 'http://127.0.0.1:9/' }), { ok: true, value: 'http://127.0.0.1:9' });
-    const bad = authorityHost({ AZURE_AUTHORITY_HOST: 'http://exa mple' });
-    assert.ok(!bad.ok && bad.error.status === 500);
-  });
-});
-
-describe('withApiVersion', () => {
-  it('adds the version unless the query has one', () => {
-    assert.equal(withApiVersion('https://h/p', '2024-10-21'), 'https://h/p?api-version=2024-10-21');
-    assert.equal(withApiVersion('https://h/p?a=1', '2024-10-21'), 'https://h/p?a=1&api-version=2024-10-21');
-    assert.equal(withApiVersion('https://h/p?api-version=x', '2024-10-21'), 'https://h/p?api-version=x');
-    assert.equal(withApiVersion('https://h/p', undefined), 'https://h/p');
-  });
-});
-
-describe('config schema: Entra ID client credential keys', () => {
-  const keys = { cloud3_entra_tenant_id: 't', cloud3_entra_client_id: 'c', cloud3_entra_client_secret: 's' };
-
-  it('are accepted as strings, and together with provider form a key group', () => {
-    assert.ok(parseConfig({ provider: 'azure-openai', ...keys, resource_name: 'r', deployment_id: 'd', api_version: 'v' }).ok);
-    assert.ok(parseConfig({ provider: 'azure-ai', api_key: 'k', ...keys }).ok);
-  });
-
-  it('must be strings', () => {
-    for (const key of Object.keys(keys)) {
-      const r = parseConfig({ provider: 'azure-openai', api_key: 'k', [key]: 42 });
-      assert.ok(!r.ok);
-      assert.equal(r.error.param, key);
-    }
-  });
-
-  it('the key group needs all three', () => {
-    const r = parseConfig({ provider: 'azure-openai', cloud3_entra_tenant_id: 't', cloud3_entra_client_id: 'c' });
-    assert.ok(!r.ok);
-    assert.match(r.error.message, /provider\+cloud3_entra_tenant_id\+cloud3_entra_client_id\+cloud3_entra_client_secret/);
   });
 });

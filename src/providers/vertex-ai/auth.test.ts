@@ -1,13 +1,9 @@
-// Unit tests of Vertex AI's credentials and URLs: the token cache on a manual clock, the
-// signed assertion, and the URLs prepare() builds for Google's own hosts.
+// Vertex AI's credentials: the token cache on a manual clock, and the signed assertion.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createVerify, generateKeyPairSync } from 'node:crypto';
-import { GatewayError, ok } from '../src/shared/errors.js';
-import { REFRESH_MARGIN_MS, serviceAccount, signedAssertion, TokenCache, type Exchange, type ServiceAccount } from '../src/providers/vertex-ai/auth.js';
-import { vertexAI } from '../src/providers/vertex-ai/adapter.js';
-import type { ConfigNode } from '../src/config/types.js';
-import type { ProviderCall } from '../src/providers/contract.js';
+import { GatewayError, ok } from '../../shared/errors.js';
+import { REFRESH_MARGIN_MS, serviceAccount, signedAssertion, TokenCache, type Exchange, type ServiceAccount } from './auth.js';
 
 const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const PEM = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
@@ -94,30 +90,5 @@ describe('signed assertion', () => {
     const r = serviceAccount({ client_email: 'x@y', private_key: ec, token_uri: 'https://t' });
     assert.ok(!r.ok);
     assert.equal(r.error.param, 'cloud2_service_account_json.private_key');
-  });
-});
-
-describe('Vertex URLs on Google’s hosts', () => {
-  function prepare(settings: ConfigNode, model: string, stream = false): ProviderCall {
-    const r = vertexAI.adapter.prepare({
-      target: { provider: 'vertex-ai', settings, clientAuthorization: undefined, customHost: undefined },
-      endpoint: 'chat',
-      path: '/chat/completions',
-      body: { model, messages: [{ role: 'user', content: 'x' }], stream },
-    });
-    assert.ok(!(r instanceof Promise), 'a given token needs no exchange');
-    assert.ok(r.ok, r.ok ? '' : r.error.message);
-    return r.value;
-  }
-
-  it('regional and global endpoints', () => {
-    const regional = prepare({ api_key: 'tok', cloud2_project_id: 'my-proj', cloud2_region: 'europe-west4' }, 'gemini-2.5-flash', true);
-    assert.equal(
-      regional.url,
-      'https://europe-west4-aiplatform.googleapis.com/v1/projects/my-proj/locations/europe-west4/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse',
-    );
-    assert.equal(regional.headers.authorization, 'Bearer tok');
-    const global = prepare({ api_key: 'tok', cloud2_project_id: 'my-proj', cloud2_region: 'global' }, 'gemini-2.5-flash');
-    assert.equal(global.url, 'https://aiplatform.googleapis.com/v1/projects/my-proj/locations/global/publishers/google/models/gemini-2.5-flash:generateContent');
   });
 });

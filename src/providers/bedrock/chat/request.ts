@@ -93,6 +93,8 @@ export const CONVERSE_PARAMS: ParamPolicy = {
     metadata: mapped('requestMetadata (string values only)'),
     service_tier: mapped('serviceTier.type (auto: left to Bedrock)'),
     ...Object.fromEntries(NATIVE_FIELDS.map((k) => [k, mapped(`${k}, Converse's own field, as given`)])),
+    reasoning_effort: passed(),
+    verbosity: passed(),
     frequency_penalty: passed(ZERO),
     presence_penalty: passed(ZERO),
     logit_bias: passed(EMPTY),

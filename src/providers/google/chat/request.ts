@@ -25,7 +25,7 @@ import {
   type Message,
   type Part,
 } from '../../shared/openai-request.js';
-import { applyPolicy, dropped, mapped, type ParamPolicy } from '../../shared/params.js';
+import { applyPolicy, dropped, mapped, refused, TEXT_ONLY, type ParamPolicy } from '../../shared/params.js';
 import { chatTranslator } from '../../shared/translator.js';
 import { googleError } from '../errors.js';
 import { modelId } from '../model.js';
@@ -79,6 +79,11 @@ export const GEMINI_PARAMS: ParamPolicy = {
     service_tier: dropped("OpenAI's processing tiers"),
     prompt_cache_key: dropped("a hint for OpenAI's prompt cache (Gemini caches implicitly)"),
     safety_identifier: dropped("OpenAI's abuse-monitoring id"),
+    modalities: refused('Gemini chat answers in text here', TEXT_ONLY),
+    audio: refused('Gemini chat answers in text here'),
+    prediction: refused('Gemini has no predicted outputs'),
+    web_search_options: refused('Gemini searches through its google_search tool'),
+    verbosity: refused("a hint to OpenAI's GPT-5 models, with no Gemini counterpart"),
   },
   others: 'refused',
 };

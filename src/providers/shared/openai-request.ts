@@ -211,6 +211,27 @@ export function toolArguments(args: unknown, at: string): Result<Record<string, 
 }
 
 /**
+ * An assistant message's calls, read: its tool_calls, then its legacy
+ * function_call, which gets an id from `legacy` (the function message that
+ * answers it cites that id).
+ */
+export function assistantCalls(m: Message, index: number, legacy: LegacyCallIds): Result<({ id: string } & ReadCall)[]> {
+  const at = `messages[${index}]`;
+  const calls: ({ id: string } & ReadCall)[] = [];
+  for (const [j, tc] of (m.tool_calls ?? []).entries()) {
+    const call = toolCall(tc, `${at}.tool_calls[${j}]`);
+    if (!call.ok) return call;
+    calls.push(call.value);
+  }
+  if (isSet(m.function_call)) {
+    const call = functionCall(m.function_call, `${at}.function_call`);
+    if (!call.ok) return call;
+    calls.push({ id: legacy.call(call.value.name, index), ...call.value });
+  }
+  return ok(calls);
+}
+
+/**
  * Ids for legacy function calls, which carry none: each assistant
  * `function_call` gets one from its message's position, and the `function`
  * message answering it (the next of that name) cites it.

@@ -11,8 +11,8 @@
 import { ok, type Result } from '../../../shared/errors.js';
 import type { ErrorReader } from '../../contract.js';
 import {
+  assistantCalls,
   dataUrl,
-  functionCall,
   isSet,
   LegacyCallIds,
   maxTokens,
@@ -22,7 +22,6 @@ import {
   schemaObject,
   stopSequences,
   textParts,
-  toolCall,
   usesLegacyFunctions,
   type ChatRequest,
   type FunctionDefinition,
@@ -269,16 +268,9 @@ function assistantBlocks(m: Message, i: number, legacy: LegacyCallIds): Result<A
       }
     }
   }
-  for (const [j, tc] of (m.tool_calls ?? []).entries()) {
-    const call = toolCall(tc, `${at}.tool_calls[${j}]`);
-    if (!call.ok) return call;
-    blocks.push({ type: 'tool_use', id: call.value.id, name: call.value.name, input: call.value.input });
-  }
-  if (isSet(m.function_call)) {
-    const call = functionCall(m.function_call, `${at}.function_call`);
-    if (!call.ok) return call;
-    blocks.push({ type: 'tool_use', id: legacy.call(call.value.name, i), name: call.value.name, input: call.value.input });
-  }
+  const calls = assistantCalls(m, i, legacy);
+  if (!calls.ok) return calls;
+  for (const { id, name, input } of calls.value) blocks.push({ type: 'tool_use', id, name, input });
   return ok(blocks);
 }
 

@@ -24,8 +24,8 @@
 import { ok, type Result } from '../../../shared/errors.js';
 
 import {
+  assistantCalls,
   dataUrl,
-  functionCall,
   isSet,
   LegacyCallIds,
   maxTokens,
@@ -35,7 +35,6 @@ import {
   schemaObject,
   stopSequences,
   textParts,
-  toolCall,
   usesLegacyFunctions,
   type ChatRequest,
   type FunctionDefinition,
@@ -334,16 +333,9 @@ function assistantBlocks(m: Message, at: string, index: number, legacy: LegacyCa
     if (text !== '') out.push({ text });
     if (isSet(part?.cache_control)) out.push({ cachePoint: { type: 'default' } });
   }
-  for (const [j, tc] of (m.tool_calls ?? []).entries()) {
-    const call = toolCall(tc, `${at}.tool_calls[${j}]`);
-    if (!call.ok) return call;
-    out.push({ toolUse: { toolUseId: call.value.id, name: call.value.name, input: call.value.input } });
-  }
-  if (isSet(m.function_call)) {
-    const call = functionCall(m.function_call, `${at}.function_call`);
-    if (!call.ok) return call;
-    out.push({ toolUse: { toolUseId: legacy.call(call.value.name, index), name: call.value.name, input: call.value.input } });
-  }
+  const calls = assistantCalls(m, index, legacy);
+  if (!calls.ok) return calls;
+  for (const { id, name, input } of calls.value) out.push({ toolUse: { toolUseId: id, name, input } });
   return ok(out);
 }
 

@@ -10,6 +10,7 @@
  */
 import { ok, type Result } from '../../../shared/errors.js';
 import {
+  assistantCalls,
   isSet,
   LegacyCallIds,
   maxTokens,
@@ -18,8 +19,6 @@ import {
   schemaObject,
   stopSequences,
   textParts,
-  functionCall,
-  toolCall,
   usesLegacyFunctions,
   type ChatRequest,
   type FunctionDefinition,
@@ -213,17 +212,9 @@ function userContent(content: string | NonNullable<Message['content']>, at: stri
 }
 
 function assistantMessage(m: Message, at: string, index: number, legacy: LegacyCallIds): Result<CohereAssistantMessage> {
-  const calls: CohereToolCall[] = [];
-  for (const [j, tc] of (m.tool_calls ?? []).entries()) {
-    const call = toolCall(tc, `${at}.tool_calls[${j}]`);
-    if (!call.ok) return call;
-    calls.push({ id: call.value.id, type: 'function', function: { name: call.value.name, arguments: call.value.arguments } });
-  }
-  if (isSet(m.function_call)) {
-    const call = functionCall(m.function_call, `${at}.function_call`);
-    if (!call.ok) return call;
-    calls.push({ id: legacy.call(call.value.name, index), type: 'function', function: { name: call.value.name, arguments: call.value.arguments } });
-  }
+  const read = assistantCalls(m, index, legacy);
+  if (!read.ok) return read;
+  const calls = read.value.map((c): CohereToolCall => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
   const content = textContent(m, at);
   if (!content.ok) return content;
   if (calls.length === 0) return ok({ role: 'assistant', content: content.value });

@@ -11,15 +11,15 @@
 import { ok, type Result } from '../../../shared/errors.js';
 import type { ChatTranslator } from '../../contract.js';
 import {
+  assistantCalls,
   dataUrl,
-  functionCall,
   isSet,
+  LegacyCallIds,
   maxTokens,
   partText,
   refuse,
   stopSequences,
   textParts,
-  toolCall,
   type ChatRequest,
   type FunctionDefinition,
   type Message,
@@ -192,7 +192,7 @@ function toContents(messages: Message[]): Result<GeminiContent[]> {
         break;
       }
       case 'assistant':
-        content = assistantContent(m, at, callNames);
+        content = assistantContent(m, i, callNames);
         break;
       case 'tool':
       case 'function': {
@@ -215,24 +215,21 @@ function toContents(messages: Message[]): Result<GeminiContent[]> {
   return ok(contents);
 }
 
-function assistantContent(m: Message, at: string, callNames: Map<string, string>): Result<GeminiContent | null> {
+function assistantContent(m: Message, index: number, callNames: Map<string, string>): Result<GeminiContent | null> {
+  const at = `messages[${index}]`;
   // Gemini refuses empty text parts ("empty text parameter"): an assistant turn with no text says nothing.
   const texts = textParts(m.content, at, 'assistant');
   if (!texts.ok) return texts;
   const parts: GeminiPart[] = texts.value.filter(({ text }) => text !== '').map(({ text }) => ({ text }));
-  for (const [j, tc] of (m.tool_calls ?? []).entries()) {
-    const call = toolCall(tc, `${at}.tool_calls[${j}]`);
-    if (!call.ok) return call;
-    callNames.set(call.value.id, call.value.name);
-    const part: GeminiPart = { functionCall: { name: call.value.name, args: call.value.input } };
-    const signature = signatureOf(call.value.id);
+  // A legacy function_call's made-up id is never cited: Gemini matches the function's response by name.
+  const calls = assistantCalls(m, index, new LegacyCallIds());
+  if (!calls.ok) return calls;
+  for (const { id, name, input } of calls.value) {
+    callNames.set(id, name);
+    const part: GeminiPart = { functionCall: { name, args: input } };
+    const signature = signatureOf(id);
     if (signature !== undefined) part.thoughtSignature = signature;
     parts.push(part);
-  }
-  if (isSet(m.function_call)) {
-    const call = functionCall(m.function_call, `${at}.function_call`);
-    if (!call.ok) return call;
-    parts.push({ functionCall: { name: call.value.name, args: call.value.input } });
   }
   return ok(parts.length === 0 ? null : { role: 'model', parts });
 }

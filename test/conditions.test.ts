@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { evaluateQuery, validateQuery, type QueryContext } from '../src/routing/conditions.js';
+import { validateQuery } from '../src/config/query.js';
+import { evaluateQuery, type QueryContext } from '../src/routing/conditions.js';
 
 const ctx: QueryContext = {
   metadata: { tier: 'pro', region: 'eu-west', level: '10', '0': 'zero' },

@@ -458,3 +458,26 @@ it('conditional queries are checked by the query language: bad operator and bad 
   if (!badRegex.ok) assert.match(badRegex.error.message, /regular expression/);
   assert.equal(parseConfig(base({ 'params.model': { $regex: '^gpt' } })).ok, true);
 });
+
+describe('config schema: Entra ID client credential keys', () => {
+  const keys = { cloud3_entra_tenant_id: 't', cloud3_entra_client_id: 'c', cloud3_entra_client_secret: 's' };
+
+  it('are accepted as strings, and together with provider form a key group', () => {
+    assert.ok(parseConfig({ provider: 'azure-openai', ...keys, resource_name: 'r', deployment_id: 'd', api_version: 'v' }).ok);
+    assert.ok(parseConfig({ provider: 'azure-ai', api_key: 'k', ...keys }).ok);
+  });
+
+  it('must be strings', () => {
+    for (const key of Object.keys(keys)) {
+      const r = parseConfig({ provider: 'azure-openai', api_key: 'k', [key]: 42 });
+      assert.ok(!r.ok);
+      assert.equal(r.error.param, key);
+    }
+  });
+
+  it('the key group needs all three', () => {
+    const r = parseConfig({ provider: 'azure-openai', cloud3_entra_tenant_id: 't', cloud3_entra_client_id: 'c' });
+    assert.ok(!r.ok);
+    assert.match(r.error.message, /provider\+cloud3_entra_tenant_id\+cloud3_entra_client_id\+cloud3_entra_client_secret/);
+  });
+});

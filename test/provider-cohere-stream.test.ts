@@ -14,11 +14,24 @@ describe('cohere: streamed chat', () => {
 
   /** The chunks of a raw SSE answer, checking that it ends in [DONE]. */
   async function chunks(res: Response): Promise<any[]> {
+    const events = await readSse(res);
+    assert.equal(events.at(-1), '[DONE]');
+    return events.slice(0, -1).map((e) => JSON.parse(e));
+  }
+
+  /** The chunks of a raw SSE answer that failed: it ends in an error event, never in [DONE]. */
+  async function failed(res: Response): Promise<any[]> {
+    const events = await readSse(res);
+    assert.ok(!events.includes('[DONE]'), 'no [DONE] after an error');
+    const out = events.map((e) => JSON.parse(e));
+    assert.ok(out.at(-1).error !== undefined, 'ends in an error event');
+    return out;
+  }
+
+  async function readSse(res: Response): Promise<string[]> {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
-    const events = await readEvents(res);
-    assert.equal(events.at(-1)?.data, '[DONE]');
-    return events.slice(0, -1).map((e) => JSON.parse(e.data));
+    return (await readEvents(res)).map((e) => e.data);
   }
 
   it('text: chunks with Cohere\'s id, the finish reason, and usage last when asked for', async () => {
@@ -196,7 +209,7 @@ describe('cohere: streamed chat', () => {
       ],
     };
     co.mock.enqueue('/v2/chat', failing);
-    const out = await chunks(await ask({ stream_options: { include_usage: true } }));
+    const out = await failed(await ask({ stream_options: { include_usage: true } }));
     assert.equal(out.at(-2).choices[0].delta.content, 'partial');
     assert.deepEqual(out.at(-1), {
       error: { message: 'cohere: the generation failed: internal model failure', type: 'upstream_error', code: 'provider_generation_error', param: null },
@@ -212,7 +225,7 @@ describe('cohere: streamed chat', () => {
     );
   });
 
-  it('a stream that stops before message-end ends with an error event, then [DONE]', async () => {
+  it('a stream that stops before message-end ends with an error event, no [DONE]', async () => {
     co.mock.enqueue('/v2/chat', {
       events: [
         { type: 'message-start', id: 'g8' },
@@ -220,8 +233,9 @@ describe('cohere: streamed chat', () => {
       ],
       noDone: true,
     });
-    const out = await chunks(await ask({}));
+    const out = await failed(await ask({}));
     assert.match(out.at(-1).error.message, /ended before message-end/);
+    assert.equal(out.at(-1).error.code, 'incomplete_stream');
   });
 
   it("Cohere's error on a streamed request is the JSON envelope, status kept", async () => {

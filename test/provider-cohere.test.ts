@@ -232,8 +232,8 @@ describe('cohere: chat completions', () => {
     assert.equal(res.status, 200);
     const sent = upstream().json;
     assert.deepEqual(sent.messages.slice(1, 3), [
-      { role: 'assistant', tool_calls: [{ id: 'function-call-1', type: 'function', function: { name: 'get_weather', arguments: '{"q":"Oslo"}' } }] },
-      { role: 'tool', tool_call_id: 'function-call-1', content: '-3°C' },
+      { role: 'assistant', tool_calls: [{ id: 'call_fn_1', type: 'function', function: { name: 'get_weather', arguments: '{"q":"Oslo"}' } }] },
+      { role: 'tool', tool_call_id: 'call_fn_1', content: '-3°C' },
     ]);
     assert.equal(sent.tool_choice, 'REQUIRED');
     assert.deepEqual(sent.tools.map((t: any) => t.function.name), ['get_weather']);
@@ -247,7 +247,7 @@ describe('cohere: chat completions', () => {
       headers: co.routed,
       body: { model: 'command-r', messages: [{ role: 'function', name: 'f', content: 'x' }] },
     });
-    assert.equal((await assertEnvelope(orphan, 400)).param, 'messages[0]');
+    assert.equal((await assertEnvelope(orphan, 400)).param, 'messages[0].name');
   });
 
   it('content Cohere cannot take is refused, naming the field, before any call', async () => {

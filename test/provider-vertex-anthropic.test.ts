@@ -1,11 +1,10 @@
 // Claude on Vertex AI: the OpenAI SDK against a real gateway, in front of the mock Vertex AI
-// (its anthropic publisher speaks rawPredict / streamRawPredict with Anthropic's Messages body),
-// plus unit tests of the body reshaping and the error reader.
+// (its anthropic publisher speaks rawPredict / streamRawPredict with Anthropic's Messages body).
+// The body reshaping and the error reader: src/providers/vertex-ai/chat/request.test.ts.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import OpenAI from 'openai';
-import { claudeChat, vertexClaudeError } from '../src/providers/vertex-ai/anthropic.js';
 import { ADMIN_KEY } from './support/gateway.js';
 import { toEvents } from './support/mock-anthropic.js';
 import { startMockGemini, type MockGemini } from './support/mock-gemini.js';
@@ -209,31 +208,5 @@ describe('vertex-ai: anthropic publisher', () => {
     const e = await assertEnvelope(res, 400);
     assert.equal(e.param, 'n');
     assert.equal(mock.requests.length, 0);
-  });
-});
-
-describe('vertex-ai: claudeChat and vertexClaudeError', () => {
-  it('the body is the Messages body with anthropic_version first and no model; the method follows stream', () => {
-    const whole = claudeChat({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], stop: 'END', top_k: 5 });
-    assert.ok(whole.ok);
-    assert.equal(whole.value.method, 'rawPredict');
-    assert.equal(
-      whole.value.body,
-      JSON.stringify({ anthropic_version: 'vertex-2023-10-16', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], max_tokens: 4096, stop_sequences: ['END'], top_k: 5 }),
-    );
-    const streamed = claudeChat({ model: MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true });
-    assert.ok(streamed.ok);
-    assert.equal(streamed.value.method, 'streamRawPredict');
-    assert.equal(JSON.parse(streamed.value.body).stream, true);
-  });
-
-  it('errors: Anthropic’s body by its type, Google’s by its status, anything else quoted; the status kept', () => {
-    const claude = vertexClaudeError(400, Buffer.from(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'bad' } })));
-    assert.deepEqual([claude.status, claude.code, claude.message], [400, 'invalid_request_error', 'bad']);
-    const google = vertexClaudeError(404, Buffer.from(JSON.stringify([{ error: { code: 404, message: 'Publisher Model not found.', status: 'NOT_FOUND' } }])));
-    assert.deepEqual([google.status, google.code, google.message], [404, 'not_found', 'Publisher Model not found.']);
-    const html = vertexClaudeError(502, Buffer.from('<html>Bad Gateway</html>'));
-    assert.equal(html.status, 502);
-    assert.match(html.message, /Bad Gateway/);
   });
 });

@@ -1,10 +1,8 @@
 /** Reading management requests: JSON bodies checked against a schema, list paging, list replies. */
-import { Ajv, type SchemaObject } from 'ajv';
-import { schemaError } from '../pipeline/validation.js';
+import type { SchemaObject } from 'ajv';
 import { invalid, type Result } from '../shared/errors.js';
+import { ajv, schemaError } from '../shared/json-schema.js';
 import type { Page, PageRequest } from '../store/page.js';
-
-const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, verbose: true, allowUnionTypes: true });
 
 /** What a management route answers. */
 export interface Reply {

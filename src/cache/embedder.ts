@@ -80,11 +80,12 @@ export class RouterEmbedder implements Embedder {
       } catch {
         return cancel.aborted ? timedOut() : err(new GatewayError(502, `embedding answer from ${result.provider} was cut short`, { code: 'upstream_unreachable' }));
       }
-      const tr = result.translator;
+      const tr = result.answer;
       if (statusCode < 200 || statusCode >= 300) {
         return err(tr?.error(statusCode, answer, headers) ?? new GatewayError(502, `embeddings endpoint of ${result.provider} answered ${statusCode}: ${answer.toString('utf8', 0, 300)}`));
       }
-      const text = tr === undefined ? ok(answer.toString('utf8')) : tr.response(answer, headers);
+      // An embeddings answer is read whole (never streamed).
+      const text = tr === undefined || tr.streamed ? ok(answer.toString('utf8')) : tr.response(answer, headers);
       return text.ok ? vectorIn(text.value) : text;
     } finally {
       clearTimeout(timer);

@@ -4,279 +4,41 @@
  * memo so the x-gateway-config header, which repeats on every request, is
  * validated once.
  *
- * Shapes and types are a JSON Schema checked by ajv (the library that already
- * validates request bodies, so the process loads one schema library); rules
- * that relate several fields run afterwards in plain code.
+ * Shapes and types are a JSON Schema (shape.ts) checked by the process's one
+ * Ajv (shared/json-schema.ts); rules that relate several fields run
+ * afterwards in plain code.
  */
-import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
-import { validateQuery } from '../routing/conditions.js';
+import { PROVIDER_SETTINGS } from '../providers/settings.js';
 import { parsePath } from '../shared/dot-path.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
-import type { CacheConfig, Config, ConfigNode, Strategy } from './types.js';
+import { ajv, formatPath, object, optional, schemaError, schemaProblem, type SchemaPath as Path, type SchemaProblem as Problem } from '../shared/json-schema.js';
+import { validateQuery } from './query.js';
+import { NODE, PROVIDER_FIELDS_SHAPE } from './shape.js';
+import type { CacheConfig, Config, ConfigNode, ProviderFields, Strategy } from './types.js';
 
 const HEADER = 'x-gateway-config';
 const MEMO_SIZE = 256;
 
-// Every schema that can fail carries `message`: the text after "config.<path>: ".
-const must = (what: string): SchemaObject => ({ message: `must be ${what}` });
+// The config is taken as written: the only conversion (retry codes) is explicit.
+ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
 
-/** `base` with one more constraint that has its own, more specific message. */
-const refine = (base: SchemaObject, constraint: SchemaObject, message: string): SchemaObject => ({
-  ...base,
-  allOf: [{ ...constraint, message }],
-});
-
-const str: SchemaObject = { type: 'string', ...must('a string') };
-const nonEmptyStr = refine(str, { minLength: 1 }, 'must be a non-empty string');
-const bool: SchemaObject = { type: 'boolean', ...must('a boolean') };
-const number: SchemaObject = { type: 'number', ...must('a number') };
-const jsonObject: SchemaObject = { type: 'object', additionalProperties: { $ref: '#/$defs/json' }, ...must('a JSON object') };
-const enumOf = (values: string[], what: string): SchemaObject => ({ enum: values, ...must(what) });
-
-function int(minimum: number, maximum?: number): SchemaObject {
-  const what = maximum === undefined ? `an integer of at least ${minimum}` : `an integer between ${minimum} and ${maximum}`;
-  // Larger integers are not exact in a JS number.
-  return { type: 'integer', minimum, maximum: maximum ?? Number.MAX_SAFE_INTEGER, ...must(what) };
-}
-
-const num = (minimum: number): SchemaObject => ({ type: 'number', minimum, ...must(`a number of at least ${minimum}`) });
-
-/** A key that a sibling schema allows but this one must not carry. */
-const notAllowed = (reason: string): SchemaObject => ({ not: {}, message: reason });
-
-/** An object schema: only the listed keys, `required` among them. */
-const object = (properties: Record<string, SchemaObject>, required: string[], what = 'an object'): SchemaObject => ({
-  type: 'object',
-  properties,
-  required,
-  additionalProperties: false,
-  ...must(what),
-});
-
-const arrayOf = (items: SchemaObject, what: string): SchemaObject => ({ type: 'array', items, ...must(what) });
-
-const statusCodes = arrayOf(int(100, 599), 'an array of HTTP status codes');
-// The spec's parameter table types retry codes as strings, so "429" counts as 429:
-// a string passes when its number (Number() ignores leading zeros) is 100–599.
-// parseConfig converts them after validation.
-const retryStatusCodes = arrayOf(
-  { ...int(100, 599), type: ['integer', 'string'], pattern: /^0*[1-5]\d\d$/.source },
-  'an array of HTTP status codes',
-);
-
-// RFC 9110 token characters.
-const headerName = refine(str, { pattern: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.source }, 'must be an HTTP header name');
 /** custom_host is joined with the endpoint path as given, so it must be an exact http(s) URL. */
 export function isHttpUrl(value: string): boolean {
   return value === value.trim() && /^https?:\/\//i.test(value) && URL.canParse(value);
 }
 
-const strategy = object(
-  {
-    mode: enumOf(['single', 'loadbalance', 'fallback', 'conditional'], 'one of single, loadbalance, fallback, conditional'),
-    conditions: {
-      ...arrayOf(object({ query: jsonObject, then: str }, ['query', 'then'], 'an object {query, then}'), 'a non-empty array'),
-      minItems: 1,
-    },
-    default: str,
-    on_status_codes: statusCodes,
-  },
-  ['mode'],
-);
-
-const retry = object({ attempts: int(0, 5), on_status_codes: retryStatusCodes, use_retry_after_headers: bool }, ['attempts']);
-
-const cbConfig = object(
-  { failure_threshold: num(1), cooldown_interval: num(30000), failure_status_codes: statusCodes },
-  ['failure_threshold', 'cooldown_interval'],
-);
-
-const feedback = object({ value: number, weight: number, metadata: jsonObject }, []);
-
-const outcome = (denyReason: string | null): SchemaObject =>
-  object({ feedback, deny: denyReason === null ? bool : notAllowed(denyReason) }, []);
-
-const hookCheck = object({ id: str, parameters: jsonObject }, ['id', 'parameters'], 'an object {id, parameters}');
-
-function hooks(kind: 'before' | 'after'): SchemaObject {
-  const on = outcome(kind === 'before' ? null : 'is only allowed in before_request_hooks');
-  const hook = object(
-    {
-      id: str,
-      type: str,
-      async: kind === 'after' ? bool : notAllowed('is only allowed in after_request_hooks'),
-      checks: arrayOf(hookCheck, 'an array'),
-      on_fail: on,
-      on_success: on,
-    },
-    ['id'],
-  );
-  return arrayOf(hook, 'an array');
-}
-
-function guardrails(kind: 'input' | 'output'): SchemaObject {
-  const on = outcome(kind === 'output' ? null : 'is only allowed in output_guardrails');
-  // An id, or an object whose keys besides these name checks (e.g. default.regexMatch)
-  // and carry their parameters. Object keywords do not apply to strings.
-  const guardrail: SchemaObject = {
-    type: ['string', 'object'],
-    properties: { id: str, deny: bool, async: bool, on_fail: on, on_success: on },
-    additionalProperties: { ...jsonObject, message: 'must be an object of check parameters' },
-    ...must('a guardrail id or an object'),
-  };
-  return arrayOf(guardrail, 'an array');
-}
-
-const deployment = object(
-  { deployment_id: str, alias: str, api_version: str, is_default: bool },
-  ['deployment_id', 'alias', 'api_version'],
-);
-
-const nodeProperties: Record<string, SchemaObject> = {
-  strategy,
-  targets: refine(arrayOf({ $ref: '#/$defs/node' }, 'a non-empty array of config objects'), { minItems: 1 }, 'must be a non-empty array'),
-  name: str,
-  provider: nonEmptyStr,
-  api_key: str,
-  virtual_key: nonEmptyStr,
-  custom_host: { type: 'string', format: 'http-url', ...must('an http(s) URL') },
-  strict_compat_compliance: bool,
-  resource_name: str,
-  deployment_id: str,
-  api_version: str,
-  deployments: arrayOf(deployment, 'an array'),
-  override_params: jsonObject,
-  default_params: jsonObject,
-  drop_params: arrayOf(str, 'an array of dot paths'),
-  prompt_id: str,
-  request_timeout: int(1),
-  // Defined below: its embedding target reuses these schemas.
-  cache: { $ref: '#/$defs/cache' },
-  retry,
-  cb_config: cbConfig,
-  weight: num(0),
-  on_status_codes: statusCodes,
-  passthrough: bool,
-  forward_headers: arrayOf(headerName, 'an array of header names'),
-  before_request_hooks: hooks('before'),
-  after_request_hooks: hooks('after'),
-  input_guardrails: guardrails('input'),
-  output_guardrails: guardrails('output'),
-  cloud1_access_key_id: str,
-  cloud1_secret_access_key: str,
-  cloud1_region: str,
-  cloud1_session_token: str,
-  vendor_organization: str,
-  vendor_project: str,
-  cloud2_project_id: str,
-  cloud2_region: str,
-  cloud2_service_account_json: jsonObject,
-  cloud3_region: str,
-  cloud3_deployment_name: str,
-  cloud3_endpoint_name: str,
-  cloud3_api_version: str,
-  cloud3_deployment_type: enumOf(['serverless', 'managed'], 'serverless or managed'),
-  cloud3_entra_scope: str,
-  cloud3_entra_tenant_id: str,
-  cloud3_entra_client_id: str,
-  cloud3_entra_client_secret: str,
-  cloud3_resource_name: str,
-  cloud3_deployment_id: str,
-  cloud3_model_name: str,
-  Authorization: str,
-};
+const validateNode = ajv.compile<ConfigNode>(NODE);
 
 /**
  * Target keys that stored credentials (virtual keys, integrations) may hold
- * besides provider and api_key: hosts, cloud settings, Azure deployments.
+ * besides provider and api_key: hosts, and every provider's own keys.
  */
-export const PROVIDER_FIELDS = [
-  'custom_host',
-  'resource_name',
-  'deployment_id',
-  'api_version',
-  'deployments',
-  'vendor_organization',
-  'vendor_project',
-  'cloud1_access_key_id',
-  'cloud1_secret_access_key',
-  'cloud1_region',
-  'cloud1_session_token',
-  'cloud2_project_id',
-  'cloud2_region',
-  'cloud2_service_account_json',
-  'cloud3_region',
-  'cloud3_deployment_name',
-  'cloud3_endpoint_name',
-  'cloud3_api_version',
-  'cloud3_deployment_type',
-  'cloud3_entra_scope',
-  'cloud3_entra_tenant_id',
-  'cloud3_entra_client_id',
-  'cloud3_entra_client_secret',
-  'cloud3_resource_name',
-  'cloud3_deployment_id',
-  'cloud3_model_name',
-] as const satisfies readonly (keyof ConfigNode)[];
+export const PROVIDER_FIELDS = Object.keys(PROVIDER_FIELDS_SHAPE) as (keyof typeof PROVIDER_FIELDS_SHAPE)[];
 
 export type ProviderFieldName = (typeof PROVIDER_FIELDS)[number];
-export type ProviderFields = Pick<ConfigNode, ProviderFieldName>;
+export type { ProviderFields };
 
-const providerFieldSchemas = Object.fromEntries(PROVIDER_FIELDS.map((k) => [k, nodeProperties[k]!]));
-
-/** The semantic cache's embeddings endpoint: a target's provider, credential and host keys, and the model. */
-const embedding = object(
-  {
-    model: nonEmptyStr,
-    provider: nodeProperties.provider!,
-    api_key: nodeProperties.api_key!,
-    virtual_key: nodeProperties.virtual_key!,
-    request_timeout: nodeProperties.request_timeout!,
-    ...providerFieldSchemas,
-  },
-  [],
-);
-
-const cache = object(
-  {
-    mode: enumOf(['simple', 'semantic'], 'simple or semantic'),
-    // Seconds to live; zero would store entries that can never be served.
-    max_age: int(1),
-    similarity_threshold: { type: 'number', minimum: 0, maximum: 1, ...must('a number between 0 and 1') },
-    embedding,
-  },
-  ['mode'],
-);
-
-const node = object(nodeProperties, [], 'a JSON object');
-
-// Any JSON value: what override_params, check parameters and the like may hold.
-const json: SchemaObject = {
-  type: ['string', 'number', 'boolean', 'null', 'array', 'object'],
-  items: { $ref: '#/$defs/json' },
-  additionalProperties: { $ref: '#/$defs/json' },
-  ...must('a JSON value'),
-};
-
-const ajv = new Ajv({
-  // Stop at the first failure: it is the one reported.
-  allErrors: false,
-  // The config is taken as written: the only conversion (retry codes) is explicit.
-  coerceTypes: false,
-  useDefaults: false,
-  // Errors carry their schema, whose `message` states the rule.
-  verbose: true,
-  allowUnionTypes: true,
-  keywords: ['message'],
-  formats: { 'http-url': { type: 'string', validate: isHttpUrl } },
-});
-
-const validateNode = ajv.compile<ConfigNode>({ $ref: '#/$defs/node', $defs: { node, json, cache } });
-
-const validateProviderFields = ajv.compile<ProviderFields>({
-  $ref: '#/$defs/fields',
-  $defs: { fields: object(providerFieldSchemas, []), json },
-});
+const validateProviderFields = ajv.compile<ProviderFields>(object(optional(PROVIDER_FIELDS_SHAPE)));
 
 /**
  * Provider fields outside a config (stored credentials), checked by the
@@ -284,14 +46,15 @@ const validateProviderFields = ajv.compile<ProviderFields>({
  * body, for the reported path (`configurations.custom_host`).
  */
 export function checkProviderFields(fields: unknown, at: Path = []): GatewayError | null {
-  if (validateProviderFields(fields)) return null;
-  const { path, message } = schemaProblem(fields, validateProviderFields.errors![0]!);
-  const param = formatPath([...at, ...path]);
-  return invalid(`${param || 'request body'}: ${message}`, param || null);
+  return validateProviderFields(fields) ? null : schemaError(fields, validateProviderFields.errors, at);
 }
 
-/** The spec's key groups; a root config needs all keys of at least one. */
-const KEY_GROUPS: readonly (readonly (keyof ConfigNode)[])[] = [
+/**
+ * The spec's key groups; a root config needs all keys of at least one. A
+ * provider's own groups (its credentials or deployment, with `provider`) come
+ * from its settings.
+ */
+const KEY_GROUPS: readonly (readonly string[])[] = [
   ['provider', 'api_key'],
   ['provider', 'custom_host'],
   ['virtual_key'],
@@ -301,13 +64,7 @@ const KEY_GROUPS: readonly (readonly (keyof ConfigNode)[])[] = [
   ['prompt_id'],
   ['forward_headers'],
   ['request_timeout'],
-  ['provider', 'cloud1_access_key_id', 'cloud1_secret_access_key'],
-  ['provider', 'cloud2_region', 'cloud2_service_account_json'],
-  ['provider', 'cloud2_region', 'cloud2_project_id'],
-  ['provider', 'cloud3_deployment_name', 'cloud3_deployment_type', 'cloud3_region', 'cloud3_api_version'],
-  ['provider', 'cloud3_endpoint_name', 'cloud3_deployment_type'],
-  // Entra ID client credentials stand in for api_key (Portkey: azure_auth_mode 'entra').
-  ['provider', 'cloud3_entra_tenant_id', 'cloud3_entra_client_id', 'cloud3_entra_client_secret'],
+  ...PROVIDER_SETTINGS.flatMap((s) => s.keyGroups.map((group) => ['provider', ...group])),
   ['after_request_hooks'],
   ['before_request_hooks'],
   ['input_guardrails'],
@@ -316,9 +73,6 @@ const KEY_GROUPS: readonly (readonly (keyof ConfigNode)[])[] = [
 ];
 
 const PASSTHROUGH_EXCLUDES = ['targets', 'strategy', 'override_params', 'input_guardrails', 'output_guardrails'] as const;
-
-type Path = (string | number)[];
-type Problem = { path: Path; message: string };
 
 /** Validates a whole config; the result is deeply frozen and the input left untouched. */
 export function parseConfig(raw: unknown): Result<Config> {
@@ -335,7 +89,7 @@ export function parseConfig(raw: unknown): Result<Config> {
 
 /** Validates `data`, which no one else holds: it is converted and frozen in place. */
 function parseOwned(data: unknown): Result<Config> {
-  if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors![0]!)));
+  if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors)));
   const problem = checkNode(data, []) ?? checkRoot(data);
   if (problem !== null) return err(toGatewayError(problem));
   convertRetryCodes(data);
@@ -444,7 +198,7 @@ function checkRoot(n: ConfigNode): Problem | null {
   }
   // A provider slug names stored credentials, as virtual_key does (spec: provider "@<provider_slug>").
   const providerSlug = n.provider?.startsWith('@') === true;
-  if (!providerSlug && !KEY_GROUPS.some((group) => group.every((key) => n[key] !== undefined))) {
+  if (!providerSlug && !KEY_GROUPS.some((group) => group.every((key) => (n as Record<string, unknown>)[key] !== undefined))) {
     return {
       path: [],
       message: `must name a provider slug (provider: "@slug") or contain at least one of these key groups: ${KEY_GROUPS.map((g) => g.join('+')).join(', ')}`,
@@ -459,38 +213,9 @@ function convertRetryCodes(n: ConfigNode): void {
   n.targets?.forEach(convertRetryCodes);
 }
 
-function schemaProblem(data: unknown, error: ErrorObject): Problem {
-  const path = pointerToPath(data, error.instancePath);
-  switch (error.keyword) {
-    case 'required':
-      return { path: [...path, (error.params as { missingProperty: string }).missingProperty], message: 'is required' };
-    case 'additionalProperties':
-      return { path: [...path, (error.params as { additionalProperty: string }).additionalProperty], message: 'unknown key' };
-    default:
-      return { path, message: (error.parentSchema as { message: string }).message };
-  }
-}
-
-/** `/targets/1/retry` → ['targets', 1, 'retry']; walks the data to tell indices from keys. */
-function pointerToPath(data: unknown, pointer: string): Path {
-  const path: Path = [];
-  let at = data;
-  for (const segment of pointer.split('/').slice(1)) {
-    const key = segment.replace(/~1/g, '/').replace(/~0/g, '~');
-    path.push(Array.isArray(at) ? Number(key) : key);
-    at = (at as Record<string, unknown>)[key];
-  }
-  return path;
-}
-
 function toGatewayError({ path, message }: Problem): GatewayError {
   const param = formatPath(path);
   return invalid(`config${param === '' ? '' : `.${param}`}: ${message}`, param === '' ? null : param);
-}
-
-/** ['targets', 1, 'retry', 'attempts'] → "targets[1].retry.attempts". */
-function formatPath(path: Path): string {
-  return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc === '' ? key : `${acc}.${key}`), '');
 }
 
 function deepFreeze<T>(value: T): T {

@@ -5,18 +5,11 @@
  * covers the config nodes (the root and targets at any depth) and the semantic
  * cache's embedding target, where the schema puts credentials.
  */
+import { PROVIDER_SETTINGS } from '../providers/settings.js';
 import type { Secrets } from '../store/secrets.js';
 
-/** Credential keys of a config node (provider fields and Authorization). */
-export const SECRET_FIELDS: ReadonlySet<string> = new Set([
-  'api_key',
-  'Authorization',
-  'cloud1_access_key_id',
-  'cloud1_secret_access_key',
-  'cloud1_session_token',
-  'cloud2_service_account_json',
-  'cloud3_entra_client_secret',
-]);
+/** Credential keys of a config node: api_key, Authorization, and the secrets among the providers' own keys. */
+export const SECRET_FIELDS: ReadonlySet<string> = new Set(['api_key', 'Authorization', ...PROVIDER_SETTINGS.flatMap((s) => s.secrets)]);
 
 /** What a client sees in place of a stored secret; sent back unchanged on an update, it keeps the stored value. */
 export const SECRET_MASK = '********';

@@ -20,16 +20,16 @@ export function respond(logging: boolean): Stage {
     name: 'respond',
     run(ctx) {
       const a = ctx.answer!;
-      return typeof a.body === 'string' ? whole(ctx, a.body) : streamed(ctx, a, a.body, logging);
+      return typeof a.body === 'string' ? whole(ctx, a, a.body) : streamed(ctx, a, a.body, logging);
     },
   };
 }
 
-async function whole(ctx: RequestContext, text: string): Promise<Outcome> {
+async function whole(ctx: RequestContext, a: Answer, text: string): Promise<Outcome> {
   ctx.answerText = text;
   await ctx.usage!.settle(text, () => text, ctx);
-  await ctx.keeper!.keep(200, { 'content-type': 'application/json' }, text);
-  ctx.res.writeHead(200, ctx.gatewayHeaders({ 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }));
+  await ctx.keeper!.keep(a.status, a.headers, text);
+  ctx.res.writeHead(a.status, ctx.gatewayHeaders({ ...a.headers, 'content-length': Buffer.byteLength(text) }));
   ctx.res.end(text);
   return 'done';
 }

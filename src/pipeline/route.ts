@@ -7,15 +7,12 @@
  * contract's envelope with the provider's status).
  */
 import type { Router, RouteRequest } from '../routing/router.js';
-import type { Translator } from '../providers/types.js';
+import type { Answer } from '../providers/contract.js';
 import { single } from '../shared/headers.js';
 import { Cancel } from '../upstream/cancel.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import type { Outcome, RequestContext, Stage } from './context.js';
 import { stripsAddedUsage } from './usage-strip.js';
-
-const SSE_HEADERS = Object.freeze({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
-const JSON_HEADERS = Object.freeze({ 'content-type': 'application/json' });
 
 export function route(router: Router): Stage {
   return {
@@ -37,7 +34,7 @@ export function route(router: Router): Stage {
         return 'done';
       }
       ctx.keeper = ctx.cache!.keeper(result);
-      if (result.translator !== undefined) return translated(ctx, result.translator, upstream, result.addedUsage === true);
+      if (result.answer !== undefined) return translated(ctx, result.answer, upstream);
       ctx.answer = {
         status: upstream.statusCode,
         headers: upstream.headers,
@@ -73,17 +70,17 @@ function routeRequest(ctx: RequestContext, signal: Cancel): RouteRequest {
   };
 }
 
-/** A provider with its own wire format: its answer made OpenAI's. */
-async function translated(ctx: RequestContext, tr: Translator, upstream: UpstreamResponse, addedUsage: boolean): Promise<Outcome> {
+/** A provider with its own wire format: its answer made OpenAI's by the translator's reader. */
+async function translated(ctx: RequestContext, tr: Answer, upstream: UpstreamResponse): Promise<Outcome> {
   const ok = upstream.statusCode >= 200 && upstream.statusCode < 300;
-  if (ok && ctx.body?.stream === true) {
+  if (ok && tr.streamed) {
     const events = tr.stream();
     upstream.body.once('error', (e) => events.destroy(e));
     events.once('close', () => {
       if (!upstream.body.readableEnded) upstream.body.destroy();
     });
     upstream.body.pipe(events);
-    ctx.answer = { status: 200, headers: SSE_HEADERS, body: events, addedUsage };
+    ctx.answer = { status: 200, headers: tr.headers, body: events, addedUsage: tr.addedUsage };
     return 'next';
   }
   let raw: Buffer;
@@ -94,11 +91,11 @@ async function translated(ctx: RequestContext, tr: Translator, upstream: Upstrea
     ctx.cut = true;
     return 'done';
   }
-  const text = ok ? tr.response(raw, upstream.headers) : null;
+  const text = ok && !tr.streamed ? tr.response(raw, upstream.headers) : null;
   if (text === null || !text.ok) {
     void ctx.usage!.release();
     return ctx.refuse(text === null ? tr.error(upstream.statusCode, raw, upstream.headers) : text.error);
   }
-  ctx.answer = { status: 200, headers: JSON_HEADERS, body: text.value, addedUsage: false };
+  ctx.answer = { status: 200, headers: tr.headers, body: text.value, addedUsage: false };
   return 'next';
 }

@@ -13,7 +13,7 @@
  * as the same buffer, unread past that one search.
  */
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
-import type { ProviderHeaders } from '../providers/types.js';
+import type { ProviderHeaders } from '../providers/contract.js';
 import { through } from '../shared/through.js';
 
 /**

@@ -10,9 +10,10 @@
  * Fields OpenAI documents as nullable accept `null` (= unset): many clients
  * send explicit nulls for parameters they leave at their defaults.
  */
-import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
+import type { SchemaObject, ValidateFunction } from 'ajv';
 import type { ModelEndpoint as Endpoint } from '../shared/endpoint.js';
 import { invalid, type GatewayError } from '../shared/errors.js';
+import { ajv, schemaError } from '../shared/json-schema.js';
 
 type Body = Record<string, unknown>;
 
@@ -182,10 +183,6 @@ const embeddingsSchema: SchemaObject = {
   },
 };
 
-// verbose: errors carry their schema, so messages can state the whole rule
-// ("between 0 and 20"); it costs nothing until validation fails.
-const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, verbose: true, allowUnionTypes: true });
-
 const validators: Record<Endpoint, ValidateFunction> = {
   chat: ajv.compile(chatSchema),
   completions: ajv.compile(completionsSchema),
@@ -231,100 +228,4 @@ function checkStreamOptions(body: Body): GatewayError | null {
     return invalid('stream_options: only allowed when stream is true', 'stream_options');
   }
   return null;
-}
-
-/** The 400 for an ajv failure, naming the field by its path in the body (`messages[0].role`). */
-export function schemaError(body: unknown, errors: ErrorObject[]): GatewayError {
-  // With allErrors off the last error is the one that failed validation; the
-  // ones before it are failed anyOf branches. `if` only repeats its `then`.
-  let error: ErrorObject | undefined;
-  for (let i = errors.length - 1; i >= 0 && error === undefined; i--) {
-    if (errors[i]?.keyword !== 'if') error = errors[i];
-  }
-  if (error === undefined) return invalid('request body is invalid');
-  const missing =
-    error.keyword === 'required'
-      ? (error.params as { missingProperty: string }).missingProperty
-      : error.keyword === 'additionalProperties'
-        ? (error.params as { additionalProperty: string }).additionalProperty
-        : undefined;
-  const param = paramPath(body, error.instancePath, missing);
-  return invalid(`${param || 'request body'}: ${describe(error)}`, param || null);
-}
-
-/** `/messages/0/role` → `messages[0].role`; walks the body to tell indices from keys. */
-function paramPath(body: unknown, instancePath: string, extra: string | undefined): string {
-  const segments = instancePath === '' ? [] : instancePath.slice(1).split('/').map(unescapePointer);
-  if (extra !== undefined) segments.push(extra);
-  let path = '';
-  let node = body;
-  for (const segment of segments) {
-    if (Array.isArray(node)) {
-      path += `[${segment}]`;
-      node = node[Number(segment)];
-    } else {
-      path += path === '' ? segment : `.${segment}`;
-      node = typeof node === 'object' && node !== null ? (node as Body)[segment] : undefined;
-    }
-  }
-  return path;
-}
-
-function unescapePointer(segment: string): string {
-  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
-}
-
-function describe(error: ErrorObject): string {
-  const parent = (error.parentSchema ?? {}) as SchemaObject;
-  switch (error.keyword) {
-    case 'required':
-      return 'is required';
-    case 'additionalProperties':
-      return 'is not a known field';
-    case 'pattern':
-      return typeof parent.description === 'string' ? `must be ${parent.description}` : `must match ${String(error.schema)}`;
-    case 'maxLength':
-      return `must be at most ${parent.maxLength} characters long`;
-    case 'format':
-      return `must be a valid ${String(error.schema)}`;
-    case 'type':
-      return `must be ${alternatives((Array.isArray(error.schema) ? error.schema : [error.schema]).map(typeName))}`;
-    case 'minimum':
-    case 'maximum':
-      return bounds('must be', parent.minimum, parent.maximum, '');
-    case 'minItems':
-    case 'maxItems':
-      return bounds('must contain', parent.minItems, parent.maxItems, ' item');
-    case 'minLength':
-      return parent.minLength === 1 ? 'must not be empty' : `must be at least ${parent.minLength} characters long`;
-    case 'enum':
-      return `must be one of ${(error.schema as unknown[]).join(', ')}`;
-    case 'const':
-      return `must be ${JSON.stringify(error.schema)}`;
-    case 'anyOf':
-      return typeof parent.description === 'string' ? `must be ${parent.description}` : 'does not match any allowed form';
-    default:
-      return error.message ?? 'is invalid';
-  }
-}
-
-function bounds(verb: string, min: unknown, max: unknown, unit: string): string {
-  const plural = (limit: unknown): string => (unit === '' ? '' : limit === 1 ? unit : `${unit}s`);
-  if (min !== undefined && max !== undefined) return `${verb} between ${min} and ${max}${plural(max)}`;
-  if (min !== undefined) return `${verb} at least ${min}${plural(min)}`;
-  return `${verb} at most ${max}${plural(max)}`;
-}
-
-function typeName(type: unknown): string {
-  switch (type) {
-    case 'null': return 'null';
-    case 'integer': return 'an integer';
-    case 'object': return 'an object';
-    case 'array': return 'an array';
-    default: return `a ${String(type)}`;
-  }
-}
-
-function alternatives(items: string[]): string {
-  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
 }

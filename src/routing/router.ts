@@ -7,8 +7,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
-import { findAdapter, canonicalProvider } from '../providers/registry.js';
-import type { ProviderAdapter, ResolvedTarget, Translator } from '../providers/types.js';
+import type { Answer, ResolvedTarget } from '../providers/contract.js';
+import { canonicalProvider, findAdapter, prepareCall, type Adapter } from '../providers/registry.js';
+import type { TargetSettings } from '../providers/settings.js';
 import type { Endpoint } from '../shared/endpoint.js';
 import type { Cancel } from '../upstream/cancel.js';
 import { discard, send, type UpstreamResponse } from '../upstream/client.js';
@@ -67,8 +68,8 @@ export interface RouteResult {
   retries: number;
   /** When the answering attempt was sent (performance.now()). */
   answerStartedAt: number;
-  /** How to turn the provider's answer into OpenAI's shape; absent: relay it as it is. */
-  translator?: Translator;
+  /** How to read the provider's answer back into OpenAI's shape; absent: relay it as it is. */
+  answer?: Answer;
   /** The answer carries stream usage the gateway asked for and the client did not: strip it on the way out. */
   addedUsage?: boolean;
   /** Time spent in attempts that did not answer, and in backoff waits (ms); filled in by route(). */
@@ -239,7 +240,7 @@ export class Router {
     if (!resolved.ok) return answer(resolved.error);
     const { adapter, target } = resolved.value;
     credential = resolved.value.credential;
-    let call = adapter.prepare({ target, endpoint: req.endpoint, path: req.path, body: edited, method: req.method, raw: req.raw });
+    let call = prepareCall(adapter, { target, endpoint: req.endpoint, path: req.path, body: edited, method: req.method, raw: req.raw });
     if (call instanceof Promise) call = await call;
     if (!call.ok) return answer(call.error, target.provider);
 
@@ -266,7 +267,8 @@ export class Router {
       return {
         response, error: null, status: response.statusCode, provider: target.provider, path: leaf.path, retries,
         answerStartedAt: start, failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0, firstByteMs: performance.now() - start, model, credential,
-        translator: call.value.translator, addedUsage: call.value.addedUsage === true,
+        answer: call.value.kind === 'translated' ? call.value.answer : undefined,
+        addedUsage: call.value.kind === 'relayed' && call.value.addedUsage,
       };
     } catch (e) {
       const failed = answer(sendFailure(e, target.provider, timer?.timedOut() === true ? timeoutMs : undefined, req.signal.aborted), target.provider);
@@ -286,12 +288,12 @@ export class Router {
     leaf: PlanLeaf,
     req: RouteRequest,
     edited: Record<string, unknown> | null,
-  ): Promise<Result<{ adapter: ProviderAdapter; target: ResolvedTarget; credential: StoredCredential | null }>> {
+  ): Promise<Result<{ adapter: Adapter; target: ResolvedTarget<TargetSettings>; credential: StoredCredential | null }>> {
     const node = leaf.node;
     // A target without its own provider or virtual key takes them from the request's headers.
     const fromRequest = node.provider === undefined && node.virtual_key === undefined;
     const ref = credentialRef(node, leaf.path, req.virtualKey, req.provider);
-    let target: ResolvedTarget;
+    let target: ResolvedTarget<TargetSettings>;
     let credential: StoredCredential | null = null;
     if (ref !== null) {
       let stored = this.deps.credentials.resolve(req.workspaceId, ref.kind, ref.ref);
@@ -302,7 +304,7 @@ export class Router {
       const filled = fillTarget(stored.value, ref, node, leaf.path, fromRequest ? req.customHost : undefined, edited?.model);
       if (!filled.ok) return filled;
       // The stored credential is the whole credential: the client's Authorization is not mixed in.
-      target = { provider: stored.value.provider, node: filled.value.node, clientAuthorization: undefined, customHost: filled.value.customHost };
+      target = { provider: stored.value.provider, settings: filled.value.node, clientAuthorization: undefined, customHost: filled.value.customHost };
       credential = stored.value;
     } else {
       const name = node.provider ?? req.provider;
@@ -313,7 +315,7 @@ export class Router {
       const ownsClientCredentials = fromRequest || req.provider === undefined || canonicalProvider(req.provider) === canonicalProvider(name);
       target = {
         provider: name,
-        node,
+        settings: node,
         clientAuthorization: node.api_key === undefined && ownsClientCredentials ? req.authorization : undefined,
         customHost: node.custom_host ?? (fromRequest ? req.customHost : undefined),
       };

@@ -19,9 +19,9 @@
  *   → stream: text/event-stream of named events (see stream.ts)
  *   → error: {"type": "error", "error": {"type", "message"}, "request_id"} with its HTTP status
  *
- * The translation itself lives in request.ts, response.ts and stream.ts
- * (pure, reused by the Vertex AI adapter for Claude on Vertex). This file
- * only decides where the call goes and with which credential:
+ * The translation lives in chat/ (request.ts, response.ts, stream.ts: pure,
+ * reused by Vertex AI for Claude on Vertex). This file only decides where the
+ * call goes and with which credential:
  *
  * - Base URL: https://api.anthropic.com/v1, or the custom host. A custom host
  *   may be given as Anthropic's SDKs take it (`http://host:port`, no /v1) or
@@ -32,64 +32,47 @@
  *   400 naming api_key — unless a custom host is set, which may add its own
  *   credential (the spec requires api_key only without custom_host).
  * - /completions and /embeddings: Anthropic's current API serves neither
- *   (its legacy Text Completions API is closed to current models): a 400.
+ *   (its legacy Text Completions API is closed to current models).
  * - Generic proxy: base + the client's path, with the credential and version
  *   headers, nothing translated. Pass-through mode on /chat/completions
  *   likewise sends the client's own body to /v1/messages untouched.
  */
-import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import { type CallInput, type ProviderAdapter, type ProviderCall, type ResolvedTarget } from '../types.js';
-import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
-import { replyOptions, toAnthropicRequest } from './request.js';
-import { anthropicChatTranslator } from './translator.js';
+import { err, ok } from '../../shared/errors.js';
+import type { ProviderAdapter, Provider } from '../contract.js';
+import { apiKey, needsKey, trimSlash } from '../shared/target.js';
+import { messagesChat } from './chat/request.js';
+import type { AnthropicSettings } from './settings.js';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
 /** The one version of the Messages API (https://docs.anthropic.com/en/api/versioning). */
 export const ANTHROPIC_VERSION = '2023-06-01';
 
-export const anthropicAdapter: ProviderAdapter = {
+const adapter: ProviderAdapter<AnthropicSettings> = {
   name: 'anthropic',
-  prepare({ target, endpoint, path, body }: CallInput): Result<ProviderCall, GatewayError> {
-    if (endpoint === 'completions' || endpoint === 'embeddings') {
-      return { ok: false, error: invalid(`provider 'anthropic' does not serve ${ENDPOINT_PATHS[endpoint]}`, 'provider') };
-    }
-    const key = apiKey(target);
+  lacks: {
+    completions: "Anthropic's Text Completions API is closed to current models; use /chat/completions",
+    embeddings: 'Anthropic has no embedding models',
+  },
+  prepare({ target, endpoint, path, body }) {
+    const key = apiKey(target, 'anthropic');
     if (!key.ok) return key;
+    if (key.value === undefined && target.customHost === undefined) return err(needsKey('anthropic'));
     const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
     if (key.value !== undefined) headers['x-api-key'] = key.value;
     const base = apiBase(target.customHost);
 
-    if (endpoint === 'proxy') return ok({ url: base + path, headers });
-    if (body === null) return ok({ url: `${base}/messages`, headers });
-    const request = toAnthropicRequest(body);
+    if (endpoint === 'proxy') return ok({ kind: 'relayed', url: base + path, headers, addedUsage: false });
+    if (body === null) return ok({ kind: 'relayed', url: `${base}/messages`, headers, addedUsage: false });
+    const request = messagesChat.request(body);
     if (!request.ok) return request;
-    return ok({
-      url: `${base}/messages`,
-      headers,
-      body: JSON.stringify(request.value),
-      translator: anthropicChatTranslator(replyOptions(body)),
-    });
+    return ok({ kind: 'translated', url: `${base}/messages`, headers, body: request.value.body, answer: request.value.answer });
   },
 };
 
+export const anthropic: Provider<AnthropicSettings> = { adapter, translators: { messages: { chat: messagesChat } } };
+
 export function apiBase(customHost: string | undefined): string {
   if (customHost === undefined) return ANTHROPIC_BASE_URL;
-  const base = customHost.replace(/\/+$/, '');
+  const base = trimSlash(customHost);
   return base.endsWith('/v1') ? base : `${base}/v1`;
-}
-
-function apiKey(target: ResolvedTarget): Result<string | undefined, GatewayError> {
-  const key = target.node.api_key;
-  if (key !== undefined) {
-    return key.trim() === '' ? { ok: false, error: invalid('api_key: must not be empty', 'api_key') } : ok(key);
-  }
-  const auth = target.clientAuthorization;
-  if (auth !== undefined) {
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1];
-    return token === undefined
-      ? { ok: false, error: invalid('Authorization: must be "Bearer <Anthropic API key>"', 'Authorization') }
-      : ok(token);
-  }
-  if (target.customHost !== undefined) return ok(undefined);
-  return { ok: false, error: invalid("provider 'anthropic' needs an api_key (or an Authorization header)", 'api_key') };
 }

@@ -8,7 +8,7 @@
  * the status, as for the gateway's own errors.
  */
 import { GatewayError } from '../../shared/errors.js';
-import type { ProviderHeaders } from '../types.js';
+import type { ProviderHeaders } from '../contract.js';
 import type { AnthropicErrorBody } from './wire.js';
 
 /** Anthropic's retry-after (on 429 and 529) goes on to the client, so it can wait as Anthropic asks. */

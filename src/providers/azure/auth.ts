@@ -9,9 +9,9 @@
  * `Authorization` value (the config's key, else the client's header).
  */
 import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import type { ProviderCall, ResolvedTarget } from '../types.js';
+import type { ProviderCall, ResolvedTarget } from '../contract.js';
 import { entraCredentials, entraToken, type EntraCredentials } from './entra.js';
-import { setting } from './settings.js';
+import { setting, type AzureSettings } from './settings.js';
 
 export type Credential =
   | { kind: 'entra'; entra: EntraCredentials }
@@ -27,14 +27,14 @@ export type KeyHeader = 'api-key' | 'authorization';
 const JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /** The target's credential, or a 400 naming what is missing. Sync: nothing is fetched yet. */
-export function credentialOf(target: ResolvedTarget, defaultScope: string): Result<Credential, GatewayError> {
-  const { provider, node } = target;
-  const entra = entraCredentials(provider, node, defaultScope);
+export function credentialOf(target: ResolvedTarget<AzureSettings>, defaultScope: string): Result<Credential, GatewayError> {
+  const { provider, settings } = target;
+  const entra = entraCredentials(provider, settings, defaultScope);
   if (!entra.ok) return entra;
   if (entra.value !== null) return ok({ kind: 'entra', entra: entra.value });
-  const key = setting(node, 'api_key');
+  const key = setting(settings, 'api_key');
   if (key !== undefined) return ok({ kind: 'key', key });
-  const authorization = setting(node, 'Authorization') ?? target.clientAuthorization;
+  const authorization = setting(settings, 'Authorization') ?? target.clientAuthorization;
   if (authorization !== undefined && authorization.trim() !== '') {
     const value = /^Bearer\s+(.+)$/i.exec(authorization.trim())?.[1] ?? authorization.trim();
     return ok(JWT.test(value) ? { kind: 'token', token: value } : { kind: 'key', key: value });

@@ -7,16 +7,15 @@
  * With `deployments` present, the top-level deployment_id is not consulted:
  * one list decides, so a typo in a model name never lands on a silent fallback.
  */
-import type { ConfigNode } from '../../config/types.js';
 import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import { required, setting } from './settings.js';
+import { required, setting, type AzureSettings } from './settings.js';
 
 export interface ChosenDeployment {
   deploymentId: string;
   apiVersion: string;
 }
 
-export function chooseDeployment(provider: string, node: ConfigNode, model: unknown): Result<ChosenDeployment, GatewayError> {
+export function chooseDeployment(provider: string, node: AzureSettings, model: unknown): Result<ChosenDeployment, GatewayError> {
   const list = node.deployments ?? [];
   if (list.length > 0) {
     const picked = (typeof model === 'string' ? list.find((d) => d.alias === model) : undefined) ?? list.find((d) => d.is_default === true);
@@ -36,6 +35,6 @@ export function chooseDeployment(provider: string, node: ConfigNode, model: unkn
 }
 
 /** The api-version of a target outside any deployment (the generic proxy), if set. */
-export function targetApiVersion(node: ConfigNode): string | undefined {
+export function targetApiVersion(node: AzureSettings): string | undefined {
   return setting(node, 'api_version', 'cloud3_api_version');
 }

@@ -16,9 +16,9 @@
  * concurrent requests wait on one exchange.
  */
 import { createHash } from 'node:crypto';
-import type { ConfigNode } from '../../config/types.js';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
-import { setting, trimBase } from './settings.js';
+import { trimSlash } from '../shared/target.js';
+import { ENTRA_KEYS, setting, type AzureSettings } from './settings.js';
 
 export interface EntraCredentials {
   tenantId: string;
@@ -47,14 +47,13 @@ interface CachedToken {
 }
 
 export const DEFAULT_AUTHORITY = 'https://login.microsoftonline.com';
-const ENTRA_KEYS = ['cloud3_entra_tenant_id', 'cloud3_entra_client_id', 'cloud3_entra_client_secret'] as const;
 /** Renew this long before expiry (azure-identity's refresh offset), or at half-life for short-lived tokens. */
 const REFRESH_MARGIN_S = 300;
 const TOKEN_TIMEOUT_MS = 10_000;
 const MAX_CACHED = 1000;
 
 /** The Entra credentials of a target; null when it has none; a 400 naming the missing key when only some are set. */
-export function entraCredentials(provider: string, node: ConfigNode, defaultScope: string): Result<EntraCredentials | null> {
+export function entraCredentials(provider: string, node: AzureSettings, defaultScope: string): Result<EntraCredentials | null> {
   const [tenantId, clientId, clientSecret] = ENTRA_KEYS.map((k) => setting(node, k));
   if (tenantId === undefined && clientId === undefined && clientSecret === undefined) return ok(null);
   const missing = ENTRA_KEYS.find((k) => setting(node, k) === undefined);
@@ -75,7 +74,7 @@ export function authorityHost(env: NodeJS.ProcessEnv = process.env): Result<stri
   if (!URL.canParse(withScheme)) {
     return { ok: false, error: new GatewayError(500, `AZURE_AUTHORITY_HOST '${raw}' is not a URL`, { code: 'invalid_environment' }) };
   }
-  return ok(trimBase(withScheme));
+  return ok(trimSlash(withScheme));
 }
 
 const cache = new Map<string, CachedToken>();
@@ -149,7 +148,7 @@ async function requestToken(authority: string, c: EntraCredentials): Promise<Res
   const a = (typeof body === 'object' && body !== null ? body : {}) as TokenAnswer;
   const expiresIn = Number(a.expires_in);
   if (typeof a.access_token !== 'string' || a.access_token === '' || !(expiresIn > 0)) {
-    return fail(502, 'the Entra ID token endpoint answered without access_token and expires_in', 'bad_gateway');
+    return fail(502, 'the Entra ID token endpoint answered without access_token and expires_in', 'bad_upstream_response');
   }
   const margin = Math.min(REFRESH_MARGIN_S, expiresIn / 2);
   return ok({ token: a.access_token, refreshAt: started + (expiresIn - margin) * 1000, expiresAt: started + expiresIn * 1000 });

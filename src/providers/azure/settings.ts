@@ -1,16 +1,57 @@
 /**
- * Reading Azure's config keys. Several come in two spellings, the spec's
- * plain one and the third cloud's prefixed one (`resource_name` or
- * `cloud3_resource_name`); the plain one wins. Empty strings count as absent,
- * so `"resource_name": ""` is reported as missing rather than sent to Azure.
+ * Azure's config keys (spec: the cloud3 keys, and Azure OpenAI's resource,
+ * deployment and API version), shared by azure-openai and azure-ai, and how
+ * they are read. Several come in two spellings, the spec's plain one and the
+ * third cloud's prefixed one (`resource_name` or `cloud3_resource_name`); the
+ * plain one wins. Empty strings count as absent, so `"resource_name": ""` is
+ * reported as missing rather than sent to Azure.
  */
-import type { ConfigNode } from '../../config/types.js';
+import { Type } from '@sinclair/typebox';
 import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
+import { arrayOf, bool, enumOf, object, str } from '../../shared/json-schema.js';
+import { providerSettings, type SettingsOf, type TargetCredential } from '../shared/settings.js';
 
-type StringKey = { [K in keyof ConfigNode]-?: ConfigNode[K] extends string | undefined ? K : never }[keyof ConfigNode];
+/** One Azure OpenAI deployment a request's model may pick by alias (deployments.ts). */
+const deployment = object({ deployment_id: str, alias: str, api_version: str, is_default: Type.Optional(bool) });
+
+export const ENTRA_KEYS = ['cloud3_entra_tenant_id', 'cloud3_entra_client_id', 'cloud3_entra_client_secret'] as const;
+
+export const AZURE_SETTINGS = providerSettings({
+  keys: {
+    resource_name: str,
+    deployment_id: str,
+    api_version: str,
+    deployments: arrayOf(deployment, 'an array'),
+    cloud3_region: str,
+    cloud3_deployment_name: str,
+    cloud3_endpoint_name: str,
+    cloud3_api_version: str,
+    cloud3_deployment_type: enumOf(['serverless', 'managed'], 'serverless or managed'),
+    cloud3_entra_scope: str,
+    // Entra ID client credentials (tenant, app id, secret): the token replaces api_key.
+    cloud3_entra_tenant_id: str,
+    cloud3_entra_client_id: str,
+    cloud3_entra_client_secret: str,
+    cloud3_resource_name: str,
+    cloud3_deployment_id: str,
+    cloud3_model_name: str,
+  },
+  secrets: ['cloud3_entra_client_secret'],
+  keyGroups: [
+    ['cloud3_deployment_name', 'cloud3_deployment_type', 'cloud3_region', 'cloud3_api_version'],
+    ['cloud3_endpoint_name', 'cloud3_deployment_type'],
+    // Entra ID client credentials stand in for api_key (Portkey: azure_auth_mode 'entra').
+    [...ENTRA_KEYS],
+  ],
+});
+
+/** An Azure target's keys, with the credential keys every target may carry. */
+export type AzureSettings = SettingsOf<typeof AZURE_SETTINGS> & TargetCredential;
+
+type StringKey = { [K in keyof AzureSettings]-?: AzureSettings[K] extends string | undefined ? K : never }[keyof AzureSettings];
 
 /** The first of `keys` set to a non-empty string. */
-export function setting(node: ConfigNode, ...keys: StringKey[]): string | undefined {
+export function setting(node: AzureSettings, ...keys: StringKey[]): string | undefined {
   for (const key of keys) {
     const v = node[key];
     if (typeof v === 'string' && v !== '') return v;
@@ -19,7 +60,7 @@ export function setting(node: ConfigNode, ...keys: StringKey[]): string | undefi
 }
 
 /** `setting` or a 400 naming the key (and its other spelling). */
-export function required(provider: string, node: ConfigNode, ...keys: [StringKey, ...StringKey[]]): Result<string, GatewayError> {
+export function required(provider: string, node: AzureSettings, ...keys: [StringKey, ...StringKey[]]): Result<string, GatewayError> {
   const v = setting(node, ...keys);
   if (v !== undefined) return ok(v);
   const names = keys.length === 1 ? keys[0] : `${keys[0]} (or ${keys.slice(1).join(', ')})`;
@@ -30,24 +71,11 @@ export function required(provider: string, node: ConfigNode, ...keys: [StringKey
 const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
 
 /** `required`, and a 400 naming the key when its value cannot be a label of a host name. */
-export function requiredLabel(provider: string, node: ConfigNode, ...keys: [StringKey, ...StringKey[]]): Result<string, GatewayError> {
+export function requiredLabel(provider: string, node: AzureSettings, ...keys: [StringKey, ...StringKey[]]): Result<string, GatewayError> {
   const key = keys.find((k) => setting(node, k) !== undefined);
   if (key === undefined) return required(provider, node, ...keys);
   const value = setting(node, key)!;
   return DNS_LABEL.test(value)
     ? ok(value)
     : { ok: false, error: invalid(`${key} '${value}' is not a valid host name label (letters, digits and inner hyphens)`, key, 'invalid_provider_config') };
-}
-
-/** `base` without a trailing slash, so paths can be appended as they are. */
-export function trimBase(base: string): string {
-  return base.endsWith('/') ? base.slice(0, -1) : base;
-}
-
-/** Appends `api-version` unless the path's query already carries one (the client's own, on the generic proxy). */
-export function withApiVersion(url: string, apiVersion: string | undefined): string {
-  if (apiVersion === undefined) return url;
-  const q = url.indexOf('?');
-  if (q !== -1 && new URLSearchParams(url.slice(q + 1)).has('api-version')) return url;
-  return `${url}${q === -1 ? '?' : '&'}api-version=${encodeURIComponent(apiVersion)}`;
 }

@@ -5,8 +5,8 @@
  * Source: Bedrock Runtime API reference (service model bedrock-runtime
  * 2023-09-30: rest-json, signing name `bedrock`).
  *
- *   POST /chat/completions   → POST /model/{modelId}/converse          (chat.ts)
- *            stream: true    → POST /model/{modelId}/converse-stream   (chat-stream.ts, eventstream.ts)
+ *   POST /chat/completions   → POST /model/{modelId}/converse          (chat/request.ts, chat/response.ts)
+ *            stream: true    → POST /model/{modelId}/converse-stream   (chat/stream.ts, eventstream.ts)
  *   POST /embeddings         → POST /model/{modelId}/invoke            (embeddings.ts: Titan, Cohere)
  *   POST /completions        → 400: Bedrock has no text-completion operation common to its models;
  *                              InvokeModel bodies differ per model family, and Converse serves them all as chat.
@@ -20,14 +20,14 @@
  * cloud1_session_token (temporary credentials: sent as x-amz-security-token),
  * cloud1_region (default us-east-1, the region the AWS docs' examples use).
  */
-import { Transform, type Readable } from 'node:stream';
-import type { ConfigNode } from '../../config/types.js';
+import type { Readable } from 'node:stream';
 import { err, GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
-import type { CallInput, ProviderAdapter, ProviderCall, Translator } from '../types.js';
-import { fromConverse, toConverse } from './chat.js';
-import { converseStream } from './chat-stream.js';
-import { fromInvokeEmbedding, toInvokeEmbedding } from './embeddings.js';
-import { badAnswer, bedrockError } from './errors.js';
+import type { ProviderAdapter, Provider } from '../contract.js';
+import { modelOf } from '../shared/openai-request.js';
+import { passthroughRefused, trimSlash } from '../shared/target.js';
+import { converseChat } from './chat/request.js';
+import { invokeEmbeddings } from './embeddings.js';
+import type { BedrockSettings } from './settings.js';
 import { signRequest, type AwsCredentials } from './sigv4.js';
 
 export const DEFAULT_REGION = 'us-east-1';
@@ -35,84 +35,57 @@ export const DEFAULT_REGION = 'us-east-1';
 /** InvokeModel's Body limit in the service model: proxied bodies are read (to be signed) up to this. */
 const MAX_PROXY_BODY = 25_000_000;
 
-export const bedrockAdapter: ProviderAdapter = {
+const adapter: ProviderAdapter<BedrockSettings> = {
   name: 'bedrock',
-  prepare,
+  lacks: {
+    completions: 'Bedrock has no text-completion operation common to its models; use /chat/completions',
+  },
+  async prepare({ target, endpoint, path, body, method, raw }) {
+    const creds = credentialsOf(target.settings);
+    if (!creds.ok) return creds;
+    const { credentials, region } = creds.value;
+    const base = trimSlash(target.customHost ?? `https://bedrock-runtime.${region}.amazonaws.com`);
+
+    if (endpoint === 'proxy') {
+      const bytes = await proxyBody(raw ?? null);
+      if (!bytes.ok) return bytes;
+      const url = parseUrl(base + path);
+      if (!url.ok) return url;
+      const headers = await signRequest({ method: method ?? 'POST', url: url.value, headers: {}, body: bytes.value ?? '', credentials, region });
+      return ok(bytes.value === null ? { kind: 'relayed', url: url.value.href, headers, addedUsage: false } : { kind: 'relayed', url: url.value.href, headers, body: bytes.value, addedUsage: false });
+    }
+    if (body === null) return err(passthroughRefused('bedrock', 'every body is translated and signed'));
+
+    const model = modelOf(body, 'bedrock');
+    if (!model.ok) return model;
+    const request = endpoint === 'chat' ? converseChat.request(body) : invokeEmbeddings.request(body);
+    if (!request.ok) return request;
+    const operation = endpoint === 'chat' ? (body.stream === true ? 'converse-stream' : 'converse') : 'invoke';
+    const url = parseUrl(`${base}/model/${modelSegment(model.value)}/${operation}`);
+    if (!url.ok) return url;
+    const headers = await signRequest({
+      method: 'POST',
+      url: url.value,
+      headers: { ...request.value.headers, 'content-type': 'application/json' },
+      body: request.value.body,
+      credentials,
+      region,
+    });
+    return ok({ kind: 'translated', url: url.value.href, headers, body: request.value.body, answer: request.value.answer });
+  },
 };
 
-async function prepare({ target, endpoint, path, body, method, raw }: CallInput): Promise<Result<ProviderCall>> {
-  const creds = credentialsOf(target.node);
-  if (!creds.ok) return creds;
-  const { credentials, region } = creds.value;
-  const base = trimSlash(target.customHost ?? `https://bedrock-runtime.${region}.amazonaws.com`);
-
-  if (endpoint === 'proxy') {
-    const bytes = await proxyBody(raw ?? null);
-    if (!bytes.ok) return bytes;
-    const url = parseUrl(base + path);
-    if (!url.ok) return url;
-    const headers = await signRequest({ method: method ?? 'POST', url: url.value, headers: {}, body: bytes.value ?? '', credentials, region });
-    return ok(bytes.value === null ? { url: url.value.href, headers } : { url: url.value.href, headers, body: bytes.value });
-  }
-  if (endpoint === 'completions') {
-    return err(invalid("provider 'bedrock' does not serve /completions: Bedrock has no text-completion operation common to its models; use /chat/completions", 'provider'));
-  }
-  if (body === null) {
-    return err(invalid("provider 'bedrock' translates the request body; passthrough cannot be used with it", 'passthrough'));
-  }
-
-  let call: { path: string; body: unknown; headers: Record<string, string>; translator: Translator };
-  if (endpoint === 'chat') {
-    const converse = toConverse(body);
-    if (!converse.ok) return converse;
-    const { request, context } = converse.value;
-    const streamed = body.stream === true;
-    call = {
-      path: `/model/${modelSegment(context.model)}/${streamed ? 'converse-stream' : 'converse'}`,
-      body: request,
-      headers: { accept: streamed ? 'application/vnd.amazon.eventstream' : 'application/json' },
-      translator: {
-        response: (bytes) => fromConverse(bytes, context),
-        stream: () => converseStream(context),
-        error: bedrockError,
-      },
-    };
-  } else {
-    const embed = toInvokeEmbedding(body);
-    if (!embed.ok) return embed;
-    const { context } = embed.value;
-    call = {
-      path: `/model/${modelSegment(context.model)}/invoke`,
-      body: embed.value.body,
-      headers: { ...embed.value.headers, accept: 'application/json' },
-      translator: {
-        response: (bytes, headers) => fromInvokeEmbedding(bytes, context, headers),
-        // toInvokeEmbedding refuses `stream`, so the relay never streams an embedding.
-        stream: () => new Transform({ transform: (_chunk, _enc, done) => done(badAnswer('bedrock embeddings are not streamed')) }),
-        error: bedrockError,
-      },
-    };
-  }
-  const url = parseUrl(base + call.path);
-  if (!url.ok) return url;
-  const text = JSON.stringify(call.body);
-  const headers = await signRequest({
-    method: 'POST',
-    url: url.value,
-    headers: { ...call.headers, 'content-type': 'application/json' },
-    body: text,
-    credentials,
-    region,
-  });
-  return ok({ url: url.value.href, headers, body: text, translator: call.translator });
-}
+export const bedrock: Provider<BedrockSettings> = {
+  adapter,
+  translators: { converse: { chat: converseChat }, 'invoke-model': { embeddings: invokeEmbeddings } },
+};
 
 /** Read from the target's config keys; a missing or malformed one is a 400 naming it, before any call. */
-function credentialsOf(node: ConfigNode): Result<{ credentials: AwsCredentials; region: string }> {
-  const id = node.cloud1_access_key_id;
-  const secret = node.cloud1_secret_access_key;
-  const token = node.cloud1_session_token;
-  const region = node.cloud1_region ?? DEFAULT_REGION;
+function credentialsOf(settings: BedrockSettings): Result<{ credentials: AwsCredentials; region: string }> {
+  const id = settings.cloud1_access_key_id;
+  const secret = settings.cloud1_secret_access_key;
+  const token = settings.cloud1_session_token;
+  const region = settings.cloud1_region ?? DEFAULT_REGION;
   if (id === undefined || id === '') return err(missing('cloud1_access_key_id', 'the AWS access key id'));
   // IAM's AccessKeyId: 16 to 128 word characters (AKIA… / ASIA…).
   if (!/^\w{16,128}$/.test(id)) return err(malformed('cloud1_access_key_id', 'an AWS access key id is 16 to 128 letters and digits'));
@@ -172,8 +145,4 @@ function parseUrl(href: string): Result<URL> {
   } catch {
     return err(invalid(`custom_host: '${href}' is not a URL`, 'custom_host'));
   }
-}
-
-function trimSlash(base: string): string {
-  return base.endsWith('/') ? base.slice(0, -1) : base;
 }

@@ -19,20 +19,19 @@
  *   user           → X-Amzn-Bedrock-Request-Metadata header {"user": …}
  *   other fields   → the model's own body as given (normalize, input_type, truncate, embedding_types, …)
  *   back: {object:'list', data:[{object:'embedding', index, embedding}], model, usage}
+ *
+ * Every other parameter meets the rule of INVOKE_EMBED_PARAMS.
  */
-import { err, invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import { openAIEmbeddingList } from '../shared/embeddings.js';
-import type { ProviderHeaders } from '../types.js';
-import { badAnswer } from './errors.js';
-import type { CohereEmbedRequest, CohereEmbedResponse, TitanEmbedRequest, TitanEmbedResponse } from './types.js';
+import { ok } from '../../shared/errors.js';
+import type { ProviderHeaders } from '../contract.js';
+import type { Embedded } from '../shared/embeddings.js';
+import { embeddingTexts, modelOf, refuse, type EmbeddingsRequest } from '../shared/openai-request.js';
+import { applyPolicy, FALSE, mapped, refused, type ParamPolicy } from '../shared/params.js';
+import { embeddingsTranslator } from '../shared/translator.js';
+import { bedrockError } from './errors.js';
+import type { CohereEmbedRequest, CohereEmbedResponse, TitanEmbedRequest, TitanEmbedResponse } from './wire.js';
 
 type Family = 'titan-v1' | 'titan-v2' | 'cohere';
-
-export interface EmbedContext {
-  model: string;
-  family: Family;
-  base64: boolean;
-}
 
 /** The model's name inside an id or ARN (`…/foundation-model/amazon.titan-embed-text-v2:0`, `us.cohere.embed-v4:0`). */
 function familyOf(model: string): Family | undefined {
@@ -43,77 +42,66 @@ function familyOf(model: string): Family | undefined {
   return undefined;
 }
 
-/** Fields of OpenAI's embeddings request, each mapped below. */
-const MAPPED = new Set(['model', 'input', 'dimensions', 'encoding_format', 'user', 'stream']);
+export const INVOKE_EMBED_PARAMS: ParamPolicy = {
+  rules: {
+    model: mapped('the modelId in the path'),
+    input: mapped('inputText (Titan: one text a call) | texts (Cohere)'),
+    dimensions: mapped('dimensions (Titan v2) | output_dimension (Cohere); Titan v1 has 1536, fixed'),
+    encoding_format: mapped('base64 made by the gateway from the floats'),
+    user: mapped('X-Amzn-Bedrock-Request-Metadata header {"user": …}'),
+    stream: refused('embeddings are not streamed', FALSE),
+  },
+  // The model's own body: normalize, input_type, truncate, embedding_types, …
+  others: 'passed',
+};
 
 /** Cohere requires input_type; documents to store are what an OpenAI-style client embeds most. */
 const DEFAULT_COHERE_INPUT_TYPE = 'search_document';
 
-export interface EmbedCall {
-  body: TitanEmbedRequest | CohereEmbedRequest;
-  headers: Record<string, string>;
-  context: EmbedContext;
+export const invokeEmbeddings = embeddingsTranslator({
+  api: 'Bedrock InvokeModel (Titan and Cohere embedding models)',
+  params: INVOKE_EMBED_PARAMS,
+  translate(body: EmbeddingsRequest) {
+    const model = modelOf(body, 'bedrock');
+    if (!model.ok) return model;
+    const family = familyOf(model.value);
+    if (family === undefined) return refuse('model', `'${model.value}' is not a Titan text or Cohere embedding model, the embedding models bedrock is served for`);
+    const native = applyPolicy(body, INVOKE_EMBED_PARAMS, 'bedrock');
+    if (!native.ok) return native;
+    const texts = embeddingTexts(body, 'bedrock');
+    if (!texts.ok) return texts;
+    const { dimensions } = body;
+
+    let request: TitanEmbedRequest | CohereEmbedRequest;
+    if (family === 'cohere') {
+      request = { texts: texts.value, input_type: DEFAULT_COHERE_INPUT_TYPE, ...native.value };
+      if (dimensions !== undefined) request.output_dimension = dimensions;
+    } else {
+      if (texts.value.length !== 1) return refuse('input', `${model.value} embeds one text per call; send a single input (Cohere models take lists)`);
+      if (family === 'titan-v1' && dimensions !== undefined && dimensions !== 1536) return refuse('dimensions', `${model.value} has 1536 dimensions, fixed`);
+      request = { ...native.value, inputText: texts.value[0]! };
+      if (family === 'titan-v2' && dimensions !== undefined) request.dimensions = dimensions;
+    }
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (typeof body.user === 'string') headers['x-amzn-bedrock-request-metadata'] = JSON.stringify({ user: body.user });
+    const read = family === 'cohere' ? readCohere : readTitan;
+    return ok({ request, headers, reply: { provider: 'bedrock', model: model.value, base64: body.encoding_format === 'base64', read, error: bedrockError } });
+  },
+});
+
+function readTitan(json: unknown): Embedded | string {
+  const res = json as TitanEmbedResponse | null;
+  return res === null || !Array.isArray(res.embedding) ? 'embedding' : { vectors: [res.embedding], promptTokens: res.inputTextTokenCount ?? 0 };
 }
 
-export function toInvokeEmbedding(body: Record<string, unknown>): Result<EmbedCall> {
-  const model = body.model;
-  if (typeof model !== 'string' || model === '') return err(invalid('model: bedrock needs a model id or ARN', 'model'));
-  const family = familyOf(model);
-  if (family === undefined) {
-    return err(invalid(`model: '${model}' is not a Titan text or Cohere embedding model, the embedding models bedrock is served for`, 'model'));
-  }
-  if (body.stream === true) return err(invalid('stream: embeddings are not streamed', 'stream'));
-  const input = body.input;
-  const texts = typeof input === 'string' ? [input] : (input as unknown[]);
-  if (!texts.every((t): t is string => typeof t === 'string')) {
-    return err(invalid('input: bedrock embedding models take text, not token ids', 'input'));
-  }
-  const dimensions = body.dimensions as number | undefined;
-  const native: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) if (!MAPPED.has(k)) native[k] = v;
-
-  let request: TitanEmbedRequest | CohereEmbedRequest;
-  if (family === 'cohere') {
-    request = { texts, input_type: DEFAULT_COHERE_INPUT_TYPE, ...native };
-    if (dimensions !== undefined) request.output_dimension = dimensions;
-  } else {
-    if (texts.length !== 1) {
-      return err(invalid(`input: ${model} embeds one text per call; send a single input (Cohere models take lists)`, 'input'));
-    }
-    request = { ...native, inputText: texts[0]! };
-    if (family === 'titan-v2' && dimensions !== undefined) request.dimensions = dimensions;
-    if (family === 'titan-v1' && dimensions !== undefined && dimensions !== 1536) {
-      return err(invalid(`dimensions: ${model} has 1536 dimensions, fixed`, 'dimensions'));
-    }
-  }
-  const headers: Record<string, string> = {};
-  if (typeof body.user === 'string') headers['x-amzn-bedrock-request-metadata'] = JSON.stringify({ user: body.user });
-  return ok({ body: request, headers, context: { model, family, base64: body.encoding_format === 'base64' } });
-}
-
-export function fromInvokeEmbedding(raw: Buffer, ctx: EmbedContext, headers?: ProviderHeaders): Result<string, GatewayError> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw.toString('utf8'));
-  } catch {
-    return err(badAnswer('bedrock answered with JSON that does not parse'));
-  }
+function readCohere(json: unknown, headers: ProviderHeaders): Embedded | string {
+  const e = (json as CohereEmbedResponse | null)?.embeddings;
   let vectors: number[][];
-  let tokens: number;
-  if (ctx.family === 'cohere') {
-    const e = (parsed as CohereEmbedResponse | null)?.embeddings;
-    if (Array.isArray(e)) vectors = e;
-    // With embedding_types Cohere answers per type: floats are OpenAI's, else the first type asked for.
-    else if (e != null && typeof e === 'object') vectors = e.float ?? Object.values(e)[0] ?? [];
-    else return err(badAnswer('bedrock answered without embeddings'));
-    // Cohere's body has no token count; InvokeModel reports it in a header.
-    const count = headers?.['x-amzn-bedrock-input-token-count'];
-    tokens = Number(Array.isArray(count) ? count[0] : count) || 0;
-  } else {
-    const res = parsed as TitanEmbedResponse | null;
-    if (res === null || !Array.isArray(res.embedding)) return err(badAnswer('bedrock answered without an embedding'));
-    vectors = [res.embedding];
-    tokens = res.inputTextTokenCount ?? 0;
-  }
-  return ok(openAIEmbeddingList(vectors, ctx.model, tokens, ctx.base64));
+  if (Array.isArray(e)) vectors = e;
+  // With embedding_types Cohere answers per type: floats are OpenAI's, else the first type asked for.
+  else if (e != null && typeof e === 'object') vectors = e.float ?? Object.values(e)[0] ?? [];
+  else return 'embeddings';
+  // Cohere's body has no token count; InvokeModel reports it in a header.
+  const count = headers['x-amzn-bedrock-input-token-count'];
+  return { vectors, promptTokens: Number(Array.isArray(count) ? count[0] : count) || 0 };
 }

@@ -11,8 +11,8 @@
  * Statuses from the service model's `error.httpStatusCode` of each exception.
  */
 import { GatewayError } from '../../shared/errors.js';
-import type { ProviderHeaders } from '../types.js';
-import type { BedrockErrorBody } from './types.js';
+import type { ProviderHeaders } from '../contract.js';
+import type { BedrockErrorBody } from './wire.js';
 
 /** An error answer of any Bedrock operation. */
 export function bedrockError(status: number, raw: Buffer, headers?: ProviderHeaders): GatewayError {
@@ -48,11 +48,6 @@ export function streamException(exceptionType: string, payload: Buffer): Gateway
   }
   const code = exceptionType.charAt(0).toUpperCase() + exceptionType.slice(1);
   return new GatewayError(STREAM_EXCEPTION_STATUS[exceptionType] ?? 500, message ?? `bedrock stream failed: ${code}`, { code });
-}
-
-/** A 2xx answer the gateway cannot read: the provider broke its own format. */
-export function badAnswer(message: string): GatewayError {
-  return new GatewayError(502, message, { code: 'bad_upstream_answer' });
 }
 
 function firstHeader(v: string | string[] | undefined): string | undefined {

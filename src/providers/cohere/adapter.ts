@@ -15,14 +15,14 @@
  *        usage{billed_units{input_tokens, output_tokens}, tokens{input_tokens, output_tokens}, cached_tokens},
  *        logprobs[{text, token_ids, logprobs}]}
  *     stream: true → text/event-stream of `event: <type>` / `data: {json}` pairs ending in `data: [DONE]`
- *     (chat-stream.ts lists the events)
+ *     (chat/stream.ts lists the events)
  *   POST https://api.cohere.com/v2/embed
  *     {model, texts, input_type, embedding_types, output_dimension, truncate, max_tokens}
  *     → {id, embeddings{float[][]}, texts, meta{billed_units, tokens}}
  *   errors: any status, `{"id"?: string, "message": string}`
  *
- * Mapping: chat.ts (request and whole answer), chat-stream.ts (stream),
- * embeddings.ts, errors.ts.
+ * Mapping: chat/request.ts, chat/response.ts, chat/stream.ts, embeddings.ts,
+ * errors.ts.
  *
  * Not served: /completions. Cohere's text-completion endpoint, Generate
  * (/v1/generate), is deprecated — "Legacy and no longer maintained" in its
@@ -42,100 +42,38 @@
  *
  * Credential: the target's api_key, else the client's `Authorization: Bearer …`.
  */
-import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import type { CallInput, ProviderAdapter, ProviderCall, Translator } from '../types.js';
-import { fromCohereChat, toCohereChat, type ChatContext } from './chat.js';
-import { chatStream } from './chat-stream.js';
-import { fromCohereEmbed, noEmbedStream, toCohereEmbed, type EmbedContext } from './embeddings.js';
-import { badAnswer, cohereError } from './errors.js';
-import type { CohereChatResponse, CohereEmbedResponse } from './wire.js';
+import { err, ok } from '../../shared/errors.js';
+import type { ProviderAdapter, Provider } from '../contract.js';
+import { apiKey, needsKey, trimSlash } from '../shared/target.js';
+import { cohereChat } from './chat/request.js';
+import { cohereEmbed } from './embeddings.js';
+import type { CohereSettings } from './settings.js';
 
 const COHERE_BASE = 'https://api.cohere.com';
 
-/** Printable ASCII without spaces: anything else cannot be a Cohere key and would break the header. */
-const TOKEN = /^[\x21-\x7e]+$/;
-
-export const cohere: ProviderAdapter = {
+const adapter: ProviderAdapter<CohereSettings> = {
   name: 'cohere',
-  prepare({ target, endpoint, path, body }: CallInput): Result<ProviderCall, GatewayError> {
-    if (endpoint === 'completions') {
-      return {
-        ok: false,
-        error: invalid(
-          "provider 'cohere' does not serve /completions: Cohere's Generate API (/v1/generate) is deprecated and no longer maintained; use /chat/completions",
-          'provider',
-        ),
-      };
-    }
-    const auth = authorization(target.node.api_key, target.clientAuthorization);
-    if (!auth.ok) return auth;
-    const headers: Record<string, string> = { authorization: auth.value };
+  lacks: {
+    completions: "Cohere's Generate API (/v1/generate) is deprecated and no longer maintained; use /chat/completions",
+  },
+  prepare({ target, endpoint, path, body }) {
+    const key = apiKey(target, 'cohere');
+    if (!key.ok) return key;
+    if (key.value === undefined) return err(needsKey('cohere'));
+    const headers: Record<string, string> = { authorization: `Bearer ${key.value}` };
     const base = trimSlash(target.customHost ?? COHERE_BASE);
 
-    if (endpoint === 'proxy') return ok({ url: base + proxyPath(path), headers });
+    if (endpoint === 'proxy') return ok({ kind: 'relayed', url: base + proxyPath(path), headers, addedUsage: false });
     const url = base + (endpoint === 'chat' ? '/v2/chat' : '/v2/embed');
-    if (body === null) return ok({ url, headers }); // pass-through mode
-
-    if (endpoint === 'chat') {
-      const t = toCohereChat(body);
-      if (!t.ok) return t;
-      return ok({ url, headers, body: JSON.stringify(t.value.request), translator: chatTranslator(t.value.context) });
-    }
-    const t = toCohereEmbed(body);
-    if (!t.ok) return t;
-    return ok({ url, headers, body: JSON.stringify(t.value.request), translator: embedTranslator(t.value.context) });
+    if (body === null) return ok({ kind: 'relayed', url, headers, addedUsage: false }); // pass-through mode
+    const request = endpoint === 'chat' ? cohereChat.request(body) : cohereEmbed.request(body);
+    if (!request.ok) return request;
+    return ok({ kind: 'translated', url, headers, body: request.value.body, answer: request.value.answer });
   },
 };
 
-function authorization(apiKey: string | undefined, client: string | undefined): Result<string, GatewayError> {
-  if (apiKey !== undefined) {
-    if (!TOKEN.test(apiKey)) return { ok: false, error: invalid('api_key: a Cohere API key is one word of printable characters', 'api_key') };
-    return ok(`Bearer ${apiKey}`);
-  }
-  if (client === undefined) {
-    return { ok: false, error: invalid("provider 'cohere' needs an api_key (or an Authorization: Bearer header)", 'api_key') };
-  }
-  const m = /^Bearer +(\S+)$/i.exec(client);
-  if (m === null || !TOKEN.test(m[1]!)) {
-    return { ok: false, error: invalid('Authorization: must be "Bearer <Cohere API key>"', 'Authorization') };
-  }
-  return ok(`Bearer ${m[1]}`);
-}
+export const cohere: Provider<CohereSettings> = { adapter, translators: { v2: { chat: cohereChat, embeddings: cohereEmbed } } };
 
 function proxyPath(path: string): string {
   return /^\/v\d+(?:[/?]|$)/.test(path) ? path : '/v1' + path;
-}
-
-function trimSlash(base: string): string {
-  return base.endsWith('/') ? base.slice(0, -1) : base;
-}
-
-function parse<T>(raw: Buffer, what: string): Result<T, GatewayError> {
-  try {
-    return ok(JSON.parse(raw.toString('utf8')) as T);
-  } catch {
-    return { ok: false, error: badAnswer(what) };
-  }
-}
-
-function chatTranslator(ctx: ChatContext): Translator {
-  return {
-    response(raw) {
-      const res = parse<CohereChatResponse>(raw, 'chat');
-      return res.ok ? fromCohereChat(res.value, ctx) : res;
-    },
-    stream: () => chatStream(ctx),
-    error: cohereError,
-  };
-}
-
-function embedTranslator(ctx: EmbedContext): Translator {
-  return {
-    response(raw) {
-      const res = parse<CohereEmbedResponse>(raw, 'embed');
-      return res.ok ? fromCohereEmbed(res.value, ctx) : res;
-    },
-    stream: noEmbedStream,
-    error: cohereError,
-  };
 }

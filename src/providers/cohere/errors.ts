@@ -19,8 +19,3 @@ export function cohereError(status: number, raw: Buffer): GatewayError {
   message ??= text.trim() === '' ? `cohere answered ${status} without a message` : text.trim().slice(0, 500);
   return new GatewayError(status, message);
 }
-
-/** A 2xx whose body is not the JSON Cohere documents. */
-export function badAnswer(what: string): GatewayError {
-  return new GatewayError(502, `cohere: the ${what} answer is not valid JSON`, { code: 'bad_provider_response' });
-}

@@ -16,79 +16,46 @@
  *   Response: {candidates:[{content:{role:"model",parts}, finishReason, index, logprobsResult}],
  *              promptFeedback:{blockReason}, usageMetadata:{promptTokenCount,candidatesTokenCount,totalTokenCount,
  *              cachedContentTokenCount,thoughtsTokenCount,toolUsePromptTokenCount}, modelVersion, responseId}
- * The translation itself (chat-request.ts, chat-response.ts, stream.ts,
- * embeddings.ts) is shared with Vertex AI, which serves the same bodies.
- * Legacy completions are not offered by Gemini: 400. The generic proxy
- * passes through to {base}{path} with the key (so `/v1/models/x:countTokens`
- * reaches `…/v1beta/models/x:countTokens`). Pass-through mode (config
- * `passthrough`) cannot be served on the chat and embeddings paths: Gemini's
- * URL names the model, which an unread body does not give; the generic proxy
- * with Gemini's own path does the same job.
+ * The translation (chat/, embeddings.ts) is shared with Vertex AI, which
+ * serves the same bodies. Legacy completions are not offered by Gemini. The
+ * generic proxy passes through to {base}{path} with the key (so
+ * `/v1/models/x:countTokens` reaches `…/v1beta/models/x:countTokens`).
+ * Pass-through mode (config `passthrough`) cannot be served on the chat and
+ * embeddings paths: Gemini's URL names the model, which an unread body does
+ * not give; the generic proxy with Gemini's own path does the same job.
  */
-import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import type { CallInput, ProviderAdapter, ProviderCall } from '../types.js';
-import { geminiChat } from './chat.js';
-import { embeddingInput, embeddingsTranslator, readBatchEmbedContents, toBatchEmbedContents } from './embeddings.js';
+import { err, ok } from '../../shared/errors.js';
+import type { ProviderAdapter, Provider } from '../contract.js';
+import { apiKey, needsKey, passthroughRefused, trimSlash } from '../shared/target.js';
+import { geminiChat, geminiMethod } from './chat/request.js';
+import { batchEmbed } from './embeddings.js';
+import { modelId } from './model.js';
+import type { GoogleSettings } from './settings.js';
 
 const BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
 
-export const googleAdapter: ProviderAdapter = {
-  name: 'google',
-  prepare({ target, endpoint, path, body }: CallInput): Result<ProviderCall, GatewayError> {
-    if (endpoint === 'completions') return { ok: false, error: invalid("provider 'google' does not serve /completions (use /chat/completions)", 'provider') };
-    const key = target.node.api_key ?? bearerToken(target.clientAuthorization);
-    if (key === undefined || key === '') {
-      return { ok: false, error: invalid("provider 'google' needs an api_key (or an Authorization: Bearer header with the Gemini API key)", 'api_key') };
-    }
-    const base = trimSlash(target.customHost ?? BASE_URL);
-    const headers = { 'x-goog-api-key': key };
-    if (endpoint === 'proxy') return ok({ url: base + path, headers });
-    if (body === null) return { ok: false, error: passthroughRefused('google') };
+const chat = geminiChat('google');
+const embeddings = batchEmbed('google');
 
-    const model = modelOf(body);
+const adapter: ProviderAdapter<GoogleSettings> = {
+  name: 'google',
+  lacks: { completions: 'Gemini has no text-completion API; use /chat/completions' },
+  prepare({ target, endpoint, path, body }) {
+    const key = apiKey(target, 'google');
+    if (!key.ok) return key;
+    if (key.value === undefined) return err(needsKey('google', 'an Authorization: Bearer header with the Gemini API key'));
+    const base = trimSlash(target.customHost ?? BASE_URL);
+    const headers = { 'x-goog-api-key': key.value };
+    if (endpoint === 'proxy') return ok({ kind: 'relayed', url: base + path, headers, addedUsage: false });
+    if (body === null) return err(passthroughRefused('google', 'its URL names the model'));
+
+    const model = modelId(body);
     if (!model.ok) return model;
-    const at = `${base}/models/${model.value}`;
-    if (endpoint === 'chat') {
-      const call = geminiChat(body, model.value, 'google');
-      if (!call.ok) return call;
-      return ok({ url: `${at}:${call.value.method}`, headers, body: call.value.body, translator: call.value.translator });
-    }
-    const input = embeddingInput(body, 'google');
-    if (!input.ok) return input;
-    return ok({
-      url: `${at}:batchEmbedContents`,
-      headers,
-      body: JSON.stringify(toBatchEmbedContents(model.value, input.value)),
-      translator: embeddingsTranslator('google', model.value, input.value.base64, readBatchEmbedContents),
-    });
+    const request = endpoint === 'chat' ? chat.request(body) : embeddings.request(body);
+    if (!request.ok) return request;
+    const method = endpoint === 'chat' ? geminiMethod(body) : 'batchEmbedContents';
+    return ok({ kind: 'translated', url: `${base}/models/${model.value}:${method}`, headers, body: request.value.body, answer: request.value.answer });
   },
 };
 
-/** Characters of Google's model ids (`gemini-2.5-flash`, `textembedding-gecko@003`): nothing that could leave the URL's model segment. */
-const MODEL_ID = /^[\w.@-]+$/;
-
-/** The request's model; Google's own `models/…` resource name is accepted too. */
-export function modelOf(body: Record<string, unknown>): Result<string, GatewayError> {
-  const model = body.model;
-  if (typeof model !== 'string' || model === '') return { ok: false, error: invalid('model: required', 'model') };
-  const id = model.startsWith('models/') ? model.slice(7) : model;
-  if (!MODEL_ID.test(id)) return { ok: false, error: invalid(`model: '${model}' is not a model id (letters, digits, '.', '_', '-', '@')`, 'model') };
-  return ok(id);
-}
-
-export function passthroughRefused(provider: string): GatewayError {
-  return invalid(
-    `provider '${provider}' cannot take an untranslated body on an OpenAI path (its URL names the model): send Gemini's own path through the generic proxy instead`,
-    'passthrough',
-  );
-}
-
-export function bearerToken(authorization: string | undefined): string | undefined {
-  if (authorization === undefined) return undefined;
-  const m = /^Bearer\s+(.+)$/i.exec(authorization.trim());
-  return m === null ? undefined : m[1];
-}
-
-export function trimSlash(url: string): string {
-  return url.endsWith('/') ? url.slice(0, -1) : url;
-}
+export const google: Provider<GoogleSettings> = { adapter, translators: { gemini: { chat, embeddings } } };

@@ -1,7 +1,7 @@
 /**
  * OpenAI embeddings ↔ Google's embedding calls. The client's body is read
- * once (`embeddingInput`, shared with Vertex AI's `predict`); the Gemini API
- * takes it as batchEmbedContents:
+ * once (`embeddingInput`, by the rule of EMBED_PARAMS, shared with Vertex
+ * AI's `predict`); the Gemini API takes it as batchEmbedContents:
  *
  *   POST /v1beta/models/{model}:batchEmbedContents
  *   {"requests":[{"model":"models/{model}","content":{"parts":[{"text":"…"}]},
@@ -13,13 +13,17 @@
  * as OpenAI does it (little-endian float32). The batch answer carries no
  * token count, so usage is 0 unless a usageMetadata is present.
  */
-import { Transform } from 'node:stream';
-import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
-import { openAIEmbeddingList } from '../shared/embeddings.js';
-import type { Translator } from '../types.js';
+import { ok, type Result } from '../../shared/errors.js';
+import type { EmbeddingsTranslator } from '../contract.js';
+import type { Embedded } from '../shared/embeddings.js';
+import { embeddingTexts, refuse, type EmbeddingsRequest } from '../shared/openai-request.js';
+import { applyPolicy, dropped, FALSE, mapped, refused, type ParamPolicy } from '../shared/params.js';
+import { embeddingsTranslator } from '../shared/translator.js';
 import { googleError } from './errors.js';
+import { modelId } from './model.js';
 
 export interface EmbeddingInput {
+  model: string;
   texts: string[];
   dimensions: number | undefined;
   base64: boolean;
@@ -27,21 +31,32 @@ export interface EmbeddingInput {
   taskType: string | undefined;
 }
 
-const MAPPED = new Set(['model', 'input', 'dimensions', 'encoding_format', 'task_type']);
-/** `user` has no counterpart in Google's embedding calls. */
-const DROPPED = new Set(['user']);
+export const EMBED_PARAMS: ParamPolicy = {
+  rules: {
+    model: mapped('the model in the URL'),
+    input: mapped('one request (instance) per text'),
+    dimensions: mapped('outputDimensionality'),
+    encoding_format: mapped('base64 made by the gateway from the floats'),
+    task_type: mapped('taskType (task_type on Vertex AI)'),
+    user: dropped("Google's embedding calls have no end-user field"),
+    stream: refused('embeddings are not streamed', FALSE),
+  },
+  others: 'refused',
+};
 
-export function embeddingInput(body: Record<string, unknown>, provider: string): Result<EmbeddingInput, GatewayError> {
-  for (const key of Object.keys(body)) {
-    if (!MAPPED.has(key) && !DROPPED.has(key) && body[key] != null) return { ok: false, error: invalid(`${key}: not supported by provider '${provider}'`, key) };
-  }
-  const input = body.input;
-  const texts = typeof input === 'string' ? [input] : Array.isArray(input) && input.every((x) => typeof x === 'string') ? (input as string[]) : null;
-  if (texts === null) return { ok: false, error: invalid(`input: provider '${provider}' embeds text only, not token ids`, 'input') };
-  if (body.task_type != null && typeof body.task_type !== 'string') return { ok: false, error: invalid('task_type: must be a string', 'task_type') };
+/** The client's embeddings body as Google's calls take it. */
+export function embeddingInput(body: EmbeddingsRequest, provider: string): Result<EmbeddingInput> {
+  const model = modelId(body);
+  if (!model.ok) return model;
+  const checked = applyPolicy(body, EMBED_PARAMS, provider);
+  if (!checked.ok) return checked;
+  const texts = embeddingTexts(body, provider);
+  if (!texts.ok) return texts;
+  if (body.task_type != null && typeof body.task_type !== 'string') return refuse('task_type', 'must be a string');
   return ok({
-    texts,
-    dimensions: typeof body.dimensions === 'number' ? body.dimensions : undefined,
+    model: model.value,
+    texts: texts.value,
+    dimensions: body.dimensions,
     base64: body.encoding_format === 'base64',
     taskType: typeof body.task_type === 'string' ? body.task_type : undefined,
   });
@@ -56,47 +71,29 @@ interface BatchEmbedContentsResponse {
   usageMetadata?: { promptTokenCount?: number };
 }
 
-export function toBatchEmbedContents(model: string, e: EmbeddingInput): BatchEmbedContentsRequest {
-  return {
-    requests: e.texts.map((text) => ({
-      model: `models/${model}`,
-      content: { parts: [{ text }] },
-      ...(e.dimensions !== undefined ? { outputDimensionality: e.dimensions } : {}),
-      ...(e.taskType !== undefined ? { taskType: e.taskType } : {}),
-    })),
-  };
-}
-
-export function readBatchEmbedContents(json: unknown): { vectors: number[][]; tokens: number } {
-  const res = json as BatchEmbedContentsResponse;
-  return { vectors: (res.embeddings ?? []).map((e) => e.values ?? []), tokens: res.usageMetadata?.promptTokenCount ?? 0 };
-}
-
-/** A translator for embedding answers, whatever shape `read` takes them from. */
-export function embeddingsTranslator(
-  provider: string,
-  model: string,
-  base64: boolean,
-  read: (json: unknown) => { vectors: number[][]; tokens: number },
-): Translator {
-  return {
-    response(raw) {
-      let json: unknown;
-      try {
-        json = JSON.parse(raw.toString('utf8'));
-      } catch {
-        return { ok: false, error: new GatewayError(502, `${provider} sent an answer that is not JSON`, { code: 'bad_upstream_response' }) };
-      }
-      const { vectors, tokens } = read(json);
-      return ok(openAIEmbeddingList(vectors, model, tokens, base64));
+/** The Gemini API's translator. */
+export function batchEmbed(provider: string): EmbeddingsTranslator {
+  return embeddingsTranslator({
+    api: 'Gemini batchEmbedContents',
+    params: EMBED_PARAMS,
+    translate(body) {
+      const input = embeddingInput(body, provider);
+      if (!input.ok) return input;
+      const e = input.value;
+      const request: BatchEmbedContentsRequest = {
+        requests: e.texts.map((text) => ({
+          model: `models/${e.model}`,
+          content: { parts: [{ text }] },
+          ...(e.dimensions !== undefined ? { outputDimensionality: e.dimensions } : {}),
+          ...(e.taskType !== undefined ? { taskType: e.taskType } : {}),
+        })),
+      };
+      return ok({ request, reply: { provider, model: e.model, base64: e.base64, read: readBatchEmbedContents, error: googleError } });
     },
-    // embeddingInput refuses `stream`, so an embedding answer is never streamed.
-    stream: () =>
-      new Transform({
-        transform(_chunk, _enc, done) {
-          done(new Error('embeddings are not streamed'));
-        },
-      }),
-    error: googleError,
-  };
+  });
+}
+
+function readBatchEmbedContents(json: unknown): Embedded {
+  const res = json as BatchEmbedContentsResponse;
+  return { vectors: (res.embeddings ?? []).map((e) => e.values ?? []), promptTokens: res.usageMetadata?.promptTokenCount ?? 0 };
 }

@@ -27,7 +27,7 @@
  * readOnly/writeOnly, deprecated, $schema/$id/$comment and other annotations,
  * and `enum` / `const` values that are not strings (Gemini enums are strings).
  */
-import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
+import { err, invalid, ok, type Result } from '../../shared/errors.js';
 import type { GeminiSchema } from './wire.js';
 
 type Json = Record<string, unknown>;
@@ -51,15 +51,12 @@ const FORMATS: Readonly<Record<string, readonly string[]>> = {
 const COUNTS = ['minItems', 'maxItems', 'minLength', 'maxLength', 'minProperties', 'maxProperties'] as const;
 
 /** `param` names the schema's place in the client's request, for 400 messages. */
-export function toGeminiSchema(schema: unknown, param: string): Result<GeminiSchema, GatewayError> {
-  if (!isObject(schema)) return { ok: false, error: invalid(`${param}: a JSON Schema must be an object`, param) };
+export function toGeminiSchema(schema: unknown, param: string): Result<GeminiSchema> {
+  if (!isObject(schema)) return err(invalid(`${param}: a JSON Schema must be an object`, param));
   const defs = { ...asObject(schema.definitions), ...asObject(schema.$defs) };
-  try {
-    return ok(convert(schema, { defs, refs: [] }));
-  } catch (e) {
-    if (e instanceof SchemaError) return { ok: false, error: invalid(`${param}: ${e.message}`, param) };
-    throw e;
-  }
+  const out = convert(schema, { defs, refs: [] });
+  // What cannot be expressed is said of the whole schema, where the client wrote it.
+  return typeof out === 'string' ? err(invalid(`${param}: ${out}`, param)) : ok(out);
 }
 
 interface Ctx {
@@ -68,19 +65,19 @@ interface Ctx {
   refs: string[];
 }
 
-class SchemaError extends Error {}
+/** The converted schema, or why it cannot be expressed in Gemini's. */
+type Converted<T> = T | string;
 
-function convert(node: Json, ctx: Ctx): GeminiSchema {
+function convert(node: Json, ctx: Ctx): Converted<GeminiSchema> {
   // The $refs this node resolves stay on the path while its children are converted.
   const depth = ctx.refs.length;
-  try {
-    return convertFlat(flatten(node, ctx), ctx);
-  } finally {
-    ctx.refs.length = depth;
-  }
+  const flat = flatten(node, ctx);
+  const out = typeof flat === 'string' ? flat : convertFlat(flat, ctx);
+  ctx.refs.length = depth;
+  return out;
 }
 
-function convertFlat(flat: Json, ctx: Ctx): GeminiSchema {
+function convertFlat(flat: Json, ctx: Ctx): Converted<GeminiSchema> {
   const out: GeminiSchema = {};
   let nullable = flat.nullable === true;
 
@@ -93,7 +90,9 @@ function convertFlat(flat: Json, ctx: Ctx): GeminiSchema {
     // One schema per type, each with the keywords that apply to it.
     const rest = { ...flat };
     delete rest.type;
-    out.anyOf = types.map((t) => convert({ ...rest, type: t }, ctx));
+    const members = convertAll(types.map((t) => ({ ...rest, type: t })), ctx);
+    if (typeof members === 'string') return members;
+    out.anyOf = members;
     if (typeof flat.description === 'string') out.description = flat.description;
     if (nullable) out.nullable = true;
     return out;
@@ -102,16 +101,23 @@ function convertFlat(flat: Json, ctx: Ctx): GeminiSchema {
   const alternatives = (Array.isArray(flat.anyOf) ? flat.anyOf : Array.isArray(flat.oneOf) ? flat.oneOf : []) as unknown[];
   if (alternatives.length > 0) {
     const members = alternatives.filter(isObject);
-    const nonNull = members.filter((m) => !isNullSchema(m, ctx));
+    const nonNull: Json[] = [];
+    for (const m of members) {
+      const isNull = isNullSchema(m, ctx);
+      if (typeof isNull === 'string') return isNull;
+      if (!isNull) nonNull.push(m);
+    }
     if (nonNull.length < members.length) nullable = true;
     if (nonNull.length === 1) {
       // `X or null`: X itself, nullable; the outer keywords (description…) win.
       const { anyOf: _a, oneOf: _o, ...outer } = flat;
       const merged = convert({ ...nonNull[0]!, ...outer }, ctx);
-      if (nullable) merged.nullable = true;
+      if (typeof merged !== 'string' && nullable) merged.nullable = true;
       return merged;
     }
-    out.anyOf = nonNull.map((m) => convert(m, ctx));
+    const converted = convertAll(nonNull, ctx);
+    if (typeof converted === 'string') return converted;
+    out.anyOf = converted;
   }
 
   const type = types.length === 1 ? TYPES[types[0]!] : inferType(flat);
@@ -129,7 +135,9 @@ function convertFlat(flat: Json, ctx: Ctx): GeminiSchema {
   if (isObject(flat.properties)) {
     const props: Record<string, GeminiSchema> = {};
     for (const [name, sub] of Object.entries(flat.properties)) {
-      props[name] = convert(isObject(sub) ? sub : {}, ctx);
+      const converted = convert(isObject(sub) ? sub : {}, ctx);
+      if (typeof converted === 'string') return converted;
+      props[name] = converted;
     }
     out.properties = props;
     if (Object.keys(props).length > 1) out.propertyOrdering = Object.keys(props);
@@ -138,8 +146,12 @@ function convertFlat(flat: Json, ctx: Ctx): GeminiSchema {
     const names = (flat.required as unknown[]).filter((r): r is string => typeof r === 'string');
     out.required = out.properties === undefined ? names : names.filter((n) => n in out.properties!);
   }
-  if (Array.isArray(flat.items)) throw new SchemaError('tuple `items` (an array of schemas) cannot be expressed in Gemini\'s schema');
-  if (isObject(flat.items)) out.items = convert(flat.items, ctx);
+  if (Array.isArray(flat.items)) return "tuple `items` (an array of schemas) cannot be expressed in Gemini's schema";
+  if (isObject(flat.items)) {
+    const items = convert(flat.items, ctx);
+    if (typeof items === 'string') return items;
+    out.items = items;
+  }
 
   for (const key of COUNTS) {
     const v = flat[key];
@@ -154,37 +166,50 @@ function convertFlat(flat: Json, ctx: Ctx): GeminiSchema {
   return out;
 }
 
-function isNullSchema(node: Json, ctx: Ctx): boolean {
-  const depth = ctx.refs.length;
-  try {
-    return flatten(node, ctx).type === 'null';
-  } finally {
-    ctx.refs.length = depth;
+function convertAll(nodes: Json[], ctx: Ctx): Converted<GeminiSchema[]> {
+  const out: GeminiSchema[] = [];
+  for (const n of nodes) {
+    const converted = convert(n, ctx);
+    if (typeof converted === 'string') return converted;
+    out.push(converted);
   }
+  return out;
+}
+
+function isNullSchema(node: Json, ctx: Ctx): Converted<boolean> {
+  const depth = ctx.refs.length;
+  const flat = flatten(node, ctx);
+  ctx.refs.length = depth;
+  return typeof flat === 'string' ? flat : flat.type === 'null';
 }
 
 /**
  * Resolves $ref and merges allOf, so the rest of the conversion sees one plain
  * schema; the refs resolved are left on ctx.refs for the caller to unwind.
  */
-function flatten(node: Json, ctx: Ctx): Json {
+function flatten(node: Json, ctx: Ctx): Converted<Json> {
   let cur = node;
   if (typeof cur.$ref === 'string') {
     const ref = cur.$ref;
     const m = /^#\/(?:\$defs|definitions)\/(.+)$/.exec(ref);
     const name = m === null ? undefined : decodePointer(m[1]!);
     const target = name === undefined ? undefined : ctx.defs[name];
-    if (!isObject(target)) throw new SchemaError(`$ref '${ref}' does not name a schema under $defs or definitions`);
-    if (ctx.refs.includes(ref)) throw new SchemaError(`recursive $ref '${ref}' cannot be expressed in Gemini's schema (it has no references)`);
+    if (!isObject(target)) return `$ref '${ref}' does not name a schema under $defs or definitions`;
+    if (ctx.refs.includes(ref)) return `recursive $ref '${ref}' cannot be expressed in Gemini's schema (it has no references)`;
     const { $ref: _, ...siblings } = cur;
     ctx.refs.push(ref);
-    cur = { ...flatten(target, ctx), ...siblings };
+    const resolved = flatten(target, ctx);
+    if (typeof resolved === 'string') return resolved;
+    cur = { ...resolved, ...siblings };
   }
   if (Array.isArray(cur.allOf)) {
     const { allOf, ...rest } = cur;
     let merged: Json = rest;
     for (const member of allOf as unknown[]) {
-      if (isObject(member)) merged = mergeSchemas(merged, flatten(member, ctx));
+      if (!isObject(member)) continue;
+      const flat = flatten(member, ctx);
+      if (typeof flat === 'string') return flat;
+      merged = mergeSchemas(merged, flat);
     }
     cur = merged;
   }

@@ -1,35 +1,44 @@
 /**
- * One adapter object per row of the compatible-hosts table. The wire format
- * is the client's own, so only the URL and the credential change.
+ * One adapter per row of the compatible-hosts table. The wire format is the
+ * client's own, so only the URL and the credential change, and the client's
+ * bytes go on as they are — except a stream the client did not ask usage for,
+ * sent to a host that answers include_usage as OpenAI does
+ * (shared/stream-usage.ts), which goes with the option set and is marked so
+ * the relay strips it again.
  */
-import { invalid, ok, type Result, type GatewayError } from '../../shared/errors.js';
-import { type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
-import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
+import { err, invalid, ok } from '../../shared/errors.js';
+import type { Provider, ProviderAdapter, RelayedCall } from '../contract.js';
+import { wantsUsage, withUsage } from '../shared/stream-usage.js';
 import type { CompatibleHost } from './hosts.js';
+import type { OpenAISettings } from './settings.js';
 
-export function openAICompatible(name: string, host: CompatibleHost): ProviderAdapter {
-  return {
+export function openAICompatible(name: string, host: CompatibleHost): Provider<OpenAISettings> {
+  const asksUsage = host.streamUsage === 'on-request';
+  const adapter: ProviderAdapter<OpenAISettings> = {
     name,
-    prepare({ target, endpoint, path }: CallInput): Result<ProviderCall, GatewayError> {
-      if (endpoint !== 'proxy' && host.lacks?.includes(endpoint)) {
-        return { ok: false, error: invalid(`provider '${name}' does not serve ${ENDPOINT_PATHS[endpoint]}`, 'provider') };
-      }
+    lacks: Object.fromEntries((host.lacks ?? []).map((e) => [e, ''])),
+    prepare({ target, endpoint, path, body }) {
       const base = target.customHost ?? host.baseUrl;
-      if (base === null) {
-        return { ok: false, error: invalid(`provider '${name}' needs custom_host (or x-gateway-custom-host)`, 'custom_host') };
-      }
+      if (base === null) return err(invalid(`provider '${name}' needs custom_host (or x-gateway-custom-host)`, 'custom_host'));
       const headers: Record<string, string> = {};
-      const key = target.node.api_key;
-      if (key !== undefined) headers.authorization = `Bearer ${key}`;
+      const { settings } = target;
+      if (settings.api_key !== undefined) headers.authorization = `Bearer ${settings.api_key}`;
       else if (target.clientAuthorization !== undefined) headers.authorization = target.clientAuthorization;
       else if (host.auth === 'bearer' && target.customHost === undefined) {
-        return { ok: false, error: invalid(`provider '${name}' needs an api_key (or an Authorization header)`, 'api_key') };
+        return err(invalid(`provider '${name}' needs an api_key (or an Authorization header)`, 'api_key'));
       }
-      if (target.node.vendor_organization !== undefined) headers['openai-organization'] = target.node.vendor_organization;
-      if (target.node.vendor_project !== undefined) headers['openai-project'] = target.node.vendor_project;
-      return ok({ url: joinUrl(base, path), headers });
+      if (settings.vendor_organization !== undefined) headers['openai-organization'] = settings.vendor_organization;
+      if (settings.vendor_project !== undefined) headers['openai-project'] = settings.vendor_project;
+      const call: RelayedCall = { kind: 'relayed', url: joinUrl(base, path), headers, addedUsage: false };
+      if (asksUsage && wantsUsage(endpoint, body)) {
+        // The client's body is not touched: the cache key was made from it.
+        call.body = JSON.stringify(withUsage(body));
+        call.addedUsage = true;
+      }
+      return ok(call);
     },
   };
+  return { adapter, translators: {} };
 }
 
 function joinUrl(base: string, path: string): string {

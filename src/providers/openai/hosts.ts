@@ -18,13 +18,13 @@
  * the gateway does not ask, and counts the tokens when no usage comes.
  */
 import type { StreamUsage } from '../shared/stream-usage.js';
-import type { Endpoint } from '../../shared/endpoint.js';
+import type { ModelEndpoint } from '../../shared/endpoint.js';
 
 export interface CompatibleHost {
   /** Default base URL, ending before the endpoint path; null: a custom host is required. */
   baseUrl: string | null;
   auth: 'bearer' | 'none';
-  lacks?: readonly Endpoint[];
+  lacks?: readonly ModelEndpoint[];
   streamUsage: StreamUsage;
 }
 

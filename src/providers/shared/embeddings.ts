@@ -1,8 +1,39 @@
 /**
  * OpenAI's embeddings answer, for translators whose provider answers in its
- * own shape: the list body, and the base64 encoding OpenAI's clients ask for
- * (encoding_format: "base64") made from the provider's floats.
+ * own shape: the reader of the whole answer, the list body, and the base64
+ * encoding OpenAI's clients ask for (encoding_format: "base64") made from the
+ * provider's floats.
  */
+import { err, ok } from '../../shared/errors.js';
+import type { ErrorReader, ProviderHeaders, WholeAnswer } from '../contract.js';
+import { badResponse, parseAnswer, wholeAnswer } from './openai-answer.js';
+
+/** What a provider's embeddings answer holds, in OpenAI's terms. */
+export interface Embedded {
+  vectors: number[][];
+  promptTokens: number;
+}
+
+/** What the answer to one embeddings request is read with. */
+export interface EmbeddingsReply {
+  provider: string;
+  /** The request's model: no provider's answer names one. */
+  model: string;
+  base64: boolean;
+  /** The vectors and token count of the provider's JSON; else what it lacks ("embeddings"). */
+  read: (json: unknown, headers: ProviderHeaders) => Embedded | string;
+  error: ErrorReader;
+}
+
+export function embeddingsAnswer(r: EmbeddingsReply): WholeAnswer {
+  return wholeAnswer((raw, headers) => {
+    const parsed = parseAnswer(raw, r.provider);
+    if (!parsed.ok) return parsed;
+    const e = r.read(parsed.value, headers);
+    if (typeof e === 'string') return err(badResponse(r.provider, `sent an answer with no ${e}`));
+    return ok(openAIEmbeddingList(e.vectors, r.model, e.promptTokens, r.base64));
+  }, r.error);
+}
 
 /** OpenAI's base64 encoding: the vector as little-endian float32 bytes. */
 export function float32Base64(vec: number[]): string {

@@ -9,7 +9,7 @@
  *   Google's models: `generateContent`, `streamGenerateContent?alt=sse` with the Gemini API's own bodies
  *   (the translation is ../google's), `predict` for text embeddings (embeddings.ts).
  *   Other publishers are routed by model prefix (publishers.ts): Anthropic's `claude-*` models
- *   take `rawPredict` / `streamRawPredict` with an Anthropic Messages body (anthropic.ts, the
+ *   take `rawPredict` / `streamRawPredict` with an Anthropic Messages body (chat/request.ts, the
  *   translation is ../anthropic's); they have no embeddings: 400 naming the model.
  *   Errors are google.rpc.Status JSON, as on the Gemini API (Claude's own are Anthropic's).
  *
@@ -19,12 +19,14 @@
  * `custom_host` replaces `https://{region}-aiplatform.googleapis.com/v1`.
  * Legacy completions: 400. The generic proxy passes through to {base}{path} with the token.
  */
-import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import { bearerToken, modelOf, passthroughRefused, trimSlash } from '../google/adapter.js';
-import { type CallInput, type ProviderAdapter, type ProviderCall } from '../types.js';
+import { err, invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
 import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
+import type { Provider, ProviderAdapter, ProviderCall } from '../contract.js';
+import { modelId } from '../google/model.js';
+import { apiKey, passthroughRefused, trimSlash } from '../shared/target.js';
 import { serviceAccount, TokenCache, type ServiceAccount } from './auth.js';
-import { publisherOf } from './publishers.js';
+import { ANTHROPIC, GOOGLE, publisherOf } from './publishers.js';
+import type { VertexAISettings } from './settings.js';
 
 const NAME = 'vertex-ai';
 const REGION = /^[a-z0-9-]+$/;
@@ -33,40 +35,44 @@ type Credential = { kind: 'service_account'; account: ServiceAccount } | { kind:
 
 const tokens = new TokenCache();
 
-export const vertexAdapter: ProviderAdapter = {
+const adapter: ProviderAdapter<VertexAISettings> = {
   name: NAME,
-  prepare({ target, endpoint, path, body }: CallInput) {
-    if (endpoint === 'completions') return fail(invalid(`provider '${NAME}' does not serve /completions (use /chat/completions)`, 'provider'));
-    const node = target.node;
-    const credential = credentialOf(node.cloud2_service_account_json, node.api_key, target.clientAuthorization);
+  lacks: { completions: 'Vertex AI has no text-completion API; use /chat/completions' },
+  prepare({ target, endpoint, path, body }) {
+    const settings = target.settings;
+    const credential = credentialOf(settings.cloud2_service_account_json, target);
     if (!credential.ok) return credential;
-    const region = node.cloud2_region;
-    if (region !== undefined && !REGION.test(region)) return fail(invalid(`cloud2_region: '${region}' is not a Google Cloud region name`, 'cloud2_region'));
+    const region = settings.cloud2_region;
+    if (region !== undefined && !REGION.test(region)) return err(invalid(`cloud2_region: '${region}' is not a Google Cloud region name`, 'cloud2_region'));
     if (region === undefined && (endpoint !== 'proxy' || target.customHost === undefined)) {
-      return fail(invalid(`provider '${NAME}' needs cloud2_region (e.g. us-central1)`, 'cloud2_region'));
+      return err(invalid(`provider '${NAME}' needs cloud2_region (e.g. us-central1)`, 'cloud2_region'));
     }
     const base = trimSlash(target.customHost ?? hostFor(region!));
-    if (endpoint === 'proxy') return authorized(credential.value, { url: base + path, headers: {} });
-    if (body === null) return fail(passthroughRefused(NAME));
+    if (endpoint === 'proxy') return authorized(credential.value, { kind: 'relayed', url: base + path, headers: {}, addedUsage: false });
+    if (body === null) return err(passthroughRefused(NAME, 'its URL names the model'));
 
-    const project = node.cloud2_project_id ?? (credential.value.kind === 'service_account' ? credential.value.account.projectId : undefined);
+    const project = settings.cloud2_project_id ?? (credential.value.kind === 'service_account' ? credential.value.account.projectId : undefined);
     if (project === undefined || project === '') {
-      return fail(invalid(`provider '${NAME}' needs cloud2_project_id (or a service account key file with project_id)`, 'cloud2_project_id'));
+      return err(invalid(`provider '${NAME}' needs cloud2_project_id (or a service account key file with project_id)`, 'cloud2_project_id'));
     }
-    const model = modelOf(body);
+    const model = modelId(body);
     if (!model.ok) return model;
     const publisher = publisherOf(model.value);
-    const build = endpoint === 'chat' ? publisher.chat : publisher.embeddings;
-    if (build === null) {
-      return fail(invalid(`model '${model.value}': ${publisher.name} models on ${NAME} do not serve ${ENDPOINT_PATHS[endpoint]}`, 'model', 'unsupported_model'));
+    const translator = endpoint === 'chat' ? publisher.translators.chat : publisher.translators.embeddings;
+    if (translator === undefined) {
+      return err(invalid(`model '${model.value}': ${publisher.name} models on ${NAME} do not serve ${ENDPOINT_PATHS[endpoint]}`, 'model', 'unsupported_model'));
     }
-    const call = build(body, model.value, NAME);
-    if (!call.ok) return call;
-    const url =
-      `${base}/projects/${encodeURIComponent(project)}/locations/${region}` +
-      `/publishers/${publisher.name}/models/${model.value}:${call.value.method}`;
-    return authorized(credential.value, { url, headers: {}, body: call.value.body, translator: call.value.translator });
+    const request = translator.request(body);
+    if (!request.ok) return request;
+    const method = endpoint === 'chat' ? publisher.chatMethod(body) : 'predict';
+    const url = `${base}/projects/${encodeURIComponent(project)}/locations/${region}/publishers/${publisher.name}/models/${model.value}:${method}`;
+    return authorized(credential.value, { kind: 'translated', url, headers: {}, body: request.value.body, answer: request.value.answer });
   },
+};
+
+export const vertexAI: Provider<VertexAISettings> = {
+  adapter,
+  translators: { [GOOGLE.name]: GOOGLE.translators, [ANTHROPIC.name]: ANTHROPIC.translators },
 };
 
 function hostFor(region: string): string {
@@ -74,31 +80,22 @@ function hostFor(region: string): string {
 }
 
 /** The service account first (it is the configured identity), then a token from the config, then the client's. */
-function credentialOf(
-  json: Record<string, unknown> | undefined,
-  apiKey: string | undefined,
-  clientAuthorization: string | undefined,
-): Result<Credential, GatewayError> {
+function credentialOf(json: Record<string, unknown> | undefined, target: Parameters<typeof apiKey>[0]): Result<Credential> {
   if (json !== undefined) {
     const account = serviceAccount(json);
     return account.ok ? ok({ kind: 'service_account', account: account.value }) : account;
   }
-  const token = apiKey ?? bearerToken(clientAuthorization);
-  if (token !== undefined && token !== '') return ok({ kind: 'token', token });
-  return fail(
-    invalid(
-      `provider '${NAME}' needs cloud2_service_account_json, or an access token as api_key or in an Authorization: Bearer header`,
-      'cloud2_service_account_json',
-    ),
+  const token = apiKey(target, NAME);
+  if (!token.ok) return token;
+  if (token.value !== undefined) return ok({ kind: 'token', token: token.value });
+  return err(
+    invalid(`provider '${NAME}' needs cloud2_service_account_json, or an access token as api_key or in an Authorization: Bearer header`, 'cloud2_service_account_json'),
   );
 }
 
 /** Adds the Authorization header: at once for a given or cached token, after the exchange otherwise. */
-function authorized(
-  credential: Credential,
-  call: ProviderCall,
-): Result<ProviderCall, GatewayError> | Promise<Result<ProviderCall, GatewayError>> {
-  const withToken = (token: Result<string, GatewayError>): Result<ProviderCall, GatewayError> => {
+function authorized(credential: Credential, call: ProviderCall): Result<ProviderCall> | Promise<Result<ProviderCall>> {
+  const withToken = (token: Result<string, GatewayError>): Result<ProviderCall> => {
     if (!token.ok) return token;
     call.headers.authorization = `Bearer ${token.value}`;
     return ok(call);
@@ -106,8 +103,4 @@ function authorized(
   if (credential.kind === 'token') return withToken(ok(credential.token));
   const token = tokens.get(credential.account);
   return token instanceof Promise ? token.then(withToken) : withToken(token);
-}
-
-function fail(error: GatewayError): Result<never, GatewayError> {
-  return { ok: false, error };
 }

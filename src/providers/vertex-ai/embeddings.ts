@@ -8,9 +8,11 @@
  *
  * Usage is the sum of the per-input token counts.
  */
-import { ok, type GatewayError, type Result } from '../../shared/errors.js';
-import { embeddingInput, embeddingsTranslator } from '../google/embeddings.js';
-import type { PublisherCall } from './publishers.js';
+import { ok } from '../../shared/errors.js';
+import { embeddingInput, EMBED_PARAMS } from '../google/embeddings.js';
+import { googleError } from '../google/errors.js';
+import type { Embedded } from '../shared/embeddings.js';
+import { embeddingsTranslator } from '../shared/translator.js';
 
 interface PredictRequest {
   instances: { content: string; task_type?: string }[];
@@ -21,21 +23,25 @@ interface PredictResponse {
   predictions?: { embeddings?: { values?: number[]; statistics?: { token_count?: number } } }[];
 }
 
-export function predictEmbeddings(body: Record<string, unknown>, model: string, provider: string): Result<PublisherCall, GatewayError> {
-  const input = embeddingInput(body, provider);
-  if (!input.ok) return input;
-  const { texts, dimensions, taskType, base64 } = input.value;
-  const request: PredictRequest = {
-    instances: texts.map((content) => (taskType !== undefined ? { content, task_type: taskType } : { content })),
-  };
-  if (dimensions !== undefined) request.parameters = { outputDimensionality: dimensions };
-  return ok({ method: 'predict', body: JSON.stringify(request), translator: embeddingsTranslator(provider, model, base64, readPredict) });
-}
+export const predictEmbeddings = embeddingsTranslator({
+  api: 'Vertex AI predict (text embeddings)',
+  params: EMBED_PARAMS,
+  translate(body) {
+    const input = embeddingInput(body, 'vertex-ai');
+    if (!input.ok) return input;
+    const { model, texts, dimensions, taskType, base64 } = input.value;
+    const request: PredictRequest = {
+      instances: texts.map((content) => (taskType !== undefined ? { content, task_type: taskType } : { content })),
+    };
+    if (dimensions !== undefined) request.parameters = { outputDimensionality: dimensions };
+    return ok({ request, reply: { provider: 'vertex-ai', model, base64, read: readPredict, error: googleError } });
+  },
+});
 
-function readPredict(json: unknown): { vectors: number[][]; tokens: number } {
+function readPredict(json: unknown): Embedded {
   const predictions = (json as PredictResponse).predictions ?? [];
   return {
     vectors: predictions.map((p) => p.embeddings?.values ?? []),
-    tokens: predictions.reduce((n, p) => n + (p.embeddings?.statistics?.token_count ?? 0), 0),
+    promptTokens: predictions.reduce((n, p) => n + (p.embeddings?.statistics?.token_count ?? 0), 0),
   };
 }

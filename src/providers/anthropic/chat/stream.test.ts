@@ -1,0 +1,92 @@
+// Anthropic's streamed message → OpenAI chunks, and how such a stream ends.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { AnthropicStream } from './stream.js';
+import type { AnthropicMessage } from '../wire.js';
+import { toEvents } from '../../../../test/support/mock-anthropic.js';
+
+/** Runs SSE text through the stream transform in pieces of `size` bytes; returns the data payloads. */
+async function stream(sse: string, legacyFunctions = false, size = 5): Promise<string[]> {
+  const bytes = Buffer.from(sse);
+  const pieces: Buffer[] = [];
+  for (let i = 0; i < bytes.length; i += size) pieces.push(bytes.subarray(i, i + size));
+  let out = '';
+  for await (const c of Readable.from(pieces).pipe(new AnthropicStream(legacyFunctions))) out += c.toString();
+  return out.split('\n\n').filter(Boolean).map((e) => e.replace(/^data: /, ''));
+}
+
+const frame = (events: Record<string, unknown>[]): string => events.map((e) => `event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`).join('');
+
+function message(content: unknown[], extra: Partial<AnthropicMessage> = {}): AnthropicMessage {
+  return {
+    id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: content as AnthropicMessage['content'],
+    stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 4, output_tokens: 6 }, ...extra,
+  };
+}
+
+describe('anthropic stream transform', () => {
+  const whole = message(
+    [
+      { type: 'thinking', thinking: 'a b', signature: 'sig' },
+      { type: 'text', text: 'Hi there' },
+      { type: 'tool_use', id: 't1', name: 'f', input: { q: 'é' } },
+      { type: 'tool_use', id: 't2', name: 'g', input: {} },
+    ],
+    { stop_reason: 'tool_use', usage: { input_tokens: 5, cache_read_input_tokens: 7, output_tokens: 9 } },
+  );
+
+  it('turns every event kind into chunks, tool calls indexed in order', async () => {
+    const events = (await stream(frame(toEvents(whole as unknown as Record<string, unknown>)), false)).slice(0, -1).map((d) => JSON.parse(d));
+    assert.ok(events.every((c) => c.id === 'msg_1' && c.model === 'claude-x' && c.object === 'chat.completion.chunk'));
+    const deltas = events.filter((c) => c.choices.length === 1).map((c) => c.choices[0].delta);
+    assert.deepEqual(deltas[0], { role: 'assistant', content: '' });
+    assert.equal(deltas.map((d) => d.reasoning_content ?? '').join(''), 'a b');
+    assert.deepEqual(deltas.flatMap((d) => d.thinking_blocks ?? []), [{ type: 'thinking', thinking: 'a b', signature: 'sig' }]);
+    assert.equal(deltas.map((d) => d.content ?? '').join(''), 'Hi there');
+    const calls = deltas.flatMap((d) => d.tool_calls ?? []);
+    assert.deepEqual(calls[0], { index: 0, id: 't1', type: 'function', function: { name: 'f', arguments: '' } });
+    assert.equal(calls.filter((c) => c.index === 0).map((c) => c.function.arguments).join(''), '{"q":"é"}');
+    assert.deepEqual(calls.find((c) => c.index === 1), { index: 1, id: 't2', type: 'function', function: { name: 'g', arguments: '' } });
+    assert.ok(calls.every((c) => c.function.arguments !== '' || c.id !== undefined), 'no empty argument deltas');
+    assert.equal(events.at(-2).choices[0].finish_reason, 'tool_calls');
+    assert.deepEqual(events.at(-1), {
+      id: 'msg_1', object: 'chat.completion.chunk', created: events[0].created, model: 'claude-x', choices: [],
+      usage: { prompt_tokens: 12, completion_tokens: 9, total_tokens: 21, prompt_tokens_details: { cached_tokens: 7 } },
+    });
+  });
+
+  it('ignores ping and unknown events; a stream error ends it with an error payload and no [DONE]', async () => {
+    const start = toEvents(message([]) as unknown as Record<string, unknown>)[0]!;
+    const out = await stream(
+      frame([start, { type: 'ping' }, { type: 'future_event', x: 1 }, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { type: 'message_stop' }]),
+    );
+    assert.equal(out.length, 2);
+    assert.deepEqual(JSON.parse(out[1]!), { error: { message: 'Overloaded', type: 'server_error', code: 'overloaded_error', param: null } });
+  });
+
+  it('legacy functions stream function_call deltas', async () => {
+    const m = message([{ type: 'tool_use', id: 't', name: 'f', input: { a: 1 } }], { stop_reason: 'tool_use' });
+    const events = (await stream(frame(toEvents(m as unknown as Record<string, unknown>)), true)).slice(0, -2).map((d) => JSON.parse(d));
+    const fc = events.map((c) => c.choices[0].delta.function_call).filter(Boolean);
+    assert.deepEqual(fc[0], { name: 'f', arguments: '' });
+    assert.equal(fc.map((f) => f.arguments).join(''), '{"a":1}');
+    assert.equal(events.at(-1).choices[0].finish_reason, 'function_call');
+  });
+
+  it('a cut stream or an unreadable event ends in an error, no [DONE]', async () => {
+    const start = frame([toEvents(message([]) as unknown as Record<string, unknown>)[0]!]);
+    const cut = await stream(start);
+    assert.match(JSON.parse(cut.at(-1)!).error.message, /before message_stop/);
+    assert.equal(JSON.parse(cut.at(-1)!).error.code, 'incomplete_stream');
+    const garbled = await stream(`${start}event: content_block_delta\ndata: {not json\n\n`);
+    assert.equal(JSON.parse(garbled.at(-1)!).error.code, 'bad_upstream_stream');
+  });
+
+  it('reads a last event that lacks its blank line', async () => {
+    const events = toEvents(message([{ type: 'text', text: 'x' }]) as unknown as Record<string, unknown>);
+    const out = await stream(frame(events).replace(/\n\n$/, ''));
+    assert.equal(out.at(-1), '[DONE]');
+    assert.ok(!out.some((d) => d.includes('"error"')));
+  });
+});

@@ -1,0 +1,10 @@
+/**
+ * Google takes no config keys of its own: the API key (api_key, else the
+ * client's Authorization) and custom_host, which every target has, are all
+ * its adapter reads.
+ */
+import { providerSettings, type SettingsOf } from '../shared/settings.js';
+
+export const GOOGLE_SETTINGS = providerSettings({ keys: {}, secrets: [], keyGroups: [] });
+
+export type GoogleSettings = SettingsOf<typeof GOOGLE_SETTINGS>;

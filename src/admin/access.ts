@@ -100,6 +100,28 @@ export async function actingWorkspace(store: Store, caller: Caller, ref: string 
 }
 
 /**
+ * An object named by id (in any workspace the caller sees) or by slug, which
+ * names it only within a workspace: the one `workspaceRef` names (the query's
+ * `workspace_id`), else the caller's own (the default one for organisation
+ * keys). 404 naming `what` when neither finds one the caller may see.
+ */
+export async function byIdOrSlug<T extends { workspaceId: string }>(
+  store: Store,
+  caller: Caller,
+  ref: string,
+  workspaceRef: string | null,
+  what: string,
+  lookup: { byId(id: string): Promise<T | null>; bySlug(workspaceId: string, slug: string): Promise<T | null> },
+): Promise<Result<T>> {
+  const byId = await lookup.byId(ref);
+  if (byId !== null && canSee(caller, byId.workspaceId)) return ok(byId);
+  const ws = await actingWorkspace(store, caller, workspaceRef ?? undefined);
+  if (!ws.ok) return ws;
+  const bySlug = await lookup.bySlug(ws.value.id, ref);
+  return bySlug === null ? err(notFound(what, ref)) : ok(bySlug);
+}
+
+/**
  * The workspace a list is narrowed to, by id: the one `workspace_id` names,
  * else the caller's own for workspace keys; undefined (every workspace) for
  * organisation keys that name none.

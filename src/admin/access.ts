@@ -38,14 +38,44 @@ export interface Caller {
   workspaceRole: WorkspaceRole | null;
 }
 
-export async function resolveCaller(store: Store, key: ApiKeyRecord): Promise<Caller> {
-  const level = key.type;
-  if (key.isAdmin) return { key, level, orgRole: 'owner', workspaceRole: null };
-  if (key.subType === 'service') {
-    return level === 'organisation' ? { key, level, orgRole: 'admin', workspaceRole: null } : { key, level, orgRole: null, workspaceRole: 'admin' };
-  }
+export type Roles = Pick<Caller, 'orgRole' | 'workspaceRole'>;
+
+/** What a key's roles follow from: its kind, and for user keys the user's roles where the key lives. */
+export type KeyKind = Pick<ApiKeyRecord, 'type' | 'subType' | 'isAdmin' | 'userId' | 'workspaceId'>;
+
+/** The roles a key acts with (see Caller); a user key whose user is not a member of its workspace has no workspace role. */
+export async function keyRoles(store: Store, key: KeyKind): Promise<Roles> {
+  if (key.isAdmin) return { orgRole: 'owner', workspaceRole: null };
+  if (key.subType === 'service') return key.type === 'organisation' ? { orgRole: 'admin', workspaceRole: null } : { orgRole: null, workspaceRole: 'admin' };
   const roles = key.userId === null ? null : await store.users.roles(key.userId, key.workspaceId);
-  return { key, level, orgRole: roles?.orgRole ?? null, workspaceRole: level === 'workspace' ? (roles?.workspaceRole ?? null) : null };
+  return { orgRole: roles?.orgRole ?? null, workspaceRole: key.type === 'workspace' ? (roles?.workspaceRole ?? null) : null };
+}
+
+export async function resolveCaller(store: Store, key: ApiKeyRecord): Promise<Caller> {
+  return { key, level: key.type, ...(await keyRoles(store, key)) };
+}
+
+/** Roles in the order of what they reach, indexed by `standing`: an organisation owner or admin reaches past any workspace role. */
+const STANDINGS = ['none', 'workspace member', 'workspace manager', 'workspace admin', 'organisation admin', 'organisation owner'] as const;
+const ORG_STANDING: Readonly<Record<OrgRole, number>> = { member: 0, admin: 4, owner: 5 };
+const WORKSPACE_STANDING: Readonly<Record<WorkspaceRole, number>> = { member: 1, manager: 2, admin: 3 };
+export const WORKSPACE_ADMIN = WORKSPACE_STANDING.admin;
+
+/** Where roles stand, for "no key makes, changes or takes the secret of a key that stands above it". */
+export function standing(r: Roles): number {
+  return Math.max(r.orgRole === null ? 0 : ORG_STANDING[r.orgRole], r.workspaceRole === null ? 0 : WORKSPACE_STANDING[r.workspaceRole]);
+}
+
+/** 403 unless the caller stands at `needed` or above; `what` names the action that needs it. */
+export function requireStanding(caller: Caller, needed: number, what: string, param: string | null = null): GatewayError | null {
+  const mine = standing(caller);
+  if (mine >= needed) return null;
+  return new GatewayError(403, `${what} needs ${STANDINGS[needed]} or above, and this key's role is ${STANDINGS[mine]}`, { code: 'permission_denied', param });
+}
+
+/** A name for a standing, in messages. */
+export function standingName(n: number): string {
+  return STANDINGS[n]!;
 }
 
 export function hasScope(caller: Caller, scope: string): boolean {

@@ -593,9 +593,12 @@ for (const engine of engines()) {
         assert.ok(sealed?.rotated_key != null);
         assert.ok(await works(k.key, g), 'old secret during the transition');
 
-        // Only the key itself or a holder of api_keys.rotate (and its scopes) may claim it.
+        // Not the key itself: its old secret still works, and whoever holds that would lock the owner out.
+        const own = await assertEnvelope(await g.call(`/api-keys/${k.id}/rotated-key`, { body: {}, headers: as(k.key) }), 403);
+        assert.equal(own.code, 'permission_denied');
+        // Nor a key without api_keys.rotate; the key's owners (who manage the workspace's keys) or an admin may.
         await assertEnvelope(await g.call(`/api-keys/${k.id}/rotated-key`, { body: {}, headers: as(bystander.key) }), 403);
-        const claim = await g.call(`/api-keys/${k.id}/rotated-key`, { body: {}, headers: as(k.key) });
+        const claim = await g.call(`/api-keys/${k.id}/rotated-key`, { body: {} });
         assert.equal(claim.status, 200);
         const c = (await claim.json()) as { id: string; key: string; key_transition_expires_at: string };
         assert.equal(c.id, k.id);
@@ -604,7 +607,7 @@ for (const engine of engines()) {
         assert.equal(v.key, `****${c.key.slice(-4)}`);
         assert.ok(await works(c.key, g));
         assert.ok(!(await allRowsText(g)).includes(c.key), 'the new secret was never stored in plain text');
-        await assertEnvelope(await g.call(`/api-keys/${k.id}/rotated-key`, { body: {}, headers: as(c.key) }), 404);
+        await assertEnvelope(await g.call(`/api-keys/${k.id}/rotated-key`, { body: {} }), 404);
         await assertEnvelope(await g.call(`/api-keys/${k.id}/rotate`, { body: {} }), 409);
 
         g.clock.advance(3_600_000 + 1000);
@@ -624,7 +627,7 @@ for (const engine of engines()) {
       }
     });
 
-    it("a user key's rotated secret is claimed by its user (another key of theirs) or an admin, not by a manager", async () => {
+    it("a user key's rotated secret is claimed by its user (another key of theirs) or an admin: not by the key, nor by a manager", async () => {
       const g = await startTestGateway({ ...(await engine.fresh()), API_KEY_PREFIX: PREFIX });
       try {
         const user = async (role: string): Promise<string> =>
@@ -639,6 +642,7 @@ for (const engine of engines()) {
         assert.equal(await g.rotateDueKeys(), 1);
 
         const claim = (secret: string) => g.call(`/api-keys/${rotating.id}/rotated-key`, { body: {}, headers: as(secret) });
+        await assertEnvelope(await claim(rotating.key), 403);
         await assertEnvelope(await claim(managers.key), 403);
         const res = await claim(sameUser.key);
         assert.equal(res.status, 200);

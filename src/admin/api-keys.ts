@@ -11,8 +11,9 @@
  * deletes or takes the secret of a key whose role stands above its own
  * (access.ts `standing`): a user key acts with its user's roles, and a
  * service key as an organisation or workspace admin. A user key is made only
- * for a member of its workspace. A key may rotate itself and claim its own
- * rotated secret without `api_keys.rotate`.
+ * for a member of its workspace. A key may rotate itself without
+ * `api_keys.rotate`, but a scheduled rotation's secret is claimed by the
+ * key's owner or an admin, never by the key (see maySecretOf).
  * Times: expires_at is Unix seconds in and out, like every gateway timestamp
  * (spec); next_rotation_at and key_transition_expires_at are ISO 8601 (as Portkey's).
  * The bootstrap admin key, the organisation's way back in, is never deleted,
@@ -155,8 +156,10 @@ async function mayActOn(deps: AdminDeps, caller: Caller, k: ApiKeyRecord, doing:
 
 /**
  * Whether the caller may take a new secret of key `k`: rotating it (the
- * answer holds the new secret), or claiming the one a scheduled rotation
- * sealed. A key takes its own. Anyone else needs api_keys.rotate
+ * answer holds the new secret), or `claim`ing the one a scheduled rotation
+ * sealed. A key rotates itself, but never claims its own rotated secret: its
+ * old secret works until the transition ends, and whoever holds that must not
+ * get the new one and lock the owner out. Anyone else needs api_keys.rotate
  * and every scope of `k` (else the secret hands it more power than it has),
  * and must be the key's owner or an admin. A user key's owner is its user
  * (another key of theirs); an admin is a workspace admin or above, and not
@@ -164,8 +167,12 @@ async function mayActOn(deps: AdminDeps, caller: Caller, k: ApiKeyRecord, doing:
  * keys of its workspace, which are admins already: workspace service keys act
  * as workspace admins, organisation ones as organisation admins.
  */
-async function maySecretOf(deps: AdminDeps, caller: Caller, k: ApiKeyRecord): Promise<GatewayError | null> {
-  if (caller.key.id === k.id) return null;
+async function maySecretOf(deps: AdminDeps, caller: Caller, k: ApiKeyRecord, claim: boolean): Promise<GatewayError | null> {
+  if (caller.key.id === k.id) {
+    return claim
+      ? new GatewayError(403, `a key cannot claim its own rotated secret (whoever holds its old one could): the key's owner or an admin claims it`, { code: 'permission_denied' })
+      : null;
+  }
   const denied = requireScope(caller, 'api_keys.rotate');
   if (denied !== null) return denied;
   const beyond = k.isAdmin ? (caller.key.isAdmin ? undefined : 'organisation admin') : k.scopes.find((s) => !hasScope(caller, s));
@@ -324,7 +331,7 @@ async function rotate(caller: Caller, id: string, body: unknown, deps: AdminDeps
   const found = await visibleKey(deps, caller, id);
   if (!found.ok) return found;
   const k = found.value;
-  const denied = await maySecretOf(deps, caller, k);
+  const denied = await maySecretOf(deps, caller, k, false);
   if (denied !== null) return err(denied);
   if (k.id === BOOTSTRAP_KEY_ID) return err(bootstrapFixed('rotated: its secret follows GATEWAY_ADMIN_API_KEY'));
   const input = checkRotate(body);
@@ -360,7 +367,7 @@ async function rotatedKey(caller: Caller, id: string, deps: AdminDeps): Promise<
   const found = await visibleKey(deps, caller, id);
   if (!found.ok) return found;
   const k = found.value;
-  const denied = await maySecretOf(deps, caller, k);
+  const denied = await maySecretOf(deps, caller, k, true);
   if (denied !== null) return err(denied);
   const sealed = await deps.store.apiKeys.takeRotatedKey(k.id);
   if (sealed === null) return err(new GatewayError(404, `api key '${id}' has no rotated secret waiting to be claimed`, { code: 'not_found' }));
@@ -420,7 +427,7 @@ export const apiKeyRoutes: Route[] = [
       return reply(200, { id: k.value.id, object: 'api-key', deleted: true });
     },
   }),
-  // maySecretOf, after the key is found: a key rotates itself, and claims its own rotated secret, without api_keys.rotate.
+  // maySecretOf, after the key is found: a key rotates itself without api_keys.rotate; its rotated secret is for its owner or an admin.
   route({ method: 'POST', path: '/api-keys/:id/rotate', scope: null, handler: ({ caller, params, body }, deps) => rotate(caller, params.id!, body, deps) }),
   route({ method: 'POST', path: '/api-keys/:id/rotated-key', scope: null, handler: ({ caller, params }, deps) => rotatedKey(caller, params.id!, deps) }),
 ];

@@ -73,11 +73,6 @@ export function requireStanding(caller: Caller, needed: number, what: string, pa
   return new GatewayError(403, `${what} needs ${STANDINGS[needed]} or above, and this key's role is ${STANDINGS[mine]}`, { code: 'permission_denied', param });
 }
 
-/** A name for a standing, in messages. */
-export function standingName(n: number): string {
-  return STANDINGS[n]!;
-}
-
 export function hasScope(caller: Caller, scope: string): boolean {
   return caller.key.isAdmin || caller.key.scopes.includes(scope);
 }

@@ -223,24 +223,21 @@ async function create(caller: Caller, params: Readonly<Record<string, string>>, 
     if (!acting.ok) return acting;
     ws = acting.value;
   }
-  if (subType === 'service' && b.user_id !== undefined) return err(invalid('user_id: only user keys belong to a user', 'user_id'));
-  if (subType === 'user' && b.user_id === undefined) return err(invalid('user_id: is required for a user key', 'user_id'));
+  const user = subType === 'user';
+  if (!user && b.user_id !== undefined) return err(invalid('user_id: only user keys belong to a user', 'user_id'));
+  if (user && b.user_id === undefined) return err(invalid('user_id: is required for a user key', 'user_id'));
   // The new key acts with these roles: a user's in the workspace, or an admin's for a service key.
   const roles = await keyRoles(deps.store, { type, subType, isAdmin: false, userId: b.user_id ?? null, workspaceId: ws.id });
-  if (subType === 'user' && roles.workspaceRole === null) {
+  if (user && roles.workspaceRole === null) {
     // An unknown user too: a workspace key learns nothing of users outside its workspace.
     return err(new GatewayError(404, `user '${b.user_id}' is not a member of workspace '${ws.slug}'`, { code: 'not_found', param: 'user_id' }));
   }
-  const below =
-    subType === 'user'
-      ? requireStanding(caller, standing(roles), `a key acting as user '${b.user_id}'`, 'user_id')
-      : requireStanding(caller, standing(roles), `a ${type} service key`, 'sub_type');
+  const below = requireStanding(caller, standing(roles), user ? `a key acting as user '${b.user_id}'` : `a ${type} service key`, user ? 'user_id' : 'sub_type');
   if (below !== null) return err(below);
 
   const nowMs = deps.now();
   const now = Math.floor(nowMs / 1000);
   const settings = await deps.store.settings.effective(ws.id);
-  const user = subType === 'user';
   const expiresAt = expiry(b.expires_at, undefined, user, settings.user_api_key_ttl, now);
   if (!expiresAt.ok) return expiresAt;
   const asked = user ? enforcePeriod(b.rotation_policy ?? null, settings.user_api_key_rotation_period) : ok(b.rotation_policy ?? null);

@@ -13,7 +13,7 @@ import { nextRotation } from '../src/admin/rotation.js';
 import { hashKey } from '../src/http/auth.js';
 import { DEFAULT_SETTINGS, type OrgSettings } from '../src/store/settings.js';
 import { engines } from './support/engines.js';
-import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { ADMIN_KEY, startTestGateway, type TestGateway } from './support/gateway.js';
 import { assertEnvelope } from './support/http.js';
 import { useGateway } from './support/use-gateway.js';
 
@@ -63,9 +63,9 @@ for (const engine of engines()) {
       return res.status === 200;
     }
 
-    /** A user who joined through POST /v1/users; returns the user's id. */
-    async function addUser(name: string, g: TestGateway = gw): Promise<string> {
-      const res = await g.call('/users', { body: { email: `${name}-${Date.now()}@example.com`, role: 'member' } });
+    /** A user who joined through POST /v1/users (by default an organisation member, a member of the default workspace); the user's id. */
+    async function addUser(name: string, workspaces = [{ id: 'default', role: 'member' }], role = 'member'): Promise<string> {
+      const res = await gw.call('/users', { body: { email: `${name}-${Date.now()}@example.com`, role, workspaces } });
       const text = await res.text();
       assert.equal(res.status, 201, text);
       return (JSON.parse(text) as { id: string }).id;
@@ -315,6 +315,76 @@ for (const engine of engines()) {
         assert.equal(rotated.status, 200);
       });
 
+      it('a user key is made only for a member of the workspace, by that user or a key of at least their role, never above the caller’s scopes', async () => {
+        const team = await newWorkspace('Minting');
+        const seat = (role: string) => [{ id: team.id, role }];
+        const orgAdmin = await addUser('mint-org-admin', seat('member'), 'admin');
+        const wsAdmin = await addUser('mint-ws-admin', seat('admin'));
+        const manager = await addUser('mint-manager', seat('manager'));
+        const member = await addUser('mint-member', seat('member'));
+        const outsider = await addUser('mint-outsider', []);
+        const scopes = ['api_keys.create', 'api_keys.update', 'api_keys.delete', 'api_keys.rotate', 'logs.view'];
+        const userKey = (user: string, by?: string) =>
+          gw.call('/api-keys/workspace/user', { body: { name: 'k', scopes: ['logs.view'], user_id: user, workspace_id: team.id }, headers: by === undefined ? {} : as(by) });
+        const keyOf = async (user: string) => create('workspace/user', { name: 'own', scopes, user_id: user, workspace_id: team.id });
+        const memberKey = await keyOf(member);
+        const managerKey = await keyOf(manager);
+        const service = await create('workspace/service', { name: 'svc', scopes, workspace_id: team.id });
+        const before = await keyCount();
+
+        // Not a member of the workspace (or no such user): 404, as a workspace key sees no users outside it.
+        const out = await assertEnvelope(await userKey(outsider), 404);
+        assert.equal(out.param, 'user_id');
+        assert.match(out.message, /not a member/);
+        assert.equal((await assertEnvelope(await userKey(outsider, service.key), 404)).param, 'user_id');
+        // Above the caller: the new key would act with the user's roles (an organisation admin's sees every log).
+        for (const [user, by] of [
+          [orgAdmin, service.key],
+          [wsAdmin, managerKey.key],
+          [manager, memberKey.key],
+        ] as const) {
+          const e = await assertEnvelope(await userKey(user, by), 403);
+          assert.equal(e.param, 'user_id');
+          assert.equal(e.code, 'permission_denied');
+        }
+        // Never more scopes than the caller holds; a member's key makes no service key (those act as workspace admins).
+        const wider = await assertEnvelope(
+          await gw.call('/api-keys/workspace/user', { body: { name: 'k', scopes: ['configs.delete'], user_id: member }, headers: as(memberKey.key) }),
+          403,
+        );
+        assert.equal(wider.param, 'scopes[0]');
+        const svc = await assertEnvelope(await gw.call('/api-keys/workspace/service', { body: { name: 'k', scopes: ['logs.view'] }, headers: as(memberKey.key) }), 403);
+        assert.equal(svc.param, 'sub_type');
+        assert.equal(await keyCount(), before, 'nothing was made');
+
+        // The user themself, and keys of at least their role, may.
+        for (const [user, by] of [
+          [member, memberKey.key],
+          [member, managerKey.key],
+          [manager, managerKey.key],
+          [wsAdmin, service.key],
+          [orgAdmin, ADMIN_KEY],
+        ] as const) {
+          const res = await userKey(user, by);
+          assert.equal(res.status, 201, await res.text());
+        }
+
+        // Nor does a key change, delete or rotate a key above it; its own and those below it, it may.
+        for (const [method, path, body] of [
+          ['PUT', `/api-keys/${service.id}`, { name: 'mine now' }],
+          ['DELETE', `/api-keys/${service.id}`, undefined],
+          ['POST', `/api-keys/${managerKey.id}/rotate`, {}],
+        ] as const) {
+          assert.equal((await assertEnvelope(await gw.call(path, { method, body, headers: as(memberKey.key) }), 403)).code, 'permission_denied', `${method} ${path}`);
+        }
+        assert.ok(await works(service.key) && (await works(managerKey.key)));
+        assert.equal((await gw.call(`/api-keys/${memberKey.id}`, { method: 'PUT', body: { name: 'renamed' }, headers: as(memberKey.key) })).status, 200);
+        assert.equal((await gw.call(`/api-keys/${memberKey.id}`, { method: 'PUT', body: { name: 'by the manager' }, headers: as(managerKey.key) })).status, 200);
+        // Rotating hands over the new secret: a manager is not the member's owner, nor an admin.
+        await assertEnvelope(await gw.call(`/api-keys/${memberKey.id}/rotate`, { body: {}, headers: as(managerKey.key) }), 403);
+        assert.equal((await gw.call(`/api-keys/${memberKey.id}/rotate`, { body: {}, headers: as(service.key) })).status, 200);
+      });
+
       it('updates name, description, scopes, expiry, policy, defaults and metadata; type and user are fixed; scope changes apply at once', async () => {
         const k = await create('workspace/service', { name: 'Before', scopes: ['api_keys.list', 'logs.view'], expires_at: Math.floor(gw.clock.now / 1000) + 3600 });
         assert.equal((await gw.call('/api-keys', { headers: as(k.key) })).status, 200);
@@ -523,9 +593,12 @@ for (const engine of engines()) {
         assert.ok(sealed?.rotated_key != null);
         assert.ok(await works(k.key, g), 'old secret during the transition');
 
-        // Only the key itself or a holder of api_keys.rotate (and its scopes) may claim it.
+        // Not the key itself: its old secret still works, and whoever holds that would lock the owner out.
+        const own = await assertEnvelope(await g.call(`/api-keys/${k.id}/rotated-key`, { body: {}, headers: as(k.key) }), 403);
+        assert.equal(own.code, 'permission_denied');
+        // Nor a key without api_keys.rotate; the key's owners (who manage the workspace's keys) or an admin may.
         await assertEnvelope(await g.call(`/api-keys/${k.id}/rotated-key`, { body: {}, headers: as(bystander.key) }), 403);
-        const claim = await g.call(`/api-keys/${k.id}/rotated-key`, { body: {}, headers: as(k.key) });
+        const claim = await g.call(`/api-keys/${k.id}/rotated-key`, { body: {} });
         assert.equal(claim.status, 200);
         const c = (await claim.json()) as { id: string; key: string; key_transition_expires_at: string };
         assert.equal(c.id, k.id);
@@ -534,7 +607,7 @@ for (const engine of engines()) {
         assert.equal(v.key, `****${c.key.slice(-4)}`);
         assert.ok(await works(c.key, g));
         assert.ok(!(await allRowsText(g)).includes(c.key), 'the new secret was never stored in plain text');
-        await assertEnvelope(await g.call(`/api-keys/${k.id}/rotated-key`, { body: {}, headers: as(c.key) }), 404);
+        await assertEnvelope(await g.call(`/api-keys/${k.id}/rotated-key`, { body: {} }), 404);
         await assertEnvelope(await g.call(`/api-keys/${k.id}/rotate`, { body: {} }), 409);
 
         g.clock.advance(3_600_000 + 1000);
@@ -549,6 +622,31 @@ for (const engine of engines()) {
         assert.equal((await view(once.id, g)).rotation_policy!.next_rotation_at, null);
         g.clock.advance(30 * DAY);
         assert.equal(await g.rotateDueKeys(), 1, 'only the weekly key: the one-off left no schedule');
+      } finally {
+        await g.stop();
+      }
+    });
+
+    it("a user key's rotated secret is claimed by its user (another key of theirs) or an admin: not by the key, nor by a manager", async () => {
+      const g = await startTestGateway({ ...(await engine.fresh()), API_KEY_PREFIX: PREFIX });
+      try {
+        const user = async (role: string): Promise<string> =>
+          ((await (await g.call('/users', { body: { email: `${role}-${Date.now()}@example.com`, workspaces: [{ id: 'default', role }] } })).json()) as { id: string }).id;
+        const member = await user('member');
+        const manager = await user('manager');
+        const weekly = { rotation_period: 'weekly' };
+        const rotating = await create('workspace/user', { name: 'Rotating', scopes: ['logs.view'], user_id: member, rotation_policy: weekly }, g);
+        const sameUser = await create('workspace/user', { name: 'Same user', scopes: ['api_keys.rotate', 'logs.view'], user_id: member }, g);
+        const managers = await create('workspace/user', { name: 'Manager', scopes: ['api_keys.rotate', 'logs.view'], user_id: manager }, g);
+        g.clock.now = Date.parse((await view(rotating.id, g)).rotation_policy!.next_rotation_at as string) + 1000;
+        assert.equal(await g.rotateDueKeys(), 1);
+
+        const claim = (secret: string) => g.call(`/api-keys/${rotating.id}/rotated-key`, { body: {}, headers: as(secret) });
+        await assertEnvelope(await claim(rotating.key), 403);
+        await assertEnvelope(await claim(managers.key), 403);
+        const res = await claim(sameUser.key);
+        assert.equal(res.status, 200);
+        assert.ok(await works(((await res.json()) as { key: string }).key, g));
       } finally {
         await g.stop();
       }

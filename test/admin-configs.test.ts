@@ -106,12 +106,25 @@ for (const engine of engines()) {
       assert.deepEqual(await listIds('?limit=100'), before);
     });
 
-    it('a chosen slug is used; a taken one is 409, in any workspace', async () => {
-      const made = await create({ name: 'Chosen', slug: 'chosen-slug', config: body() });
+    it('a chosen slug is used; taken in the same workspace it is 409, while another workspace may have its own', async () => {
+      const made = await create({ name: 'Chosen', slug: 'chosen-slug', config: body('http://mine.test/v1') });
       assert.equal(made.slug, 'chosen-slug');
-      const e = await assertEnvelope(await gw.call('/configs', { body: { name: 'again', slug: 'chosen-slug', config: body() } }), 409);
+      const e = await assertEnvelope(await gw.call('/configs', { body: { name: 'again', slug: 'chosen-slug', config: body() }, headers: as(keys.mine) }), 409);
       assert.equal(e.param, 'slug');
-      await assertEnvelope(await gw.call('/configs', { body: { name: 'again', slug: 'chosen-slug', config: body() }, headers: as(keys.theirs) }), 409);
+      // Before, this was a 409: team-b's key learnt that some workspace had the slug.
+      const theirs = await create({ name: 'Theirs', slug: 'chosen-slug', config: body('http://theirs.test/v1') }, as(keys.theirs));
+      assert.equal(theirs.slug, 'chosen-slug');
+      assert.notEqual(theirs.id, made.id);
+      // A slug names the config of the caller's workspace; organisation keys name another with workspace_id.
+      assert.equal((await read('chosen-slug', as(keys.theirs))).id, theirs.id);
+      assert.equal((await read('chosen-slug', as(keys.mine))).id, made.id);
+      assert.equal((await read('chosen-slug')).id, made.id, 'an organisation key: the default workspace');
+      assert.equal((await read('chosen-slug?workspace_id=team-b')).id, theirs.id);
+      assert.equal((await read(`chosen-slug?workspace_id=${teamB.id}`, as(keys.orgService))).config.custom_host, 'http://theirs.test/v1');
+      await assertEnvelope(await gw.call('/configs/chosen-slug?workspace_id=team-b', { headers: as(keys.mine) }), 403);
+      // The request path (saved-configs.ts) looks an x-gateway-config slug up in the key's workspace.
+      assert.equal((await gw.store.configs.find('chosen-slug', teamB.id))?.id, theirs.id);
+      assert.equal((await gw.store.configs.find('chosen-slug', defaultWs.id))?.id, made.id);
     });
 
     it('a new body is a new version; versions list newest first and page; one version by id or number', async () => {
@@ -296,10 +309,11 @@ for (const engine of engines()) {
     it('a restart on the same data keeps configs, their versions and the default flag', async () => {
       const made = await create({ name: 'Durable', slug: `durable-${engine.name}`, config: body('http://one.test/v1'), workspace_id: teamB.id, is_default: true });
       await put(made.id, { config: body('http://two.test/v1') });
-      const before = await read(made.slug);
+      const bySlug = `${made.slug}?workspace_id=${teamB.id}`;
+      const before = await read(bySlug);
       const versionsBefore = await (await gw.call(`/configs/${made.id}/versions`)).json();
       await gw.restart();
-      assert.deepEqual(await read(made.slug), before);
+      assert.deepEqual(await read(bySlug), before);
       assert.deepEqual(await (await gw.call(`/configs/${made.id}/versions`)).json(), versionsBefore);
       assert.deepEqual([before.version, before.is_default, before.workspace_id], [2, true, teamB.id]);
     });

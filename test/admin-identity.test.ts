@@ -314,6 +314,42 @@ for (const engine of engines()) {
         await expect(add(ws.id, [{ id: v.id, role: 'member' }], as(memberKey)), 201);
       });
 
+      it('a manager grants no role above their own, and neither changes nor removes a workspace or organisation admin (403)', async () => {
+        const ws = await createWorkspace(gw);
+        const seated = async (role: string, orgRole = 'member') => expect(createUser({ email: email(), role: orgRole, workspaces: [{ id: ws.id, role }] }), 201);
+        const manager = await seated('manager');
+        const admin = await seated('admin');
+        const orgAdmin = await seated('member', 'admin');
+        const member = await seated('member');
+        const scopes = ['workspaces.update', 'workspaces.read'];
+        const asManager = as(await seedKey(gw, { workspaceId: ws.id, subType: 'user', userId: manager.id, scopes }));
+        const asAdmin = as(await seedKey(gw, { workspaceId: ws.id, subType: 'user', userId: admin.id, scopes }));
+        const newcomer = await expect(createUser({ email: email() }), 201);
+        const role = (u: Json, to: string, headers: Record<string, string>) => gw.call(`/workspaces/${ws.id}/users/${u.id}`, { method: 'PUT', body: { role: to }, headers });
+        const remove = (u: Json, headers: Record<string, string>) => gw.call(`/workspaces/${ws.id}/users/${u.id}`, { method: 'DELETE', headers });
+
+        await expectError(add(ws.id, [{ id: newcomer.id, role: 'admin' }], asManager), 403, 'users[0].role');
+        await expectError(role(manager, 'admin', asManager), 403, 'role');
+        await expectError(role(member, 'admin', asManager), 403, 'role');
+        await expectError(role(admin, 'member', asManager), 403, null);
+        await expectError(remove(admin, asManager), 403, null);
+        // The organisation admin seated as a member stands above any workspace role.
+        await expectError(role(orgAdmin, 'member', asAdmin), 403, null);
+        await expectError(remove(orgAdmin, asAdmin), 403, null);
+        const roles = await expect(gw.call(`/workspaces/${ws.id}/users?limit=100`), 200);
+        assert.deepEqual(
+          Object.fromEntries(roles.data.map((m: Json) => [m.id, m.role])),
+          { [manager.id]: 'manager', [admin.id]: 'admin', [orgAdmin.id]: 'member', [member.id]: 'member' },
+          'nothing changed',
+        );
+
+        // At or below their own role they may; an admin makes admins.
+        await expect(add(ws.id, [{ id: newcomer.id, role: 'manager' }], asManager), 201);
+        await expect(role(member, 'manager', asManager), 200);
+        await expect(remove(newcomer, asManager), 200);
+        await expect(role(member, 'admin', asAdmin), 200);
+      });
+
       it('removing a member deletes their keys of that workspace, not of others', async () => {
         const ws = await createWorkspace(gw);
         const other = await createWorkspace(gw);

@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import { DEFAULT_SETTINGS } from '../src/store/settings.js';
 import { engines } from './support/engines.js';
 import { assertEnvelope } from './support/http.js';
-import { keyRecord } from './support/keys.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
 import { useGateway } from './support/use-gateway.js';
 
@@ -31,6 +30,14 @@ for (const engine of engines()) {
 
     const create = (body: Record<string, unknown>, headers?: Record<string, string>) => gw.call('/integrations', { body, headers });
     const asB = () => ({ 'x-gateway-api-key': keyB });
+    /** Headers with a user key holding the integration scopes, its user an organisation member seated in `ws` with `role`. */
+    async function userKeyIn(ws: string, role: string): Promise<Record<string, string>> {
+      const userId = `user-${randomBytes(4).toString('hex')}`;
+      const at = Math.floor(Date.now() / 1000);
+      await gw.store.db.run('INSERT INTO users (id, email, role, created_at, last_updated_at) VALUES (?, ?, ?, ?, ?)', [userId, `${userId}@example.com`, 'member', at, at]);
+      await gw.store.db.run('INSERT INTO workspace_members (workspace_id, user_id, role, created_at) VALUES (?, ?, ?, ?)', [ws, userId, role, at]);
+      return { 'x-gateway-api-key': await workspaceKey(gw, ws, INTEGRATIONS, { subType: 'user', userId }) };
+    }
     const asC = () => ({ 'x-gateway-api-key': keyC });
 
     it('a workspace integration creates its default provider, named by default_provider_slug (else the integration slug)', async () => {
@@ -331,13 +338,7 @@ for (const engine of engines()) {
     });
 
     it("managers write workspace integrations only while managersWriteWsIntegrations is on (organisation setting, workspace override)", async () => {
-      const userId = `user-${randomBytes(4).toString('hex')}`;
-      const at = Math.floor(Date.now() / 1000);
-      await gw.store.db.run('INSERT INTO users (id, email, role, created_at, last_updated_at) VALUES (?, ?, ?, ?, ?)', [userId, `${userId}@example.com`, 'member', at, at]);
-      await gw.store.db.run('INSERT INTO workspace_members (workspace_id, user_id, role, created_at) VALUES (?, ?, ?, ?)', [wsB, userId, 'manager', at]);
-      const rec = keyRecord({ workspaceId: wsB, subType: 'user', userId, scopes: INTEGRATIONS });
-      await gw.store.apiKeys.insert(rec);
-      const asManager = { 'x-gateway-api-key': `secret-${rec.id}` };
+      const asManager = await userKeyIn(wsB, 'manager');
 
       const allowed = await expectJson(await create({ name: 'by manager', ai_provider_id: 'openai', key: KEY, create_default_provider: false }, asManager), 201);
       await gw.store.settings.saveOrganisation({
@@ -357,6 +358,19 @@ for (const engine of engines()) {
       await expectJson(await gw.call(`/integrations/${allowed.id}`, { method: 'PUT', headers: asManager, body: { name: 'override' } }), 200);
       await gw.store.workspaces.update(wsB, { settings: null });
       await gw.store.settings.saveOrganisation(DEFAULT_SETTINGS);
+    });
+
+    it("members never write a workspace's integrations, whatever their scopes: the managers' setting is about those above them", async () => {
+      const asMember = await userKeyIn(wsB, 'member');
+      const theirs = await expectJson(await create({ name: 'by service key', ai_provider_id: 'openai', key: KEY, create_default_provider: false }, asB()), 201);
+
+      const refused = await assertEnvelope(await create({ name: 'by member', ai_provider_id: 'openai', key: KEY, create_default_provider: false }, asMember), 403);
+      assert.equal(refused.code, 'permission_denied');
+      await assertEnvelope(await gw.call(`/integrations/${theirs.id}`, { method: 'PUT', headers: asMember, body: { name: 'x' } }), 403);
+      await assertEnvelope(await gw.call(`/integrations/${theirs.id}/integration-models`, { method: 'PUT', headers: asMember, body: { models: [] } }), 403);
+      await assertEnvelope(await gw.call(`/integrations/${theirs.id}`, { method: 'DELETE', headers: asMember }), 403);
+      const read = await expectJson(await gw.call(`/integrations/${theirs.id}`, { headers: asMember }), 200);
+      assert.equal(read.name, 'by service key');
     });
 
     it('a restart keeps integrations, their models, workspace access and providers', async () => {

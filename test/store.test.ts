@@ -94,6 +94,21 @@ async function withStore<T>(b: Backing, fn: (s: Store) => Promise<T>): Promise<T
   }
 }
 
+/** A store whose schema is as it was before migration `id` (the earlier ones recorded as applied): fn runs on it, then it is closed. */
+async function withSchemaBefore(b: Backing, id: number, fn: (s: Store) => Promise<void>): Promise<void> {
+  const s = b.open();
+  try {
+    await s.db.exec('CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
+    for (const m of MIGRATIONS.filter((m) => m.id < id)) {
+      await s.db.exec(m.sql);
+      await s.db.run('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, 0)', [m.id, m.name]);
+    }
+    await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
 for (const engine of [sqliteEngine(), postgresEngine()]) {
   describe(`store (${engine.name})`, { timeout: 30_000 }, () => {
     before(() => engine.setup());
@@ -235,15 +250,7 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
     });
 
     it('policies made before fail_mode existed (migration 11) fail open after it', async () => {
-      const b = await engine.fresh();
-      const s = b.open();
-      try {
-        // The schema as it was before migration 11, recorded as applied.
-        await s.db.exec('CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
-        for (const m of MIGRATIONS.filter((m) => m.id < 11)) {
-          await s.db.exec(m.sql);
-          await s.db.run('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, 0)', [m.id, m.name]);
-        }
+      await withSchemaBefore(await engine.fresh(), 11, async (s) => {
         const ws = await s.workspaces.default();
         const common = [ws.id, '[{"key":"api_key","value":"*"}]', '[{"key":"api_key"}]'];
         await s.db.run(
@@ -259,9 +266,36 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
         assert.equal((await s.usageLimitPolicies.get('usage-old'))?.failMode, 'open');
         const closed = await s.rateLimitPolicies.update('rate-old', { failMode: 'closed' });
         assert.equal(closed?.failMode, 'closed');
-      } finally {
-        await s.close();
-      }
+      });
+    });
+
+    it('configs made before migration 12 keep their versions and default flag; then slugs are unique per workspace only', async () => {
+      await withSchemaBefore(await engine.fresh(), 12, async (s) => {
+        const ws = await s.workspaces.default();
+        const other = await s.workspaces.create({ slug: 'other', name: 'Other', description: null, metadata: null, settings: null, defaults: null });
+        const old = await s.configs.create({ workspaceId: ws.id, slug: 'shared', name: 'Old', description: 'kept', isDefault: true, config: { provider: 'openai' } });
+        await s.configs.update(old.id, { config: { provider: 'anthropic' } });
+        const before = await s.configs.get(old.id);
+        const versionsBefore = await s.configs.versions(old.id, { limit: 10, after: undefined });
+        // The old schema refused the slug in any workspace.
+        await assert.rejects(s.configs.create({ workspaceId: other.id, slug: 'shared', name: 'X', description: null, isDefault: false, config: {} }), /unique/i);
+
+        await s.migrate();
+        assert.deepEqual(await s.configs.get(old.id), before);
+        assert.deepEqual(await s.configs.versions(old.id, { limit: 10, after: undefined }), versionsBefore);
+        assert.equal((await s.configs.findDefault(ws.id))?.id, old.id);
+        const theirs = await s.configs.create({ workspaceId: other.id, slug: 'shared', name: 'Theirs', description: null, isDefault: true, config: {} });
+        assert.equal((await s.configs.find('shared', other.id))?.id, theirs.id);
+        assert.equal((await s.configs.find('shared', ws.id))?.id, old.id);
+        await assert.rejects(s.configs.create({ workspaceId: ws.id, slug: 'shared', name: 'Again', description: null, isDefault: false, config: {} }), /unique/i);
+        // The constraints came along: one default per workspace, versions go with their config.
+        const second = "INSERT INTO configs (id, slug, workspace_id, name, is_default, status, version_id, created_at, last_updated_at) VALUES ('c2', 'two', ?, 'Two', 1, 'active', 'v', 0, 0)";
+        await assert.rejects(s.db.run(second, [other.id]), /unique/i);
+        await assert.rejects(s.db.run("INSERT INTO config_versions (id, config_id, version, config, created_at) VALUES ('v', 'no-such-config', 1, '{}', 0)"), /foreign key/i);
+        assert.ok(await s.configs.delete(old.id));
+        assert.equal(Number((await s.db.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM config_versions WHERE config_id = ?', [old.id]))!.n), 0);
+        assert.equal(await s.configs.get(old.id), null);
+      });
     });
 
     it('data survives close and reopen', async () => {

@@ -38,14 +38,39 @@ export interface Caller {
   workspaceRole: WorkspaceRole | null;
 }
 
-export async function resolveCaller(store: Store, key: ApiKeyRecord): Promise<Caller> {
-  const level = key.type;
-  if (key.isAdmin) return { key, level, orgRole: 'owner', workspaceRole: null };
-  if (key.subType === 'service') {
-    return level === 'organisation' ? { key, level, orgRole: 'admin', workspaceRole: null } : { key, level, orgRole: null, workspaceRole: 'admin' };
-  }
+export type Roles = Pick<Caller, 'orgRole' | 'workspaceRole'>;
+
+/** What a key's roles follow from: its kind, and for user keys the user's roles where the key lives. */
+export type KeyKind = Pick<ApiKeyRecord, 'type' | 'subType' | 'isAdmin' | 'userId' | 'workspaceId'>;
+
+/** The roles a key acts with (see Caller); a user key whose user is not a member of its workspace has no workspace role. */
+export async function keyRoles(store: Store, key: KeyKind): Promise<Roles> {
+  if (key.isAdmin) return { orgRole: 'owner', workspaceRole: null };
+  if (key.subType === 'service') return key.type === 'organisation' ? { orgRole: 'admin', workspaceRole: null } : { orgRole: null, workspaceRole: 'admin' };
   const roles = key.userId === null ? null : await store.users.roles(key.userId, key.workspaceId);
-  return { key, level, orgRole: roles?.orgRole ?? null, workspaceRole: level === 'workspace' ? (roles?.workspaceRole ?? null) : null };
+  return { orgRole: roles?.orgRole ?? null, workspaceRole: key.type === 'workspace' ? (roles?.workspaceRole ?? null) : null };
+}
+
+export async function resolveCaller(store: Store, key: ApiKeyRecord): Promise<Caller> {
+  return { key, level: key.type, ...(await keyRoles(store, key)) };
+}
+
+/** Roles in the order of what they reach, indexed by `standing`: an organisation owner or admin reaches past any workspace role. */
+const STANDINGS = ['none', 'workspace member', 'workspace manager', 'workspace admin', 'organisation admin', 'organisation owner'] as const;
+const ORG_STANDING: Readonly<Record<OrgRole, number>> = { member: 0, admin: 4, owner: 5 };
+const WORKSPACE_STANDING: Readonly<Record<WorkspaceRole, number>> = { member: 1, manager: 2, admin: 3 };
+export const WORKSPACE_ADMIN = WORKSPACE_STANDING.admin;
+
+/** Where roles stand, for "no key makes, changes or takes the secret of a key that stands above it". */
+export function standing(r: Roles): number {
+  return Math.max(r.orgRole === null ? 0 : ORG_STANDING[r.orgRole], r.workspaceRole === null ? 0 : WORKSPACE_STANDING[r.workspaceRole]);
+}
+
+/** 403 unless the caller stands at `needed` or above; `what` names the action that needs it. */
+export function requireStanding(caller: Caller, needed: number, what: string, param: string | null = null): GatewayError | null {
+  const mine = standing(caller);
+  if (mine >= needed) return null;
+  return new GatewayError(403, `${what} needs ${STANDINGS[needed]} or above, and this key's role is ${STANDINGS[mine]}`, { code: 'permission_denied', param });
 }
 
 export function hasScope(caller: Caller, scope: string): boolean {
@@ -97,6 +122,28 @@ export async function actingWorkspace(store: Store, caller: Caller, ref: string 
   }
   if (ws === null) return { ok: false, error: new GatewayError(404, `workspace '${ref}' not found`, { code: 'not_found', param }) };
   return { ok: true, value: ws };
+}
+
+/**
+ * An object named by id (in any workspace the caller sees) or by slug, which
+ * names it only within a workspace: the one `workspaceRef` names (the query's
+ * `workspace_id`), else the caller's own (the default one for organisation
+ * keys). 404 naming `what` when neither finds one the caller may see.
+ */
+export async function byIdOrSlug<T extends { workspaceId: string }>(
+  store: Store,
+  caller: Caller,
+  ref: string,
+  workspaceRef: string | null,
+  what: string,
+  lookup: { byId(id: string): Promise<T | null>; bySlug(workspaceId: string, slug: string): Promise<T | null> },
+): Promise<Result<T>> {
+  const byId = await lookup.byId(ref);
+  if (byId !== null && canSee(caller, byId.workspaceId)) return ok(byId);
+  const ws = await actingWorkspace(store, caller, workspaceRef ?? undefined);
+  if (!ws.ok) return ws;
+  const bySlug = await lookup.bySlug(ws.value.id, ref);
+  return bySlug === null ? err(notFound(what, ref)) : ok(bySlug);
 }
 
 /**

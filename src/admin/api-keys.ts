@@ -7,8 +7,13 @@
  * organisation callers; workspace callers only in their own workspace (other
  * workspaces' keys are 404). Nobody but an organisation-admin key grants
  * scopes it does not hold, or takes the secret of a key holding scopes it
- * does not hold (rotation hands it the new secret). A key may rotate itself
- * and claim its own rotated secret without `api_keys.rotate`.
+ * does not hold (rotation hands it the new secret). No key makes, changes,
+ * deletes or takes the secret of a key whose role stands above its own
+ * (access.ts `standing`): a user key acts with its user's roles, and a
+ * service key as an organisation or workspace admin. A user key is made only
+ * for a member of its workspace. A key may rotate itself without
+ * `api_keys.rotate`, but a scheduled rotation's secret is claimed by the
+ * key's owner or an admin, never by the key (see maySecretOf).
  * Times: expires_at is Unix seconds in and out, like every gateway timestamp
  * (spec); next_rotation_at and key_transition_expires_at are ISO 8601 (as Portkey's).
  * The bootstrap admin key, the organisation's way back in, is never deleted,
@@ -19,7 +24,21 @@ import { BOOTSTRAP_KEY_ID, generateKey, hashKey, keyHint } from '../http/auth.js
 import type { ApiKeyFilter, ApiKeyRecord, ApiKeySubType, ApiKeyType } from '../store/api-keys.js';
 import { newId } from '../store/ids.js';
 import type { Workspace } from '../store/workspaces.js';
-import { hasScope, KNOWN_SCOPES, listedWorkspace, notFound, requireOrganisation, requireScope, visibleTo, writableWorkspace, type Caller } from './access.js';
+import {
+  hasScope,
+  keyRoles,
+  KNOWN_SCOPES,
+  listedWorkspace,
+  notFound,
+  requireOrganisation,
+  requireScope,
+  requireStanding,
+  standing,
+  visibleTo,
+  WORKSPACE_ADMIN,
+  writableWorkspace,
+  type Caller,
+} from './access.js';
 import { bodyChecker, iso, listReply, reply, S } from './input.js';
 import { enforcePeriod, policySchema, readPolicy, transitionSchema, userKeyExpiry, type PolicyInput } from './key-policy.js';
 import { DEFAULT_TRANSITION_MS, periodMs } from './rotation.js';
@@ -130,17 +149,37 @@ function grantable(caller: Caller, scopes: readonly string[]): Result<string[]> 
   return ok([...new Set(scopes)]);
 }
 
+/** 403 when key `k` stands above the caller (`doing`: what the caller would do to it). */
+async function mayActOn(deps: AdminDeps, caller: Caller, k: ApiKeyRecord, doing: string): Promise<GatewayError | null> {
+  return requireStanding(caller, standing(await keyRoles(deps.store, k)), `${doing} api key '${k.id}'`);
+}
+
 /**
- * Whether the caller may take a new secret of key `k`: its own, or with
- * api_keys.rotate another key whose scopes it all holds (else rotating would
- * hand it more power than it has).
+ * Whether the caller may take a new secret of key `k`: rotating it (the
+ * answer holds the new secret), or `claim`ing the one a scheduled rotation
+ * sealed. A key rotates itself, but never claims its own rotated secret: its
+ * old secret works until the transition ends, and whoever holds that must not
+ * get the new one and lock the owner out. Anyone else needs api_keys.rotate
+ * and every scope of `k` (else the secret hands it more power than it has),
+ * and must be the key's owner or an admin. A user key's owner is its user
+ * (another key of theirs); an admin is a workspace admin or above, and not
+ * below `k`'s own role. A service key's owners are those who may manage the
+ * keys of its workspace, which are admins already: workspace service keys act
+ * as workspace admins, organisation ones as organisation admins.
  */
-function maySecretOf(caller: Caller, k: ApiKeyRecord): GatewayError | null {
-  if (caller.key.id === k.id) return null;
+async function maySecretOf(deps: AdminDeps, caller: Caller, k: ApiKeyRecord, claim: boolean): Promise<GatewayError | null> {
+  if (caller.key.id === k.id) {
+    return claim
+      ? new GatewayError(403, `a key cannot claim its own rotated secret (whoever holds its old one could): the key's owner or an admin claims it`, { code: 'permission_denied' })
+      : null;
+  }
   const denied = requireScope(caller, 'api_keys.rotate');
   if (denied !== null) return denied;
   const beyond = k.isAdmin ? (caller.key.isAdmin ? undefined : 'organisation admin') : k.scopes.find((s) => !hasScope(caller, s));
-  return beyond === undefined ? null : new GatewayError(403, `this key cannot take the secret of a key holding '${beyond}', which it does not hold`, { code: 'scope_escalation' });
+  if (beyond !== undefined) return new GatewayError(403, `this key cannot take the secret of a key holding '${beyond}', which it does not hold`, { code: 'scope_escalation' });
+  if (k.subType === 'user' && k.userId === caller.key.userId) return null;
+  const needed = Math.max(WORKSPACE_ADMIN, standing(await keyRoles(deps.store, k)));
+  return requireStanding(caller, needed, `taking the secret of api key '${k.id}' (its owner's or an admin's to take)`);
 }
 
 function bootstrapFixed(what: string): GatewayError {
@@ -184,18 +223,21 @@ async function create(caller: Caller, params: Readonly<Record<string, string>>, 
     if (!acting.ok) return acting;
     ws = acting.value;
   }
-  if (subType === 'service' && b.user_id !== undefined) return err(invalid('user_id: only user keys belong to a user', 'user_id'));
-  if (subType === 'user') {
-    if (b.user_id === undefined) return err(invalid('user_id: is required for a user key', 'user_id'));
-    if (!(await deps.store.apiKeys.userExists(b.user_id))) {
-      return err(new GatewayError(404, `user '${b.user_id}' not found`, { code: 'not_found', param: 'user_id' }));
-    }
+  const user = subType === 'user';
+  if (!user && b.user_id !== undefined) return err(invalid('user_id: only user keys belong to a user', 'user_id'));
+  if (user && b.user_id === undefined) return err(invalid('user_id: is required for a user key', 'user_id'));
+  // The new key acts with these roles: a user's in the workspace, or an admin's for a service key.
+  const roles = await keyRoles(deps.store, { type, subType, isAdmin: false, userId: b.user_id ?? null, workspaceId: ws.id });
+  if (user && roles.workspaceRole === null) {
+    // An unknown user too: a workspace key learns nothing of users outside its workspace.
+    return err(new GatewayError(404, `user '${b.user_id}' is not a member of workspace '${ws.slug}'`, { code: 'not_found', param: 'user_id' }));
   }
+  const below = requireStanding(caller, standing(roles), user ? `a key acting as user '${b.user_id}'` : `a ${type} service key`, user ? 'user_id' : 'sub_type');
+  if (below !== null) return err(below);
 
   const nowMs = deps.now();
   const now = Math.floor(nowMs / 1000);
   const settings = await deps.store.settings.effective(ws.id);
-  const user = subType === 'user';
   const expiresAt = expiry(b.expires_at, undefined, user, settings.user_api_key_ttl, now);
   if (!expiresAt.ok) return expiresAt;
   const asked = user ? enforcePeriod(b.rotation_policy ?? null, settings.user_api_key_rotation_period) : ok(b.rotation_policy ?? null);
@@ -237,6 +279,8 @@ async function update(caller: Caller, id: string, b: UpdateBody, deps: AdminDeps
   const found = await visibleKey(deps, caller, id);
   if (!found.ok) return found;
   const k = found.value;
+  const below = await mayActOn(deps, caller, k, 'changing');
+  if (below !== null) return err(below);
   if (k.id === BOOTSTRAP_KEY_ID && (b.scopes !== undefined || b.expires_at !== undefined || b.rotation_policy !== undefined)) {
     return err(bootstrapFixed('narrowed, given an expiry or a rotation policy'));
   }
@@ -284,7 +328,7 @@ async function rotate(caller: Caller, id: string, body: unknown, deps: AdminDeps
   const found = await visibleKey(deps, caller, id);
   if (!found.ok) return found;
   const k = found.value;
-  const denied = maySecretOf(caller, k);
+  const denied = await maySecretOf(deps, caller, k, false);
   if (denied !== null) return err(denied);
   if (k.id === BOOTSTRAP_KEY_ID) return err(bootstrapFixed('rotated: its secret follows GATEWAY_ADMIN_API_KEY'));
   const input = checkRotate(body);
@@ -320,7 +364,7 @@ async function rotatedKey(caller: Caller, id: string, deps: AdminDeps): Promise<
   const found = await visibleKey(deps, caller, id);
   if (!found.ok) return found;
   const k = found.value;
-  const denied = maySecretOf(caller, k);
+  const denied = await maySecretOf(deps, caller, k, true);
   if (denied !== null) return err(denied);
   const sealed = await deps.store.apiKeys.takeRotatedKey(k.id);
   if (sealed === null) return err(new GatewayError(404, `api key '${id}' has no rotated secret waiting to be claimed`, { code: 'not_found' }));
@@ -373,12 +417,14 @@ export const apiKeyRoutes: Route[] = [
     async handler({ caller, params }, deps) {
       const k = await visibleKey(deps, caller, params.id!);
       if (!k.ok) return k;
+      const below = await mayActOn(deps, caller, k.value, 'deleting');
+      if (below !== null) return err(below);
       if (k.value.id === BOOTSTRAP_KEY_ID) return err(bootstrapFixed('deleted'));
       if (!(await deps.store.apiKeys.delete(k.value.id))) return err(notFound('api key', params.id!));
       return reply(200, { id: k.value.id, object: 'api-key', deleted: true });
     },
   }),
-  // maySecretOf, after the key is found: a key rotates itself, and claims its own rotated secret, without api_keys.rotate.
+  // maySecretOf, after the key is found: a key rotates itself without api_keys.rotate; its rotated secret is for its owner or an admin.
   route({ method: 'POST', path: '/api-keys/:id/rotate', scope: null, handler: ({ caller, params, body }, deps) => rotate(caller, params.id!, body, deps) }),
   route({ method: 'POST', path: '/api-keys/:id/rotated-key', scope: null, handler: ({ caller, params }, deps) => rotatedKey(caller, params.id!, deps) }),
 ];

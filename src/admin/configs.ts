@@ -1,9 +1,11 @@
 /**
  * /v1/configs: saved configs, named and versioned, that `x-gateway-config`
  * takes by id or slug. Bodies are validated exactly as inline configs are;
- * a change of body is a new version. A workspace key sees only its own
- * workspace's configs (another's is 404); organisation keys act in the
- * default workspace unless they name one.
+ * a change of body is a new version. Slugs are unique per workspace: a
+ * slug names a config in the workspace `?workspace_id=` names, else the
+ * caller's own; an id names it anywhere the caller sees. A workspace key
+ * sees only its own workspace's configs (another's is 404); organisation
+ * keys act in the default workspace unless they name one.
  */
 import { parseConfig } from '../config/schema.js';
 import { isSealed, mapSecrets, maskConfig, SECRET_MASK, sealConfig } from '../config/secrets.js';
@@ -11,7 +13,7 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { ConfigBody, ConfigStatus, ConfigVersion, SavedConfig, StoredConfig } from '../store/configs.js';
 import { isUniqueViolation } from '../store/db.js';
 import { newSlug } from '../store/ids.js';
-import { listedWorkspace, notFound, visibleTo, writableWorkspace, type Caller } from './access.js';
+import { byIdOrSlug, listedWorkspace, notFound, writableWorkspace, type Caller } from './access.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
 import { route, type AdminDeps, type Route } from './router.js';
 
@@ -112,9 +114,10 @@ function checkConfig(body: ConfigBody): GatewayError | null {
   return invalid(e.message, e.param === null ? 'config' : `config.${e.param}`, e.code);
 }
 
-/** A config the caller may see, by id or slug; 404 otherwise. */
-async function visible(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<StoredConfig>> {
-  return visibleTo(caller, await deps.store.configs.find(ref), (c) => c.workspaceId, 'config', ref);
+/** A config the caller may see, by id, or by slug in the workspace the query names (else the caller's own); 404 otherwise. */
+function visible(deps: AdminDeps, caller: Caller, ref: string, query: URLSearchParams): Promise<Result<StoredConfig>> {
+  const configs = deps.store.configs;
+  return byIdOrSlug(deps.store, caller, ref, query.get('workspace_id'), 'config', { byId: (id) => configs.get(id), bySlug: (ws, slug) => configs.find(slug, ws) });
 }
 
 /** The partial unique index lets one config per workspace be the default; two writers racing for it meet here. */
@@ -147,9 +150,9 @@ export const configRoutes: Route[] = [
           return reply(201, { object: 'config', id: c.id, slug: c.slug, version_id: c.versionId });
         } catch (e) {
           if (!isUniqueViolation(e)) throw e;
-          if (!(await deps.store.configs.slugTaken(slug))) return { ok: false, error: defaultRace() };
+          if (!(await deps.store.configs.slugTaken(ws.value.id, slug))) return { ok: false, error: defaultRace() };
           if (b.slug === undefined && attempt < SLUG_TRIES) continue;
-          return { ok: false, error: new GatewayError(409, `config slug '${slug}' is taken`, { code: 'conflict', param: 'slug' }) };
+          return { ok: false, error: new GatewayError(409, `config slug '${slug}' is taken in this workspace`, { code: 'conflict', param: 'slug' }) };
         }
       }
     },
@@ -169,8 +172,8 @@ export const configRoutes: Route[] = [
     method: 'GET',
     path: '/configs/:id',
     scope: 'configs.read',
-    async handler({ caller, params }, deps) {
-      const c = await visible(deps, caller, params.id!);
+    async handler({ caller, params, query }, deps) {
+      const c = await visible(deps, caller, params.id!, query);
       return c.ok ? reply(200, configView(c.value)) : c;
     },
   }),
@@ -179,8 +182,8 @@ export const configRoutes: Route[] = [
     path: '/configs/:id',
     scope: 'configs.update',
     body: checkUpdate,
-    async handler({ caller, params, body: b }, deps) {
-      const c = await visible(deps, caller, params.id!);
+    async handler({ caller, params, query, body: b }, deps) {
+      const c = await visible(deps, caller, params.id!, query);
       if (!c.ok) return c;
       let config: ConfigBody | undefined;
       if (b.config !== undefined) {
@@ -212,8 +215,8 @@ export const configRoutes: Route[] = [
     method: 'DELETE',
     path: '/configs/:id',
     scope: 'configs.delete',
-    async handler({ caller, params }, deps) {
-      const c = await visible(deps, caller, params.id!);
+    async handler({ caller, params, query }, deps) {
+      const c = await visible(deps, caller, params.id!, query);
       if (!c.ok) return c;
       if (!(await deps.store.configs.delete(c.value.id))) return { ok: false, error: notFound('config', params.id!) };
       return reply(200, { object: 'config', id: c.value.id, deleted: true });
@@ -224,8 +227,8 @@ export const configRoutes: Route[] = [
     path: '/configs/:id/versions',
     scope: 'configs.read',
     paged: true,
-    async handler({ caller, params, page }, deps) {
-      const c = await visible(deps, caller, params.id!);
+    async handler({ caller, params, query, page }, deps) {
+      const c = await visible(deps, caller, params.id!, query);
       if (!c.ok) return c;
       return listReply(await deps.store.configs.versions(c.value.id, page), versionView);
     },
@@ -234,8 +237,8 @@ export const configRoutes: Route[] = [
     method: 'GET',
     path: '/configs/:id/versions/:versionId',
     scope: 'configs.read',
-    async handler({ caller, params }, deps) {
-      const c = await visible(deps, caller, params.id!);
+    async handler({ caller, params, query }, deps) {
+      const c = await visible(deps, caller, params.id!, query);
       if (!c.ok) return c;
       const v = await deps.store.configs.version(c.value.id, params.versionId!);
       return v === null ? { ok: false, error: notFound('config version', params.versionId!) } : reply(200, versionView(v));

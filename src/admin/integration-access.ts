@@ -3,12 +3,13 @@
  * integration; a workspace key sees its workspace's and the organisation's
  * enabled for it (read only), and nothing else exists for it (404).
  * Organisation integrations change only through organisation keys; a
- * workspace's integrations also through its keys, except managers' when
- * the workspace's `managersWriteWsIntegrations` is off.
+ * workspace's integrations also through its admins' keys (a workspace
+ * service key acts as one), and its managers' while the workspace's
+ * `managersWriteWsIntegrations` is on; never its members'.
  */
 import { GatewayError, type Result } from '../shared/errors.js';
 import type { Integration } from '../store/integrations.js';
-import { notFound, requireOrganisation, type Caller } from './access.js';
+import { notFound, requireOrganisation, requireStanding, standing, WORKSPACE_ADMIN, type Caller } from './access.js';
 import type { AdminDeps } from './router.js';
 
 export async function visibleIntegration(deps: AdminDeps, caller: Caller, ref: string): Promise<Result<Integration>> {
@@ -25,13 +26,18 @@ export async function writableIntegration(deps: AdminDeps, caller: Caller, ref: 
   const denied =
     i.value.workspaceId === null
       ? requireOrganisation(caller, 'changing an organisation integration')
-      : await managerDenied(deps, caller, i.value.workspaceId);
+      : await writeDenied(deps, caller, i.value.workspaceId);
   return denied === null ? i : { ok: false, error: denied };
 }
 
-/** Workspace managers write workspace integrations only while the workspace's security settings allow it. */
-export async function managerDenied(deps: AdminDeps, caller: Caller, workspaceId: string): Promise<GatewayError | null> {
-  if (caller.workspaceRole !== 'manager') return null;
+/**
+ * Who writes a workspace's integrations: admins and above; managers only while
+ * the workspace's security settings allow it (a setting about managers would
+ * mean nothing if members, below them, were let through).
+ */
+export async function writeDenied(deps: AdminDeps, caller: Caller, workspaceId: string): Promise<GatewayError | null> {
+  if (standing(caller) >= WORKSPACE_ADMIN) return null;
+  if (caller.workspaceRole !== 'manager') return requireStanding(caller, standing({ orgRole: null, workspaceRole: 'manager' }), "changing a workspace's integrations");
   const settings = await deps.store.settings.effective(workspaceId);
   if (settings.security_settings.managersWriteWsIntegrations) return null;
   return new GatewayError(403, "workspace managers may not change this workspace's integrations (managersWriteWsIntegrations is off)", {

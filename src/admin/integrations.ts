@@ -20,7 +20,7 @@ import type { Integration, IntegrationPatch, PricingAdjustments, SecretMapping }
 import type { NewVirtualKey } from '../store/virtual-keys.js';
 import { listedWorkspace, notFound, writableWorkspace } from './access.js';
 import { checkCredentialSet, KEY_SCHEMA, isProviderField, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
-import { managerDenied, visibleIntegration, writableIntegration } from './integration-access.js';
+import { visibleIntegration, writableIntegration, writeDenied } from './integration-access.js';
 import { integrationModelRoutes } from './integration-models.js';
 import { integrationWorkspaceRoutes } from './integration-workspaces.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
@@ -158,8 +158,8 @@ async function create({ caller, body: b }: AdminRequest<CreateBody>, deps: Admin
   if (b.workspace_id !== undefined || caller.level === 'workspace') {
     const ws = await writableWorkspace(deps.store, caller, b.workspace_id);
     if (!ws.ok) return ws;
-    const managerRefused = await managerDenied(deps, caller, ws.value.id);
-    if (managerRefused !== null) return { ok: false, error: managerRefused };
+    const refused = await writeDenied(deps, caller, ws.value.id);
+    if (refused !== null) return { ok: false, error: refused };
     workspaceId = ws.value.id;
   }
   const createDefault = b.create_default_provider ?? workspaceId !== null;

@@ -6,7 +6,8 @@
  * once: each rotation is a conditional UPDATE on the key's due time and
  * secret, so exactly one of them rotates a key. Nobody is there to receive the
  * new secret, so it is kept sealed (AES-256-GCM, bound to the key's id) until
- * the owner claims it once through POST /v1/api-keys/:id/rotated-key.
+ * the key's owner or an admin (never the key itself) claims it once through
+ * POST /v1/api-keys/:id/rotated-key (api-keys.ts maySecretOf).
  */
 import { generateKey, hashKey, keyHint } from '../http/auth.js';
 import type { ApiKeyRecord, RotationPolicy } from '../store/api-keys.js';

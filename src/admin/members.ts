@@ -2,15 +2,17 @@
  * /v1/workspaces/:id/users: a workspace's members (Portkey's
  * /admin/workspaces/{id}/users). Reading needs `workspaces.read`; adding,
  * changing and removing need `workspaces.update` and an organisation owner or
- * admin, or the workspace's own admin or manager. Removing a member deletes
- * their keys of that workspace.
+ * admin, or the workspace's own admin or manager, never above the caller's
+ * own role (access.ts `standing`): a manager neither grants the admin role nor
+ * changes or removes an admin (or an organisation admin seated here).
+ * Removing a member deletes their keys of that workspace.
  */
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { Member } from '../store/members.js';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../store/roles.js';
 import type { User } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
-import { isOrgAdmin, notFound, type Caller } from './access.js';
+import { isOrgAdmin, notFound, requireStanding, standing, type Caller } from './access.js';
 import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
 import { announceDropped, seat, unseat } from './membership.js';
 import { roleSchema } from './roles.js';
@@ -75,6 +77,17 @@ async function member(deps: AdminDeps, ws: Workspace, userId: string): Promise<R
   return m === null ? { ok: false, error: notFound('workspace member', userId) } : { ok: true, value: m };
 }
 
+/** 403 unless the caller stands at least as high as the member (by their organisation and workspace roles). */
+function outranks(caller: Caller, m: Member, doing: string): Result<Member> {
+  const denied = requireStanding(caller, standing({ orgRole: m.orgRole, workspaceRole: m.role }), `${doing} user '${m.id}'`);
+  return denied === null ? { ok: true, value: m } : { ok: false, error: denied };
+}
+
+/** 403 naming `param` unless the caller stands at least as high as the workspace role it would grant. */
+function mayGrant(caller: Caller, role: WorkspaceRole, param: string): GatewayError | null {
+  return requireStanding(caller, standing({ orgRole: null, workspaceRole: role }), `${param}: granting the workspace role '${role}'`, param);
+}
+
 // Member changes read their body after the workspace is found and manageable (404/403/409 before 400).
 export const memberRoutes: Route[] = [
   route({
@@ -95,7 +108,10 @@ export const memberRoutes: Route[] = [
         if ((await deps.store.users.members.get(ws.value.id, user.id)) !== null) {
           return { ok: false, error: new GatewayError(409, `user '${ref.id}' is already a member of workspace '${ws.value.slug}'`, { code: 'conflict', param }) };
         }
-        joining.push({ user, role: ref.role.toLowerCase() as WorkspaceRole });
+        const role = ref.role.toLowerCase() as WorkspaceRole;
+        const above = mayGrant(caller, role, `users[${i}].role`);
+        if (above !== null) return { ok: false, error: above };
+        joining.push({ user, role });
       }
       const org = await deps.store.settings.organisation();
       const issued = await deps.store.db.transaction(async (tx) => {
@@ -146,10 +162,14 @@ export const memberRoutes: Route[] = [
       if (!ws.ok) return ws;
       const input = checkUpdate(body);
       if (!input.ok) return input;
-      const m = await member(deps, ws.value, params.userId!);
+      const found = await member(deps, ws.value, params.userId!);
+      const m = found.ok ? outranks(caller, found.value, 'changing the role of') : found;
       if (!m.ok) return m;
-      await deps.store.users.members.setRole(ws.value.id, m.value.id, input.value.role.toLowerCase() as WorkspaceRole);
-      return reply(200, memberView({ ...m.value, role: input.value.role.toLowerCase() as WorkspaceRole }));
+      const role = input.value.role.toLowerCase() as WorkspaceRole;
+      const above = mayGrant(caller, role, 'role');
+      if (above !== null) return { ok: false, error: above };
+      await deps.store.users.members.setRole(ws.value.id, m.value.id, role);
+      return reply(200, memberView({ ...m.value, role }));
     },
   }),
   route({
@@ -159,7 +179,8 @@ export const memberRoutes: Route[] = [
     async handler({ caller, params }, deps) {
       const ws = await manageable(deps, caller, params.id!);
       if (!ws.ok) return ws;
-      const m = await member(deps, ws.value, params.userId!);
+      const found = await member(deps, ws.value, params.userId!);
+      const m = found.ok ? outranks(caller, found.value, 'removing') : found;
       if (!m.ok) return m;
       const dropped = await deps.store.db.transaction((tx) => unseat(deps, tx, [{ workspaceId: ws.value.id, userId: m.value.id }]));
       announceDropped(deps, dropped);

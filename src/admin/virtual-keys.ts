@@ -10,7 +10,7 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { isUniqueViolation } from '../store/db.js';
 import { newId, newSlug } from '../store/ids.js';
 import type { VirtualKey, VirtualKeyPatch } from '../store/virtual-keys.js';
-import { actingWorkspace, canSee, listedWorkspace, notFound, writableWorkspace, type Caller } from './access.js';
+import { byIdOrSlug, listedWorkspace, notFound, writableWorkspace, type Caller } from './access.js';
 import { checkCredentialSet, KEY_SCHEMA, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
 import { usableIntegration } from './integration-access.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
@@ -76,13 +76,9 @@ export function virtualKeyView(k: VirtualKey): Record<string, unknown> {
  * A virtual key the caller may see: by id, or by slug in the workspace the
  * query names (else the caller's own; the default one for organisation keys).
  */
-async function visible(deps: AdminDeps, caller: Caller, ref: string, workspaceRef: string | null): Promise<Result<VirtualKey>> {
-  const byId = await deps.store.virtualKeys.get(ref);
-  if (byId !== null && canSee(caller, byId.workspaceId)) return { ok: true, value: byId };
-  const ws = await actingWorkspace(deps.store, caller, workspaceRef ?? undefined);
-  if (!ws.ok) return ws;
-  const bySlug = await deps.store.virtualKeys.find(ws.value.id, ref, true);
-  return bySlug === null ? { ok: false, error: notFound('virtual key', ref) } : { ok: true, value: bySlug };
+function visible(deps: AdminDeps, caller: Caller, ref: string, workspaceRef: string | null): Promise<Result<VirtualKey>> {
+  const keys = deps.store.virtualKeys;
+  return byIdOrSlug(deps.store, caller, ref, workspaceRef, 'virtual key', { byId: (id) => keys.get(id), bySlug: (ws, slug) => keys.find(ws, slug, true) });
 }
 
 function slugTaken(slug: string): GatewayError {

@@ -146,11 +146,6 @@ export class ApiKeyRepo {
     ]);
   }
 
-  /** Whether a user exists (a user key needs one). Read here, not through UserRepo, which the identity routes own. */
-  async userExists(userId: string): Promise<boolean> {
-    return (await this.db.get('SELECT 1 AS one FROM users WHERE id = ?', [userId])) !== undefined;
-  }
-
   /** The key whose current secret, or previous secret during a rotation's transition, has this hash. */
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
     const r = await this.db.get<ApiKeyRow>('SELECT * FROM api_keys WHERE key_hash = ? OR previous_key_hash = ?', [hash, hash]);

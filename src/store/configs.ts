@@ -1,5 +1,6 @@
 /**
- * Saved configs: a named, workspace-owned config whose body is versioned.
+ * Saved configs: a named, workspace-owned config whose body is versioned,
+ * found by id, or by slug within its workspace (slugs are unique per workspace).
  * Every change of the body adds a version (numbered from 1) and makes it the
  * current one; name, status and the default flag change in place. Bodies are
  * stored as given, validated by the caller. Writes publish a `config` notice
@@ -96,6 +97,10 @@ function toSaved(r: Row): SavedConfig {
   };
 }
 
+function withBody(r: (Row & { config: string }) | undefined): StoredConfig | null {
+  return r === undefined ? null : { ...toSaved(r), config: JSON.parse(r.config) as ConfigBody };
+}
+
 function toVersion(r: VersionRow): ConfigVersion {
   return { id: r.id, configId: r.config_id, version: r.version, config: JSON.parse(r.config) as ConfigBody, createdAt: r.created_at };
 }
@@ -132,26 +137,26 @@ export class ConfigRepo {
     });
     // A new config can satisfy a reference that failed before, or become the default.
     this.publish([id, ...cleared]);
-    return (await this.find(id))!;
+    return (await this.get(id))!;
   }
 
-  /** By id or slug; with `workspaceId`, only a config of that workspace. */
-  async find(ref: string, workspaceId?: string): Promise<StoredConfig | null> {
-    const r =
-      workspaceId === undefined
-        ? await this.db.get<Row & { config: string }>(`${CURRENT_WITH_BODY} WHERE c.id = ? OR c.slug = ?`, [ref, ref])
-        : await this.db.get<Row & { config: string }>(`${CURRENT_WITH_BODY} WHERE c.workspace_id = ? AND (c.id = ? OR c.slug = ?)`, [workspaceId, ref, ref]);
-    return r === undefined ? null : { ...toSaved(r), config: JSON.parse(r.config) as ConfigBody };
+  /** By id, in any workspace. */
+  async get(id: string): Promise<StoredConfig | null> {
+    return withBody(await this.db.get<Row & { config: string }>(`${CURRENT_WITH_BODY} WHERE c.id = ?`, [id]));
+  }
+
+  /** By id or slug, in one workspace: slugs are unique per workspace only. */
+  async find(ref: string, workspaceId: string): Promise<StoredConfig | null> {
+    return withBody(await this.db.get<Row & { config: string }>(`${CURRENT_WITH_BODY} WHERE c.workspace_id = ? AND (c.id = ? OR c.slug = ?)`, [workspaceId, ref, ref]));
   }
 
   /** The workspace's default config, if it has one. */
   async findDefault(workspaceId: string): Promise<StoredConfig | null> {
-    const r = await this.db.get<Row & { config: string }>(`${CURRENT_WITH_BODY} WHERE c.workspace_id = ? AND c.is_default = 1`, [workspaceId]);
-    return r === undefined ? null : { ...toSaved(r), config: JSON.parse(r.config) as ConfigBody };
+    return withBody(await this.db.get<Row & { config: string }>(`${CURRENT_WITH_BODY} WHERE c.workspace_id = ? AND c.is_default = 1`, [workspaceId]));
   }
 
-  async slugTaken(slug: string): Promise<boolean> {
-    return (await this.db.get('SELECT 1 AS x FROM configs WHERE slug = ?', [slug])) !== undefined;
+  async slugTaken(workspaceId: string, slug: string): Promise<boolean> {
+    return (await this.db.get('SELECT 1 AS x FROM configs WHERE workspace_id = ? AND slug = ?', [workspaceId, slug])) !== undefined;
   }
 
   /** Newest first; every workspace's when `workspaceId` is undefined. */
@@ -199,7 +204,7 @@ export class ConfigRepo {
     });
     if (cleared === null) return null;
     this.publish([id, ...cleared]);
-    return this.find(id);
+    return this.get(id);
   }
 
   /** Deletes a config and its versions; false when it does not exist. */

@@ -347,6 +347,51 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE usage_limit_policies ADD COLUMN fail_mode TEXT NOT NULL DEFAULT 'open';
     `,
   },
+  {
+    id: 12,
+    // Config slugs were unique across the organisation: a workspace learnt
+    // another's slugs from the 409. SQLite cannot drop a column's UNIQUE, so
+    // the table is rebuilt, and config_versions with it: dropping configs
+    // while versions still referenced it would cascade-delete them (SQLite,
+    // foreign keys on). Renaming configs_v2 to configs makes SQLite rewrite
+    // config_versions_v2's reference; Postgres follows the table itself.
+    name: 'configs: slugs unique per workspace',
+    sql: `
+      CREATE TABLE configs_v2 (
+        id TEXT PRIMARY KEY,
+        slug TEXT NOT NULL,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        name TEXT NOT NULL,
+        description TEXT,
+        is_default INTEGER NOT NULL DEFAULT 0,
+        status TEXT NOT NULL DEFAULT 'active',
+        version_id TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        last_updated_at BIGINT NOT NULL,
+        UNIQUE (workspace_id, slug)
+      );
+      INSERT INTO configs_v2 (id, slug, workspace_id, name, description, is_default, status, version_id, created_at, last_updated_at)
+        SELECT id, slug, workspace_id, name, description, is_default, status, version_id, created_at, last_updated_at FROM configs;
+      CREATE TABLE config_versions_v2 (
+        id TEXT PRIMARY KEY,
+        config_id TEXT NOT NULL REFERENCES configs_v2(id) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        config TEXT NOT NULL,
+        description TEXT,
+        created_at BIGINT NOT NULL,
+        UNIQUE (config_id, version)
+      );
+      INSERT INTO config_versions_v2 (id, config_id, version, config, description, created_at)
+        SELECT id, config_id, version, config, description, created_at FROM config_versions;
+      DROP TABLE config_versions;
+      DROP TABLE configs;
+      ALTER TABLE configs_v2 RENAME TO configs;
+      ALTER TABLE config_versions_v2 RENAME TO config_versions;
+      CREATE INDEX configs_workspace ON configs (workspace_id, id);
+      CREATE UNIQUE INDEX configs_one_default ON configs (workspace_id) WHERE is_default = 1;
+      CREATE INDEX config_versions_config ON config_versions (config_id, id);
+    `,
+  },
 ];
 
 /**

@@ -22,7 +22,6 @@
  * parameters: models that know them take them, others say no.
  */
 import { ok, type Result } from '../../../shared/errors.js';
-
 import {
   assistantCalls,
   dataUrl,

@@ -54,7 +54,7 @@ export interface RelayedCall {
   headers: Record<string, string>;
   /** The bytes to send when they are not the client's own (an edited or signed body). */
   body?: string | Buffer;
-  /** The gateway asked for stream usage the client did not (shared/stream-usage.ts): the relay strips it. */
+  /** The gateway asked for stream usage the client did not (shared/stream-usage.ts): the respond stage strips it. */
   addedUsage: boolean;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The process's one JSON Schema validator and the one way its failures become
- * 400s. Request bodies (server/validation.ts), management bodies
+ * 400s. Request bodies (pipeline/validation.ts), management bodies
  * (admin/input.ts) and the config (config/schema.ts) are all compiled here,
  * once, at load.
  *

@@ -27,7 +27,7 @@
  *   an unknown deployment 404 {"error":{"code":"DeploymentNotFound",…}}. Relayed as Azure sent them,
  *   with their headers (retry-after-ms and x-ratelimit-* on 429 guide the OpenAI SDK's own retries).
  *
- *   Streams are asked for usage (stream_options.include_usage, stripped again by the relay) where the API
+ *   Streams are asked for usage (stream_options.include_usage, stripped again by the respond stage) where the API
  *   version takes the option: see takesStreamOptions.
  *
  *   api_version "v1" selects the v1 API (https://learn.microsoft.com/azure/ai-foundry/openai/api-version-lifecycle):

@@ -4,7 +4,7 @@
  * bytes go on as they are — except a stream the client did not ask usage for,
  * sent to a host that answers include_usage as OpenAI does
  * (shared/stream-usage.ts), which goes with the option set and is marked so
- * the relay strips it again.
+ * the respond stage strips it again.
  */
 import { err, invalid, ok } from '../../shared/errors.js';
 import type { Provider, ProviderAdapter, RelayedCall } from '../contract.js';

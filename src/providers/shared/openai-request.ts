@@ -1,6 +1,6 @@
 /**
  * The client's OpenAI request as every translator reads it. The body
- * validator (server/validation.ts) has checked roles, the outline of content
+ * validator (pipeline/validation.ts) has checked roles, the outline of content
  * parts, tools, tool_choice and response_format, and the types of the scalar
  * parameters; what lies deeper (a tool call's id and arguments, a part's
  * text, an image's URL) is unknown until a translator reads it, with the

@@ -3,8 +3,8 @@
  * the request sets `stream_options.include_usage` (an extra last chunk with
  * empty `choices`, and `"usage": null` on every other chunk), so the gateway
  * sets it for providers that answer it that way (openai/adapter.ts, Azure
- * OpenAI), marks the call (`addedUsage`), and the relay strips what the
- * client did not ask for (server/usage-strip.ts). Translated streams always
+ * OpenAI), marks the call (`addedUsage`), and the respond stage strips what the
+ * client did not ask for (pipeline/usage-strip.ts). Translated streams always
  * end with the usage chunk (stream.ts; StreamedAnswer.addedUsage says whether
  * to strip it). OpenAI-compatible providers differ:
  *

@@ -3,7 +3,7 @@
  * OpenAI's chat.completion.chunk events out. One rule for how a stream ends:
  *
  * - the provider's end marker arrived (`complete`): the usage chunk (every
- *   translated stream reports usage; the relay strips it where the client did
+ *   translated stream reports usage; the respond stage strips it where the client did
  *   not ask for it), then `data: [DONE]`;
  * - anything else ends it in an error event, `data: {"error": …}` in the
  *   contract's envelope (OpenAI's SDKs raise it), and never a `[DONE]`, so

@@ -145,7 +145,7 @@ export class RequestLimits {
   /**
    * Checks a request against its workspace's policies; a request over a
    * limit is refused (counted nowhere), its error carrying the quota headers.
-   * The headers are handed back rather than set on the response: the relay
+   * The headers are handed back rather than set on the response: the respond stage
    * writes every header in one writeHead, Node's fast path. Synchronous
    * when the policies are cached and the counters answer at once.
    */

@@ -76,7 +76,7 @@ function watch(ctx: RequestContext, body: Readable, a: Answer, logging: boolean)
  * that breaks mid-stream closes the client's connection, and a client that
  * leaves stops the provider's stream; resolves to whether the whole answer
  * went out. (Not stream.pipeline: its per-call AbortController costs more
- * than the rest of the relay.)
+ * than the rest of the stage.)
  */
 function pipeTo(body: Readable, res: ServerResponse): Promise<boolean> {
   return new Promise((resolve) => {

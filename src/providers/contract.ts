@@ -143,7 +143,7 @@ export interface StreamedAnswer extends AnswerReader {
   /**
    * Every translated stream ends with a usage chunk (shared/stream.ts); true
    * when the client did not ask for it (stream_options.include_usage), so the
-   * relay strips it once the usage is read.
+   * respond stage strips it once the usage is read.
    */
   readonly addedUsage: boolean;
   /** Response body, chunk by chunk: provider bytes in, OpenAI SSE out (shared/stream.ts says how a stream ends). */

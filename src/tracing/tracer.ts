@@ -24,7 +24,7 @@ export interface SpanIds {
   readonly spanName: string | null;
 }
 
-/** How a request ended; a LogRecord is one, so the relay can hand over the record it built. */
+/** How a request ended; a LogRecord is one, so the record stage could hand over a record it built. */
 export type RequestOutcome = Pick<
   LogRecord,
   'status' | 'provider' | 'model' | 'cacheStatus' | 'retryCount' | 'promptTokens' | 'completionTokens' | 'workspaceId' | 'error'

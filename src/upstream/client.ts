@@ -3,10 +3,13 @@
  * connections alive per origin, which is most of the gateway's speed.
  * Timeouts are the router's job (request_timeout → 408), so undici's own are
  * off for headers and relaxed for bodies: a long stream must not be cut.
+ * Every connection passes the upstream policy (policy.ts).
  */
+import type { LookupFunction } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { Cancel } from './cancel.js';
+import { policedConnector, UpstreamPolicy } from './policy.js';
 
 /** Pool settings, shared with the benchmark's node floor so both measure the same client. */
 export const POOL_OPTIONS: Agent.Options = {
@@ -18,8 +21,23 @@ export const POOL_OPTIONS: Agent.Options = {
   bodyTimeout: 0,
 };
 
-const newAgent = (): Agent => new Agent(POOL_OPTIONS);
+let policy = new UpstreamPolicy();
+let resolve: LookupFunction | undefined;
+const newAgent = (): Agent => new Agent({ ...POOL_OPTIONS, connect: policedConnector(policy, resolve) });
 let agent = newAgent();
+
+/**
+ * Where upstream calls may go, for the whole process (the pool is one per
+ * process): a gateway sets it as it starts, with `lookup` from tests that
+ * answer DNS themselves. Connections made under the previous policy close.
+ */
+export function policeUpstreams(next: UpstreamPolicy, lookup?: LookupFunction): void {
+  policy = next;
+  resolve = lookup;
+  const previous = agent;
+  agent = newAgent();
+  previous.close().catch(() => {});
+}
 
 export interface UpstreamRequest {
   url: string;

@@ -20,6 +20,7 @@ import { createHash, createPrivateKey, createSign, type KeyObject } from 'node:c
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
 import { Cancel } from '../../upstream/cancel.js';
 import { send } from '../../upstream/client.js';
+import { UpstreamAddressDenied } from '../../upstream/policy.js';
 
 const PARAM = 'cloud2_service_account_json';
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -112,6 +113,7 @@ export const exchangeAtTokenUri: Exchange = async (sa) => {
     status = res.statusCode;
     text = await res.body.text();
   } catch (e) {
+    if (e instanceof UpstreamAddressDenied) return { ok: false, error: e };
     const reason = timer.timedOut() ? `no answer within ${EXCHANGE_TIMEOUT_MS} ms` : ((e as { code?: string }).code ?? (e as Error).message);
     return { ok: false, error: exchangeFailed(502, `could not reach ${sa.tokenUri}: ${reason}`, 'token_exchange_failed') };
   } finally {

@@ -19,7 +19,7 @@
 import { createHash, createPrivateKey, createSign, type KeyObject } from 'node:crypto';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
 import { Cancel } from '../../upstream/cancel.js';
-import { send } from '../../upstream/client.js';
+import { isRedirect, REDIRECT_CODE, send } from '../../upstream/client.js';
 import { UpstreamAddressDenied } from '../../upstream/policy.js';
 
 const PARAM = 'cloud2_service_account_json';
@@ -118,6 +118,9 @@ export const exchangeAtTokenUri: Exchange = async (sa) => {
     return { ok: false, error: exchangeFailed(502, `could not reach ${sa.tokenUri}: ${reason}`, 'token_exchange_failed') };
   } finally {
     timer.release();
+  }
+  if (isRedirect(status)) {
+    return { ok: false, error: exchangeFailed(502, `${sa.tokenUri} answered ${status}, a redirect, which the gateway does not follow`, REDIRECT_CODE) };
   }
   let body: { access_token?: unknown; expires_in?: unknown; error?: unknown; error_description?: unknown } = {};
   try {

@@ -3,7 +3,7 @@
  * main.ts runs it as a process; tests start it in-process on port 0.
  */
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
@@ -39,7 +39,8 @@ import { Secrets } from './store/secrets.js';
 import type { Store } from './store/store.js';
 import { startTracer } from './tracing/start.js';
 import type { UsageLimitPolicy } from './store/usage-limit-policies.js';
-import { closeUpstreams } from './upstream/client.js';
+import { closeUpstreams, policeUpstreams } from './upstream/client.js';
+import { UpstreamPolicy } from './upstream/policy.js';
 
 export interface Gateway {
   url: string;
@@ -54,10 +55,13 @@ export interface GatewayOptions {
   logger?: Logger;
   /** Wall clock in ms for circuit cooldowns, key expiry and rotation transitions (tests move it). */
   now?: () => number;
+  /** DNS for upstream calls (default dns.lookup): tests answer it themselves, so no name they use leaves the machine. */
+  lookup?: LookupFunction;
 }
 
 export async function startGateway(settings: Settings, opts: GatewayOptions = {}): Promise<Gateway> {
   const logger = opts.logger ?? pino({ level: settings.logLevel });
+  policeUpstreams(new UpstreamPolicy(settings.upstream), opts.lookup);
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore(settings);
   let secrets: Secrets;

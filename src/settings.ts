@@ -2,6 +2,7 @@
  * Process settings from the environment (the contract's table), read once at
  * start. Bad values stop the process with a message naming the variable.
  */
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 export interface Settings {
@@ -32,7 +33,21 @@ export interface Settings {
   semanticCacheEntries: number;
   /** Where request spans are exported; undefined: nowhere (and OpenTelemetry is not loaded). */
   otlp: OtlpSettings | undefined;
+  /** GATEWAY_UPSTREAM_DENY and GATEWAY_UPSTREAM_ALLOW; the built-in denials are upstream/policy.ts's. */
+  upstream: UpstreamRules;
 }
+
+/** Where upstream calls may not and may go, as the operator wrote it (docs/security.md, "Where upstream calls may go"). */
+export interface UpstreamRules {
+  deny: AddressRule[];
+  allow: AddressRule[];
+}
+
+/** One entry of GATEWAY_UPSTREAM_DENY or _ALLOW: an address range (a single address is a /32 or /128), or a host name. */
+export type AddressRule =
+  | { kind: 'range'; family: 'ipv4' | 'ipv6'; network: string; prefix: number; text: string }
+  /** `subdomains`: written `*.name`, it matches every name under `name` (not `name` itself). */
+  | { kind: 'host'; name: string; subdomains: boolean; text: string };
 
 export interface ConnectionLimits {
   /** Open connections past which new ones are closed at once (GATEWAY_MAX_CONNECTIONS). */
@@ -80,7 +95,49 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     requestLogs: onOff(env, 'GATEWAY_REQUEST_LOGS', true),
     semanticCacheEntries: int(env, 'GATEWAY_SEMANTIC_CACHE_ENTRIES', 1000, 1, 100_000),
     otlp: otlp(env),
+    upstream: { deny: addressRules(env, 'GATEWAY_UPSTREAM_DENY'), allow: addressRules(env, 'GATEWAY_UPSTREAM_ALLOW') },
   };
+}
+
+function addressRules(env: NodeJS.ProcessEnv, name: string): AddressRule[] {
+  const rules: AddressRule[] = [];
+  for (const raw of (env[name] ?? '').split(',')) {
+    const entry = raw.trim();
+    if (entry === '') continue;
+    const rule = parseAddressRule(entry);
+    if (rule === null) {
+      throw new Error(`${name}: '${entry}' is not a CIDR (10.0.0.0/8, fd00::/8), an IP address or a host name (models.internal, *.internal)`);
+    }
+    rules.push(rule);
+  }
+  return rules;
+}
+
+// A DNS label: letters, digits, hyphens inside, underscores (service names); IDNs come punycoded, as URLs carry them.
+const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+// A last label the WHATWG URL parser reads as a number, so a URL host ending so is an IPv4 address, never a name.
+const NUMERIC = /^(?:[0-9]+|0x[0-9a-f]*)$/;
+
+/** An entry of the upstream rules, or null when it is none of a CIDR, an address or a host name. */
+export function parseAddressRule(entry: string): AddressRule | null {
+  const slash = entry.indexOf('/');
+  const address = slash === -1 ? entry : entry.slice(0, slash);
+  const family = isIP(address);
+  if (family !== 0) {
+    const max = family === 4 ? 32 : 128;
+    const bits = slash === -1 ? String(max) : entry.slice(slash + 1);
+    // No zone ids (fe80::1%eth0): a rule is about addresses, and URLs cannot carry zones.
+    if (address.includes('%') || !/^[0-9]{1,3}$/.test(bits) || Number(bits) > max) return null;
+    return { kind: 'range', family: family === 4 ? 'ipv4' : 'ipv6', network: address.toLowerCase(), prefix: Number(bits), text: entry };
+  }
+  if (slash !== -1) return null;
+  const subdomains = entry.startsWith('*.');
+  const name = (subdomains ? entry.slice(2) : entry).toLowerCase().replace(/\.$/, '');
+  const labels = name.split('.');
+  if (name.length === 0 || name.length > 253 || !labels.every((l) => LABEL.test(l))) return null;
+  // 2852039166 or 0x7f.1 is an IPv4 address in a URL: as an entry it must be written dotted-decimal.
+  if (NUMERIC.test(labels[labels.length - 1]!)) return null;
+  return { kind: 'host', name, subdomains, text: entry };
 }
 
 /** Tracing is on when an OTLP endpoint is set, unless OTEL_SDK_DISABLED says otherwise. */

@@ -168,6 +168,19 @@ describe('Entra ID client credentials', () => {
       assert.equal(mock.tokenRequests()[0]!.path, '/contoso.onmicrosoft.com/oauth2/v2.0/token');
     });
 
+    for (const status of [302, 307]) {
+      it(`a token endpoint answering ${status} is an error, and the redirect is not followed`, async () => {
+        const mock = await azure();
+        // Where it points issues tokens: followed (a 307 re-posts the form), the exchange would succeed.
+        mock.enqueue(`/${APP.tenantId}/oauth2/v2.0/token`, { status, headers: { location: `${mock.url}/${APP.tenantId}/oauth2/v2.0/token?moved=1` }, body: {} });
+        const err = await assertEnvelope(await gw.call('/chat/completions', { headers: { 'x-gateway-config': openaiConfig(mock) }, body: { model: 'gpt-4o', messages } }), 502);
+        assert.equal(err.code, 'upstream_redirect');
+        assert.match(err.message, new RegExp(`Entra ID token endpoint answered ${status}, a redirect, which the gateway does not follow`));
+        assert.deepEqual(mock.tokenRequests().map((r) => r.path), [`/${APP.tenantId}/oauth2/v2.0/token`]);
+        assert.equal(mock.apiRequests().length, 0);
+      });
+    }
+
     it('an unreachable authority host: 502', async () => {
       const mock = await azure();
       process.env.AZURE_AUTHORITY_HOST = `http://127.0.0.1:${await freePort()}`;

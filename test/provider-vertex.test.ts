@@ -129,6 +129,19 @@ describe('vertex-ai', () => {
     assert.equal(e.code, 'token_exchange_failed');
   });
 
+  it('a token endpoint answering 302 is an error, and the redirect is not followed', async () => {
+    mock.enqueue('token', { status: 302, headers: { location: `${mock.tokenUri}?moved=1` }, body: '' });
+    const res = await gw.call('/chat/completions', {
+      headers: { 'x-gateway-config': config({ cloud2_service_account_json: account() }) },
+      body: { model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'x' }] },
+    });
+    const e = await assertEnvelope(res, 502);
+    assert.equal(e.code, 'upstream_redirect');
+    assert.match(e.message, /answered 302, a redirect, which the gateway does not follow/);
+    assert.equal(mock.exchanges.length, 1);
+    assert.equal(mock.requests.length, 0);
+  });
+
   it('a malformed service account, a missing region or project: 400 naming it, before any call', async () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ cloud2_service_account_json: account({ client_email: undefined }) }, 'cloud2_service_account_json.client_email'],

@@ -13,6 +13,7 @@ import type { TargetSettings } from '../providers/settings.js';
 import type { Endpoint } from '../shared/endpoint.js';
 import type { Cancel } from '../upstream/cancel.js';
 import { discard, send, type UpstreamResponse } from '../upstream/client.js';
+import { UpstreamAddressDenied } from '../upstream/policy.js';
 import { isCircuitFailure, type CircuitStore } from './circuit.js';
 import { credentialRef, fillTarget, unknownCredential, type CredentialSource, type StoredCredential } from './credentials.js';
 import { isPrivateHeader } from './headers.js';
@@ -217,9 +218,9 @@ export class Router {
       acc.waitedMs += performance.now() - waitStart;
       retries++;
     }
-    // A client that left proves nothing about the provider: no verdict, except that an
-    // unfinished probe must not close the circuit (nor leave it stuck probing).
-    if (leaf.cb !== undefined && req.signal.aborted) {
+    // A client that left, or a call the upstream policy refused, proves nothing about the provider: no
+    // verdict, except that an unfinished probe must not close the circuit (nor leave it stuck probing).
+    if (leaf.cb !== undefined && (req.signal.aborted || result.error instanceof UpstreamAddressDenied)) {
       if (admission === 'probe') await circuits.record(leaf.circuitKey, leaf.cb, true, this.deps.now());
     } else if (leaf.cb !== undefined) {
       const failed = result.response === null ? result.error!.status >= 500 || result.error!.status === 408 : isCircuitFailure(leaf.cb, result.status);
@@ -338,14 +339,16 @@ function isSuccess(status: number): boolean {
   return status >= 200 && status < 300;
 }
 
-/** Network failures are always worth another try; anything else only when the policy names it. */
+/** Network failures are always worth another try; a refused address never; anything else only when the policy names it. */
 function retriesOn(retry: NonNullable<PlanLeaf['retry']>, r: RouteResult): boolean {
   if (r.response === null && r.error!.code === 'upstream_unreachable') return true;
+  if (r.error instanceof UpstreamAddressDenied) return false;
   return isRetriable(retry, r.status);
 }
 
-/** Why a call got no answer: the timeout, the client leaving, or the network. */
+/** Why a call got no answer: the upstream policy, the timeout, the client leaving, or the network. */
 function sendFailure(e: unknown, provider: string, timedOutAfterMs: number | undefined, clientGone: boolean): GatewayError {
+  if (e instanceof UpstreamAddressDenied) return e;
   if (timedOutAfterMs !== undefined) return new GatewayError(408, `request to ${provider} timed out after ${timedOutAfterMs} ms`, { code: 'request_timeout' });
   if (clientGone) return new GatewayError(499, 'client closed the request', { code: 'client_closed' });
   const reason = (e as { code?: string; message?: string }).code ?? (e as Error).message;

@@ -1,12 +1,17 @@
 /**
- * The one pooled HTTP client for every provider call: undici's Agent keeps
- * connections alive per origin, which is most of the gateway's speed.
- * Timeouts are the router's job (request_timeout → 408), so undici's own are
- * off for headers and relaxed for bodies: a long stream must not be cut.
+ * The one pooled HTTP client for every provider call and token exchange:
+ * undici's Agent keeps connections alive per origin, which is most of the
+ * gateway's speed. Timeouts are the router's job (request_timeout → 408), so
+ * undici's own are off for headers and relaxed for bodies: a long stream must
+ * not be cut. Every connection passes the upstream policy (policy.ts).
+ * Redirects are never followed: a plain Agent has no redirect interceptor,
+ * so a 3xx comes back as the answer it is.
  */
+import type { LookupFunction } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { Cancel } from './cancel.js';
+import { policedConnector, UpstreamPolicy } from './policy.js';
 
 /** Pool settings, shared with the benchmark's node floor so both measure the same client. */
 export const POOL_OPTIONS: Agent.Options = {
@@ -18,8 +23,23 @@ export const POOL_OPTIONS: Agent.Options = {
   bodyTimeout: 0,
 };
 
-const newAgent = (): Agent => new Agent(POOL_OPTIONS);
+let policy = new UpstreamPolicy();
+let resolve: LookupFunction | undefined;
+const newAgent = (): Agent => new Agent({ ...POOL_OPTIONS, connect: policedConnector(policy, resolve) });
 let agent = newAgent();
+
+/**
+ * Where upstream calls may go, for the whole process (the pool is one per
+ * process): a gateway sets it as it starts, with `lookup` from tests that
+ * answer DNS themselves. Connections made under the previous policy close.
+ */
+export function policeUpstreams(next: UpstreamPolicy, lookup?: LookupFunction): void {
+  policy = next;
+  resolve = lookup;
+  const previous = agent;
+  agent = newAgent();
+  previous.close().catch(() => {});
+}
 
 export interface UpstreamRequest {
   url: string;
@@ -42,6 +62,10 @@ export function send(req: UpstreamRequest, signal: Cancel): Promise<UpstreamResp
     signal,
   });
 }
+
+/** A 3xx: where an exchange expects a final answer (token endpoints), an error with this code, never followed. */
+export const isRedirect = (status: number): boolean => status >= 300 && status < 400;
+export const REDIRECT_CODE = 'upstream_redirect';
 
 /** Let go of a response we will not relay (a failed attempt we retry or fall back from). */
 export function discard(res: UpstreamResponse): void {

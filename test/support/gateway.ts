@@ -4,6 +4,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { LookupFunction } from 'node:net';
 import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { startGateway, type Gateway } from '../../src/gateway.js';
@@ -31,6 +32,8 @@ export async function startTestGateway(
   overrides: Partial<Settings> = {},
   /** A logger to read what the gateway logs (default: silent). */
   logger: Logger = pino({ level: 'silent' }),
+  /** DNS for its upstream calls (support/dns.ts), instead of the machine's. */
+  lookup?: LookupFunction,
 ): Promise<TestGateway> {
   const owned = env.GATEWAY_DATA_DIR === undefined;
   const dir = env.GATEWAY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'switchyard-test-'));
@@ -45,7 +48,7 @@ export async function startTestGateway(
       clock.now += ms;
     },
   };
-  const gw = await startGateway(settings, { logger, now: () => clock.now });
+  const gw = await startGateway(settings, { logger, now: () => clock.now, lookup });
   const v1 = `${gw.url}/v1`;
   return Object.assign(gw, {
     v1,

@@ -15,6 +15,7 @@
  * Tests whose subject is starting gateways (several at once, a refused
  * start) call startTestGateway themselves.
  */
+import type { LookupFunction } from 'node:net';
 import { after, before } from 'node:test';
 import type { Logger } from 'pino';
 import type { Settings } from '../../src/settings.js';
@@ -40,6 +41,8 @@ export interface GatewayOptions {
    * answers on. false: none (the default).
    */
   redis?: boolean | 'unreachable';
+  /** DNS for its upstream calls (support/dns.ts), instead of the machine's. */
+  lookup?: LookupFunction;
 }
 
 /** The suite's gateway, while it runs. */
@@ -51,6 +54,7 @@ export class SuiteGateway implements TestGateway {
     private readonly prefix: string | undefined,
     private readonly settings: Partial<Settings>,
     private readonly logger: Logger | undefined,
+    private readonly lookup?: LookupFunction,
   ) {}
 
   /** The prefix of the keys it keeps in Redis (options.redis true), known while the suite is declared. */
@@ -68,7 +72,7 @@ export class SuiteGateway implements TestGateway {
   /** Starts it on `env` (useGateway's before hook does). */
   async start(env: Record<string, string>): Promise<void> {
     this.startedOn = env;
-    this.running = await startTestGateway(env, this.settings, this.logger);
+    this.running = await startTestGateway(env, this.settings, this.logger, this.lookup);
   }
 
   /** Stops it and starts another on the same data, as a restarted process would. */
@@ -139,7 +143,7 @@ function useGateways(engine: TestEngine | undefined, options: GatewayOptions = {
   // Made now, so that a suite can name its keys while it is declared.
   const prefix = options.redis === true ? testPrefix() : undefined;
   const settings = prefix === undefined ? { ...options.settings } : { redisKeyPrefix: prefix, ...options.settings };
-  const gateways = Array.from({ length: n }, () => new SuiteGateway(prefix, settings, options.logger));
+  const gateways = Array.from({ length: n }, () => new SuiteGateway(prefix, settings, options.logger, options.lookup));
   let data: Record<string, string> | null = null;
 
   before(async () => {

@@ -17,6 +17,9 @@
  */
 import { createHash } from 'node:crypto';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
+import { Cancel } from '../../upstream/cancel.js';
+import { isRedirect, REDIRECT_CODE, send } from '../../upstream/client.js';
+import { UpstreamAddressDenied } from '../../upstream/policy.js';
 import { trimSlash } from '../shared/target.js';
 import { ENTRA_KEYS, setting, type AzureSettings } from './settings.js';
 
@@ -114,24 +117,25 @@ async function requestToken(authority: string, c: EntraCredentials): Promise<Res
   const url = `${authority}/${encodeURIComponent(c.tenantId)}/oauth2/v2.0/token`;
   const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret, scope: c.scope });
   const started = Date.now();
+  // Through the gateway's pool: the upstream policy applies, and a redirect is not followed.
+  const timer = new Cancel().withTimeout(TOKEN_TIMEOUT_MS);
   let status: number;
   let text: string;
   try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: form.toString(),
-      signal: AbortSignal.timeout(TOKEN_TIMEOUT_MS),
-    });
-    status = res.status;
-    text = await res.text();
+    const res = await send(
+      { url, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form.toString() },
+      timer.cancel,
+    );
+    status = res.statusCode;
+    text = await res.body.text();
   } catch (e) {
-    if ((e as Error).name === 'TimeoutError') {
-      return fail(504, `the Entra ID token endpoint did not answer within ${TOKEN_TIMEOUT_MS} ms`, 'gateway_timeout');
-    }
-    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    return fail(502, `could not reach the Entra ID token endpoint: ${cause?.code ?? cause?.message ?? (e as Error).message}`, 'upstream_unreachable');
+    if (e instanceof UpstreamAddressDenied) return { ok: false, error: e };
+    if (timer.timedOut()) return fail(504, `the Entra ID token endpoint did not answer within ${TOKEN_TIMEOUT_MS} ms`, 'gateway_timeout');
+    return fail(502, `could not reach the Entra ID token endpoint: ${(e as { code?: string }).code ?? (e as Error).message}`, 'upstream_unreachable');
+  } finally {
+    timer.release();
   }
+  if (isRedirect(status)) return fail(502, `the Entra ID token endpoint answered ${status}, a redirect, which the gateway does not follow`, REDIRECT_CODE);
   let body: unknown;
   try {
     body = JSON.parse(text);

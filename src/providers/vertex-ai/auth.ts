@@ -19,7 +19,8 @@
 import { createHash, createPrivateKey, createSign, type KeyObject } from 'node:crypto';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
 import { Cancel } from '../../upstream/cancel.js';
-import { send } from '../../upstream/client.js';
+import { isRedirect, REDIRECT_CODE, send } from '../../upstream/client.js';
+import { UpstreamAddressDenied } from '../../upstream/policy.js';
 
 const PARAM = 'cloud2_service_account_json';
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -112,10 +113,14 @@ export const exchangeAtTokenUri: Exchange = async (sa) => {
     status = res.statusCode;
     text = await res.body.text();
   } catch (e) {
+    if (e instanceof UpstreamAddressDenied) return { ok: false, error: e };
     const reason = timer.timedOut() ? `no answer within ${EXCHANGE_TIMEOUT_MS} ms` : ((e as { code?: string }).code ?? (e as Error).message);
     return { ok: false, error: exchangeFailed(502, `could not reach ${sa.tokenUri}: ${reason}`, 'token_exchange_failed') };
   } finally {
     timer.release();
+  }
+  if (isRedirect(status)) {
+    return { ok: false, error: exchangeFailed(502, `${sa.tokenUri} answered ${status}, a redirect, which the gateway does not follow`, REDIRECT_CODE) };
   }
   let body: { access_token?: unknown; expires_in?: unknown; error?: unknown; error_description?: unknown } = {};
   try {

@@ -10,9 +10,10 @@
  */
 import { PROVIDER_SETTINGS } from '../providers/settings.js';
 import { parsePath } from '../shared/dot-path.js';
+import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import { ajv, formatPath, object, optional, schemaError, schemaProblem, type SchemaPath as Path, type SchemaProblem as Problem } from '../shared/json-schema.js';
-import { validateQuery } from './query.js';
+import { validateQuery, type RegexBudget } from './query.js';
 import { NODE, PROVIDER_FIELDS_SHAPE } from './shape.js';
 import type { CacheConfig, Config, ConfigNode, ProviderFields, Strategy } from './types.js';
 
@@ -90,7 +91,7 @@ export function parseConfig(raw: unknown): Result<Config> {
 /** Validates `data`, which no one else holds: it is converted and frozen in place. */
 function parseOwned(data: unknown): Result<Config> {
   if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors)));
-  const problem = checkNode(data, []) ?? checkRoot(data);
+  const problem = checkNode(data, [], { left: MAX_PATTERN_WEIGHT }) ?? checkRoot(data);
   if (problem !== null) return err(toGatewayError(problem));
   convertRetryCodes(data);
   return ok(deepFreeze(data) as Config);
@@ -134,12 +135,12 @@ function parseHeader(header: string): Result<Config> {
  * Rules across fields, in the order the tree is read: a node's strategy, then
  * its targets (depth first), then the node itself. The first problem wins.
  */
-function checkNode(n: ConfigNode, at: Path): Problem | null {
+function checkNode(n: ConfigNode, at: Path, regexBudget: RegexBudget): Problem | null {
   // Checked with the parser the router uses, so a path that validates is a path that works.
   const badDrop = (n.drop_params ?? []).findIndex((p) => parsePath(p) === null);
   if (badDrop !== -1) return { path: [...at, 'drop_params', badDrop], message: 'must be a non-empty dot path such as messages.0.name or a.b[2].c' };
   if (n.strategy !== undefined) {
-    const problem = checkStrategy(n.strategy, [...at, 'strategy']);
+    const problem = checkStrategy(n.strategy, [...at, 'strategy'], regexBudget);
     if (problem !== null) return problem;
   }
   if (n.cache !== undefined) {
@@ -148,7 +149,7 @@ function checkNode(n: ConfigNode, at: Path): Problem | null {
   }
   const targets = n.targets ?? [];
   for (const [i, t] of targets.entries()) {
-    const problem = checkNode(t, [...at, 'targets', i]);
+    const problem = checkNode(t, [...at, 'targets', i], regexBudget);
     if (problem !== null) return problem;
   }
   if (n.targets !== undefined && n.strategy === undefined) return { path: [...at, 'strategy'], message: 'is required when targets is given' };
@@ -167,10 +168,10 @@ function checkNode(n: ConfigNode, at: Path): Problem | null {
   return null;
 }
 
-function checkStrategy(s: Strategy, at: Path): Problem | null {
+function checkStrategy(s: Strategy, at: Path, regexBudget: RegexBudget): Problem | null {
   // The query language is checked here so a bad operator or regex is a 400, never a request-time surprise.
   for (const [i, c] of (s.conditions ?? []).entries()) {
-    const problem = validateQuery(c.query);
+    const problem = validateQuery(c.query, regexBudget);
     if (problem !== null) return { path: [...at, 'conditions', i, 'query'], message: problem };
   }
   for (const key of ['conditions', 'default'] as const) {

@@ -19,6 +19,8 @@ import type { CacheConfig, Config, ConfigNode, ProviderFields, Strategy } from '
 
 const HEADER = 'x-gateway-config';
 const MEMO_SIZE = 256;
+/** Targets one config may hold, nested ones counted: with retries, each can be several upstream calls. */
+export const MAX_TARGETS = 100;
 
 // The config is taken as written: the only conversion (retry codes) is explicit.
 ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
@@ -91,7 +93,7 @@ export function parseConfig(raw: unknown): Result<Config> {
 /** Validates `data`, which no one else holds: it is converted and frozen in place. */
 function parseOwned(data: unknown): Result<Config> {
   if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors)));
-  const problem = checkNode(data, [], { left: MAX_PATTERN_WEIGHT }) ?? checkRoot(data);
+  const problem = checkNode(data, [], { regex: { left: MAX_PATTERN_WEIGHT }, targets: MAX_TARGETS }) ?? checkRoot(data);
   if (problem !== null) return err(toGatewayError(problem));
   convertRetryCodes(data);
   return ok(deepFreeze(data) as Config);
@@ -131,16 +133,22 @@ function parseHeader(header: string): Result<Config> {
   return parseOwned(raw);
 }
 
+/** What is left of the whole config's allowances as its tree is read. */
+interface Allowance {
+  regex: RegexBudget;
+  targets: number;
+}
+
 /**
  * Rules across fields, in the order the tree is read: a node's strategy, then
  * its targets (depth first), then the node itself. The first problem wins.
  */
-function checkNode(n: ConfigNode, at: Path, regexBudget: RegexBudget): Problem | null {
+function checkNode(n: ConfigNode, at: Path, allowance: Allowance): Problem | null {
   // Checked with the parser the router uses, so a path that validates is a path that works.
   const badDrop = (n.drop_params ?? []).findIndex((p) => parsePath(p) === null);
   if (badDrop !== -1) return { path: [...at, 'drop_params', badDrop], message: 'must be a non-empty dot path such as messages.0.name or a.b[2].c' };
   if (n.strategy !== undefined) {
-    const problem = checkStrategy(n.strategy, [...at, 'strategy'], regexBudget);
+    const problem = checkStrategy(n.strategy, [...at, 'strategy'], allowance.regex);
     if (problem !== null) return problem;
   }
   if (n.cache !== undefined) {
@@ -149,7 +157,8 @@ function checkNode(n: ConfigNode, at: Path, regexBudget: RegexBudget): Problem |
   }
   const targets = n.targets ?? [];
   for (const [i, t] of targets.entries()) {
-    const problem = checkNode(t, [...at, 'targets', i], regexBudget);
+    if (--allowance.targets < 0) return { path: [...at, 'targets', i], message: `is one target too many: a config holds at most ${MAX_TARGETS}, nested ones counted` };
+    const problem = checkNode(t, [...at, 'targets', i], allowance);
     if (problem !== null) return problem;
   }
   if (n.targets !== undefined && n.strategy === undefined) return { path: [...at, 'strategy'], message: 'is required when targets is given' };

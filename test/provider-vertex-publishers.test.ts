@@ -2,11 +2,11 @@
 // reference product takes them, beside the bare ids: the OpenAI SDK against a real gateway in
 // front of the mock Vertex AI, each form whole and streamed. URL shapes on Google's own hosts:
 // src/providers/vertex-ai/adapter.test.ts.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { ADMIN_KEY } from './support/gateway.js';
-import { startMockGemini, type MockGemini } from './support/mock-gemini.js';
+import { useMockGemini } from './support/mock-gemini.js';
 import { assertEnvelope } from './support/http.js';
 import { useGateway } from './support/use-gateway.js';
 
@@ -16,16 +16,7 @@ const AT = `/v1/projects/${PROJECT}/locations/${REGION}`;
 
 describe('vertex-ai: model ids with a publisher', () => {
   const gw = useGateway();
-  let mock: MockGemini;
-
-  before(async () => {
-    mock = await startMockGemini({ project: PROJECT, location: REGION });
-    mock.addStaticToken('ya29.static');
-  });
-  afterEach(() => mock.reset());
-  after(async () => {
-    await mock.close();
-  });
+  const vertex = useMockGemini({ project: PROJECT, location: REGION, staticToken: 'ya29.static' });
 
   const sdk = (): OpenAI =>
     new OpenAI({
@@ -34,7 +25,7 @@ describe('vertex-ai: model ids with a publisher', () => {
       maxRetries: 0,
       defaultHeaders: {
         'x-gateway-api-key': ADMIN_KEY,
-        'x-gateway-config': JSON.stringify({ provider: 'vertex-ai', api_key: 'ya29.static', cloud2_project_id: PROJECT, cloud2_region: REGION, custom_host: mock.vertexBase }),
+        'x-gateway-config': JSON.stringify({ provider: 'vertex-ai', api_key: 'ya29.static', cloud2_project_id: PROJECT, cloud2_region: REGION, custom_host: vertex().vertexBase }),
       },
     });
 
@@ -98,7 +89,7 @@ describe('vertex-ai: model ids with a publisher', () => {
   for (const form of forms) {
     it(`${form.model}: whole, to …${form.path.slice(AT.length)}`, async () => {
       await whole(form.model);
-      const up = mock.requests[0]!;
+      const up = vertex().requests[0]!;
       assert.equal(up.path, form.path);
       assert.equal(up.headers.authorization, 'Bearer ya29.static');
       form.sent(up.json);
@@ -106,7 +97,7 @@ describe('vertex-ai: model ids with a publisher', () => {
 
     it(`${form.model}: streamed, to …${form.streamPath.slice(AT.length)}`, async () => {
       assert.equal(await streamed(form.model), '[mock] echo: stream it');
-      const up = mock.requests[0]!;
+      const up = vertex().requests[0]!;
       assert.equal(up.path, form.streamPath);
       assert.equal(up.json.stream, form.model.startsWith('meta.') || form.model.includes('claude') ? true : undefined);
       form.sent(up.json);
@@ -120,18 +111,18 @@ describe('vertex-ai: model ids with a publisher', () => {
   });
 
   it('an open model’s error comes back with Vertex’s status', async () => {
-    mock.enqueue('openapi', { status: 429, body: { error: { code: 429, message: 'Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model', status: 'RESOURCE_EXHAUSTED' } } });
+    vertex().enqueue('openapi', { status: 429, body: { error: { code: 429, message: 'Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model', status: 'RESOURCE_EXHAUSTED' } } });
     await assert.rejects(whole('meta.llama-3.3-70b-instruct-maas'), (e: unknown) => e instanceof OpenAI.APIError && e.status === 429);
   });
 
   it('open models serve chat only: embeddings are a 400 naming the model, before any call', async () => {
     const res = await gw.call('/embeddings', {
-      headers: { 'x-gateway-config': JSON.stringify({ provider: 'vertex-ai', api_key: 'ya29.static', cloud2_project_id: PROJECT, cloud2_region: REGION, custom_host: mock.vertexBase }) },
+      headers: { 'x-gateway-config': JSON.stringify({ provider: 'vertex-ai', api_key: 'ya29.static', cloud2_project_id: PROJECT, cloud2_region: REGION, custom_host: vertex().vertexBase }) },
       body: { model: 'meta.llama-3.3-70b-instruct-maas', input: 'x' },
     });
     const e = await assertEnvelope(res, 400);
     assert.equal(e.param, 'model');
     assert.match(e.message, /meta\.llama-3\.3-70b-instruct-maas/);
-    assert.equal(mock.requests.length, 0);
+    assert.equal(vertex().requests.length, 0);
   });
 });

@@ -18,6 +18,7 @@
  */
 import { RegExpParser, type AST } from '@eslint-community/regexpp';
 import RE2 from 're2';
+import { boundedMemo } from './memo.js';
 
 /** Values longer than this (UTF-16 units) do not match: a cut value would match `$` at the cut. */
 export const MAX_MATCH_CHARS = 4096;
@@ -28,20 +29,8 @@ export type LinearRegex = { ok: true; re: RE2; weight: number } | { ok: false; m
 
 const parser = new RegExpParser();
 
-// Compiled once per pattern, failures included. Bounded because configs arrive
-// inline with each request; the weight budget bounds each entry's size.
-const MAX_CACHED = 1024;
-const cache = new Map<string, LinearRegex>();
-
-export function linearRegex(pattern: string): LinearRegex {
-  let compiled = cache.get(pattern);
-  if (compiled === undefined) {
-    compiled = compile(pattern);
-    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-    cache.set(pattern, compiled);
-  }
-  return compiled;
-}
+/** The pattern compiled, once per pattern, failures included; the weight budget bounds each entry's size. */
+export const linearRegex: (pattern: string) => LinearRegex = boundedMemo(1024, compile);
 
 /** Whether `value` matches: false for a pattern that does not compile, and for a value over MAX_MATCH_CHARS. */
 export function matchesLinear(pattern: string, value: string): boolean {

@@ -15,6 +15,7 @@
 // counts, Gemini 3's thought signatures) and answers in Google's own shapes: google.rpc.Status
 // errors, `data: {…}\r\n\r\n` SSE events, OAuth's {error, error_description}.
 import type http from 'node:http';
+import { after, afterEach, before } from 'node:test';
 import { createHash, createVerify, randomBytes, type KeyObject } from 'node:crypto';
 import { toEvents } from './mock-anthropic.js';
 import { chatCompletion } from './mock-openai.js';
@@ -101,6 +102,21 @@ const SCHEMA_FIELDS = new Set([
   'type', 'format', 'title', 'description', 'nullable', 'enum', 'items', 'minItems', 'maxItems', 'properties', 'propertyOrdering',
   'required', 'minProperties', 'maxProperties', 'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'anyOf', 'default', 'example',
 ]);
+
+/**
+ * A mock for the tests of a file or describe block: started before them (accepting `staticToken`
+ * as an access token), reset after each, closed after all. The returned function gives it.
+ */
+export function useMockGemini(opts: MockGeminiOptions & { staticToken?: string }): () => MockGemini {
+  let mock: MockGemini | undefined;
+  before(async () => {
+    mock = await startMockGemini(opts);
+    if (opts.staticToken !== undefined) mock.addStaticToken(opts.staticToken);
+  });
+  afterEach(() => mock?.reset());
+  after(() => mock?.close());
+  return () => mock!;
+}
 
 export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<MockGemini> {
   /** Model calls only: the shared server's list also holds the token requests. */

@@ -117,7 +117,13 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   const credentials = new CredentialCache(store, secrets, now, (what, id) =>
     logger.error({ id }, `stored credentials of ${what} do not decrypt: was the row altered, or GATEWAY_ENCRYPTION_KEY changed?`),
   );
-  const router = new Router({ circuits: shared.circuits, now, credentials, onCircuit: (key, state) => metrics.circuit(key, state) });
+  const router = new Router({
+    circuits: shared.circuits,
+    now,
+    credentials,
+    limits: settings.routing,
+    onCircuit: (key, state) => metrics.circuit(key, state),
+  });
   const semantic = new SemanticCache(new RouterEmbedder(router), shared.semanticIndex, shared.cache, (config, error, first) => {
     metrics.embeddingFailures.inc();
     // The reason may quote the provider's answer: credential-shaped strings are cut from it.

@@ -23,6 +23,8 @@ export interface Settings {
   maxBodyBytes: number;
   /** What one client may hold of the server: connections, and how long it may take to send a request. */
   connections: ConnectionLimits;
+  /** How much of the providers one request may take: attempts and time (routing/router.ts). */
+  routing: RoutingLimits;
   /** Bounded wait for in-flight requests and streams on SIGTERM. */
   shutdownGraceMs: number;
   /** Request logs older than this many days are deleted; 0 keeps them forever. */
@@ -60,6 +62,16 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number;
 }
 
+export interface RoutingLimits {
+  /** Upstream calls one request may make, across retries and fallbacks at every depth (GATEWAY_MAX_ATTEMPTS). */
+  maxAttempts: number;
+  /**
+   * From routing's start, how long one request may wait for answers and between retries
+   * (GATEWAY_REQUEST_DEADLINE_MS); it caps every attempt's request_timeout. A stream that has begun is not timed.
+   */
+  deadlineMs: number;
+}
+
 /** OpenTelemetry's standard variables, as far as the gateway reads them itself (the exporter reads the rest). */
 export interface OtlpSettings {
   /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
@@ -89,6 +101,11 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       bodyTimeoutMs: int(env, 'GATEWAY_BODY_TIMEOUT_MS', 300_000, 100, 86_400_000),
       // Longer than the 60 s idle timeout of common load balancers, so they, not the gateway, close idle connections.
       keepAliveTimeoutMs: int(env, 'GATEWAY_KEEPALIVE_TIMEOUT_MS', 65_000, 100, 3_600_000),
+    },
+    routing: {
+      maxAttempts: int(env, 'GATEWAY_MAX_ATTEMPTS', 10, 1, 1000),
+      // As long as the OpenAI SDKs wait for an answer by default: a client still waiting is not cut short.
+      deadlineMs: int(env, 'GATEWAY_REQUEST_DEADLINE_MS', 600_000, 1, 86_400_000),
     },
     shutdownGraceMs: int(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     logRetentionDays: int(env, 'GATEWAY_LOG_RETENTION_DAYS', 30, 0, 36_500),

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateQuery } from '../src/config/query.js';
 import { evaluateQuery, type QueryContext } from '../src/routing/conditions.js';
+import { MAX_MATCH_CHARS, MAX_PATTERN_WEIGHT } from '../src/shared/linear-regex.js';
 
 const ctx: QueryContext = {
   metadata: { tier: 'pro', region: 'eu-west', level: '10', '0': 'zero' },
@@ -153,7 +154,7 @@ describe('validateQuery', () => {
   const cases: [unknown, string][] = [
     [null, 'query: must be an object'],
     [[], 'query: must be an object'],
-    [{ $or: [{}, { 'params.model': { $regex: '(' } }] }, '$or[1].params.model.$regex: invalid regular expression'],
+    [{ $or: [{}, { 'params.model': { $regex: '(' } }] }, '$or[1].params.model.$regex: invalid regular expression: Invalid regular expression: /(/: Unterminated group'],
     [{ 'params.model': { $foo: 1 } }, 'params.model.$foo: unknown operator $foo'],
     [{ $and: [{ $or: [{ $nor: [] }] }] }, '$and[0].$or[0].$nor: unknown operator $nor'],
     [{ 'headers.x': 'y' }, 'headers.x: unknown field (expected metadata.<key>, params.<path> or url.pathname)'],
@@ -190,6 +191,49 @@ describe('validateQuery', () => {
       }),
       null,
     );
+  });
+});
+
+describe('$regex runs in linear time on bounded input', () => {
+  const LINEAR = 'not supported by the linear-time engine (no backreferences or lookaround)';
+  const refused: [string, string][] = [
+    ['(?=a)a', 'invalid perl operator: (?='],
+    ['(?!a)b', 'invalid perl operator: (?!'],
+    ['(?<=a)b', 'invalid perl operator: (?<='],
+    ['(a)\\1', 'invalid escape sequence: \\1'],
+    ['(?<n>a)\\k<n>', 'invalid escape sequence: \\k'],
+  ];
+  for (const [pattern, why] of refused) {
+    it(`refuses ${pattern} at validation, naming the place`, () => {
+      assert.equal(validateQuery({ $or: [{ 'params.model': { $regex: pattern } }] }), `$or[0].params.model.$regex: ${LINEAR}: ${why}`);
+    });
+  }
+
+  it('^(a+)+$, catastrophic for a backtracking engine, answers at once on the longest value it matches', () => {
+    const query = { 'params.model': { $regex: '^(a+)+$' } };
+    assert.equal(validateQuery(query), null);
+    const evil = { ...ctx, params: { model: 'a'.repeat(MAX_MATCH_CHARS - 1) + 'b' } };
+    const started = performance.now();
+    assert.equal(evaluateQuery(query, evil), false);
+    assert.equal(evaluateQuery(query, { ...ctx, params: { model: 'a'.repeat(MAX_MATCH_CHARS) } }), true);
+    // RE2 takes well under a millisecond; JavaScript's RegExp would run for longer than the universe has.
+    assert.ok(performance.now() - started < 50, `took ${performance.now() - started} ms`);
+  });
+
+  it(`a value longer than ${MAX_MATCH_CHARS} characters never matches`, () => {
+    const query = { 'params.model': { $regex: '^a' } };
+    assert.equal(evaluateQuery(query, { ...ctx, params: { model: 'a'.repeat(MAX_MATCH_CHARS + 1) } }), false);
+  });
+
+  it('weighs patterns: counted repetitions multiply, sets of characters cost more, the whole query shares one budget', () => {
+    const over = `the config's patterns weigh more than ${MAX_PATTERN_WEIGHT}`;
+    assert.equal(validateQuery({ 'params.model': { $regex: `(?:a?){${MAX_PATTERN_WEIGHT - 1}}x` } }), null);
+    assert.ok(validateQuery({ 'params.model': { $regex: `(?:a?){${MAX_PATTERN_WEIGHT}}x` } })?.startsWith(`params.model.$regex: ${over}`));
+    assert.ok(validateQuery({ 'params.model': { $regex: '(?:[^a]?){51}' } })?.includes(over), 'a class weighs ten');
+    assert.ok(validateQuery({ 'params.model': { $regex: '\\p{L}{6}' } })?.includes(over), 'a Unicode property weighs a hundred');
+    const half = `(?:a?){${MAX_PATTERN_WEIGHT / 2}}`;
+    assert.equal(validateQuery({ 'params.model': { $regex: half } }), null);
+    assert.ok(validateQuery({ $or: [{ 'params.model': { $regex: half } }, { 'metadata.tier': { $regex: half + 'x' } }] })?.startsWith(`$or[1].metadata.tier.$regex: ${over}`));
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConfig, parseConfigHeader } from '../src/config/schema.js';
+import { MAX_TARGETS, parseConfig, parseConfigHeader } from '../src/config/schema.js';
 import type { Config } from '../src/config/types.js';
 
 function accepts(raw: unknown): Config {
@@ -457,6 +457,25 @@ it('conditional queries are checked by the query language: bad operator and bad 
   assert.equal(badRegex.ok, false);
   if (!badRegex.ok) assert.match(badRegex.error.message, /regular expression/);
   assert.equal(parseConfig(base({ 'params.model': { $regex: '^gpt' } })).ok, true);
+});
+
+describe('at most 100 targets in a config, nested ones counted', () => {
+  const leaves = (n: number) => Array.from({ length: n }, () => openai);
+  const message = /^config\.targets\[\d+\](\.targets\[\d+\])*: is one target too many: a config holds at most 100, nested ones counted$/;
+
+  it('takes 100 and refuses the 101st, naming it', () => {
+    assert.equal(MAX_TARGETS, 100);
+    accepts(lb(...leaves(100)));
+    rejects(lb(...leaves(101)), 'targets[100]', message);
+  });
+
+  it('counts groups and their targets at every depth', () => {
+    // Ten groups of nine: 10 + 90 = 100.
+    const groups = (last: number) => Array.from({ length: 10 }, (_, i) => lb(...leaves(i === 9 ? last : 9)));
+    accepts(lb(...groups(9)));
+    rejects(lb(...groups(10)), 'targets[9].targets[9]', message);
+    rejects({ strategy: { mode: 'fallback' }, targets: [lb(lb(...leaves(98)), openai)] }, 'targets[0].targets[1]', message);
+  });
 });
 
 describe('config schema: Entra ID client credential keys', () => {

@@ -1,13 +1,13 @@
 // Claude on Vertex AI: the OpenAI SDK against a real gateway, in front of the mock Vertex AI
 // (its anthropic publisher speaks rawPredict / streamRawPredict with Anthropic's Messages body).
 // The body reshaping and the error reader: src/providers/vertex-ai/chat/request.test.ts.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import OpenAI from 'openai';
 import { ADMIN_KEY } from './support/gateway.js';
 import { toEvents } from './support/mock-anthropic.js';
-import { startMockGemini, type MockGemini } from './support/mock-gemini.js';
+import { useMockGemini } from './support/mock-gemini.js';
 import { assertEnvelope } from './support/http.js';
 import { useGateway } from './support/use-gateway.js';
 
@@ -24,26 +24,17 @@ const WEATHER_TOOL: OpenAI.ChatCompletionTool = {
 
 describe('vertex-ai: anthropic publisher', () => {
   const gw = useGateway();
-  let mock: MockGemini;
+  const vertex = useMockGemini({ project: PROJECT, location: REGION, staticToken: 'ya29.static' });
   let accounts = 0;
-
-  before(async () => {
-    mock = await startMockGemini({ project: PROJECT, location: REGION });
-    mock.addStaticToken('ya29.static');
-  });
-  afterEach(() => mock.reset());
-  after(async () => {
-    await mock.close();
-  });
 
   function account(): Record<string, unknown> {
     const email = `claude-${++accounts}@${PROJECT}.iam.gserviceaccount.com`;
-    mock.addAccount(email, keys.publicKey);
-    return { type: 'service_account', project_id: PROJECT, private_key_id: `kid-${accounts}`, private_key: PEM, client_email: email, token_uri: mock.tokenUri };
+    vertex().addAccount(email, keys.publicKey);
+    return { type: 'service_account', project_id: PROJECT, private_key_id: `kid-${accounts}`, private_key: PEM, client_email: email, token_uri: vertex().tokenUri };
   }
 
   const config = (target: Record<string, unknown>): string =>
-    JSON.stringify({ provider: 'vertex-ai', cloud2_region: REGION, custom_host: mock.vertexBase, ...target });
+    JSON.stringify({ provider: 'vertex-ai', cloud2_region: REGION, custom_host: vertex().vertexBase, ...target });
   const tokenConfig = (target: Record<string, unknown> = {}): string => config({ api_key: 'ya29.static', cloud2_project_id: PROJECT, ...target });
 
   const sdk = (cfg: string): OpenAI =>
@@ -69,10 +60,10 @@ describe('vertex-ai: anthropic publisher', () => {
     assert.equal(res.usage?.completion_tokens, 4);
     assert.equal(res.usage?.total_tokens, res.usage!.prompt_tokens + 4);
 
-    assert.equal(mock.exchanges.length, 1);
-    const up = mock.requests[0]!;
+    assert.equal(vertex().exchanges.length, 1);
+    const up = vertex().requests[0]!;
     assert.equal(up.path, rawPredict);
-    assert.equal(up.headers.authorization, `Bearer ${mock.exchanges[0]!.issued}`);
+    assert.equal(up.headers.authorization, `Bearer ${vertex().exchanges[0]!.issued}`);
     assert.equal(up.headers['x-api-key'], undefined);
     assert.deepEqual(up.json, {
       anthropic_version: 'vertex-2023-10-16',
@@ -106,7 +97,7 @@ describe('vertex-ai: anthropic publisher', () => {
     assert.ok(chunks.slice(0, -1).every((c) => c.usage == null));
     assert.equal(new Set(chunks.map((c) => c.id)).size, 1);
 
-    const up = mock.requests[0]!;
+    const up = vertex().requests[0]!;
     assert.equal(up.path, rawPredict.replace(':rawPredict', ':streamRawPredict'));
     assert.equal(up.headers.authorization, 'Bearer ya29.static');
     assert.equal(up.json.stream, true);
@@ -120,7 +111,7 @@ describe('vertex-ai: anthropic publisher', () => {
       id: 'msg_vrtx_01', type: 'message', role: 'assistant', model: MODEL, content: [toolUse],
       stop_reason: 'tool_use', stop_sequence: null, usage: { input_tokens: 20, output_tokens: 9 },
     };
-    mock.enqueue('rawPredict', { body: answer });
+    vertex().enqueue('rawPredict', { body: answer });
     const client = sdk(tokenConfig());
     const ask: OpenAI.ChatCompletionMessageParam = { role: 'user', content: 'weather in Paris?' };
     const first = await client.chat.completions.create({ model: MODEL, messages: [ask], tools: [WEATHER_TOOL], tool_choice: 'required' });
@@ -130,12 +121,12 @@ describe('vertex-ai: anthropic publisher', () => {
     assert.equal(call.id, 'toolu_vrtx_01');
     assert.equal(call.type === 'function' && call.function.name, 'get_weather');
     assert.deepEqual(call.type === 'function' && JSON.parse(call.function.arguments), { city: 'Paris' });
-    assert.deepEqual(mock.requests[0]!.json.tools, [
+    assert.deepEqual(vertex().requests[0]!.json.tools, [
       { name: 'get_weather', description: 'Weather in a city', input_schema: WEATHER_TOOL.function.parameters },
     ]);
-    assert.deepEqual(mock.requests[0]!.json.tool_choice, { type: 'any' });
+    assert.deepEqual(vertex().requests[0]!.json.tool_choice, { type: 'any' });
 
-    mock.enqueue('streamRawPredict', { sse: toEvents(answer) });
+    vertex().enqueue('streamRawPredict', { sse: toEvents(answer) });
     const stream = await client.chat.completions.create({ model: MODEL, messages: [ask], tools: [WEATHER_TOOL], stream: true });
     let args = '';
     let name: string | undefined;
@@ -156,7 +147,7 @@ describe('vertex-ai: anthropic publisher', () => {
       messages: [ask, first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: '18°C and sunny' }],
     });
     assert.equal(done.choices[0]!.finish_reason, 'stop');
-    assert.deepEqual(mock.requests[2]!.json.messages.slice(1), [
+    assert.deepEqual(vertex().requests[2]!.json.messages.slice(1), [
       { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_vrtx_01', name: 'get_weather', input: { city: 'Paris' } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_vrtx_01', content: '18°C and sunny' }] },
     ]);
@@ -169,13 +160,13 @@ describe('vertex-ai: anthropic publisher', () => {
     assert.equal(invalid.code, 'invalid_request_error');
     assert.match(invalid.message, /temperature: Input should be less than or equal to 1/);
 
-    mock.enqueue('rawPredict', { status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } });
+    vertex().enqueue('rawPredict', { status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } });
     const overloaded = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     assert.ok(overloaded instanceof OpenAI.APIError);
     assert.equal(overloaded.status, 529);
     assert.equal(overloaded.code, 'overloaded_error');
 
-    mock.enqueue('streamRawPredict', {
+    vertex().enqueue('streamRawPredict', {
       status: 429,
       body: { error: { code: 429, message: 'Quota exceeded for aiplatform.googleapis.com/online_prediction_requests_per_base_model', status: 'RESOURCE_EXHAUSTED' } },
     });
@@ -200,13 +191,13 @@ describe('vertex-ai: anthropic publisher', () => {
       const e = await assertEnvelope(res, 400);
       assert.equal(e.param, param, e.message);
     }
-    assert.equal(mock.requests.length, 0);
+    assert.equal(vertex().requests.length, 0);
   });
 
   it('a request Claude cannot answer as asked is refused by the anthropic translation: 400 before any call', async () => {
     const res = await gw.call('/chat/completions', { headers: { 'x-gateway-config': tokenConfig() }, body: { model: MODEL, n: 2, messages: [{ role: 'user', content: 'x' }] } });
     const e = await assertEnvelope(res, 400);
     assert.equal(e.param, 'n');
-    assert.equal(mock.requests.length, 0);
+    assert.equal(vertex().requests.length, 0);
   });
 });

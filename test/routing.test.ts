@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
+import { MAX_MATCH_CHARS } from '../src/shared/linear-regex.js';
 import { ADMIN_KEY, type TestGateway } from './support/gateway.js';
 import {
   answeredBy,
@@ -336,6 +337,28 @@ describe('conditional', () => {
       assert.deepEqual(counts(U), { A: c.match ? 1 : 0, B: c.match ? 0 : 1, C: 0 });
     });
   }
+
+  it('$regex ^(a+)+$ — hours of backtracking for RegExp — routes at once, on values at the cap and far over it', async () => {
+    const evil = conditional({ 'params.model': { $regex: '^(a+)+$' } });
+    const models: [string, boolean][] = [
+      ['a'.repeat(10_000), false], // over MAX_MATCH_CHARS: never matched
+      ['a'.repeat(MAX_MATCH_CHARS - 1) + 'b', false],
+      ['a'.repeat(MAX_MATCH_CHARS), true],
+    ];
+    for (const [model, match] of models) {
+      const r = await chat(gw, evil, { body: { ...CHAT_BODY, model } });
+      assertRouted(r, { status: 200, index: match ? 'config.targets[0]' : 'config.targets[1]' });
+      // The whole HTTP round trip; the match itself is well under a millisecond (conditions.test.ts).
+      assert.ok(r.ms < 1000, `${model.length} characters took ${r.ms} ms`);
+    }
+  });
+
+  it('a $regex RE2 cannot run (lookaround, backreferences) is a 400 naming the path, and nothing is called', async () => {
+    const r = await chat(gw, conditional({ $or: [{ 'metadata.tier': 'x' }, { 'params.model': { $regex: '^(?!gpt)' } }] }));
+    assertEnvelope(r, 400, { param: 'strategy.conditions[0].query' });
+    assert.match(r.json.error.message, /^config\.strategy\.conditions\[0\]\.query: \$or\[1\]\.params\.model\.\$regex: not supported by the linear-time engine/);
+    assert.deepEqual(counts(U), { A: 0, B: 0, C: 0 });
+  });
 
   it('the first matching condition wins; no match takes the default', async () => {
     const config = {

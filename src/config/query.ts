@@ -14,42 +14,29 @@
  *
  * validateQuery runs when the config is validated, so a bad operator or
  * regex is a 400, never a request-time surprise; routing/conditions.ts
- * evaluates queries.
+ * evaluates queries. `$regex` takes JavaScript's syntax without
+ * backreferences or lookaround, and runs in linear time (shared/linear-regex.ts).
  */
 import { parsePath } from '../shared/dot-path.js';
+import { linearRegex, MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
 
 type Query = Record<string, unknown>;
 
-// Compiled once per pattern; null marks a pattern that does not compile.
-// Bounded because configs can arrive inline with each request.
-const MAX_CACHED = 1024;
-const regexCache = new Map<string, RegExp | null>();
-
-/** The compiled pattern, shared with the evaluator; null when it does not compile. */
-export function regexFor(pattern: string): RegExp | null {
-  let re = regexCache.get(pattern);
-  if (re === undefined) {
-    try {
-      // No flags: no `g`/`y`, so the shared instance keeps no lastIndex state.
-      re = new RegExp(pattern);
-    } catch {
-      re = null;
-    }
-    if (regexCache.size >= MAX_CACHED) regexCache.delete(regexCache.keys().next().value!);
-    regexCache.set(pattern, re);
-  }
-  return re;
+/** What is left of a config's pattern weight (shared/linear-regex.ts): one request may evaluate every $regex of its config. */
+export interface RegexBudget {
+  left: number;
 }
 
 /**
  * For config validation: null when `query` is valid, else one message naming
- * the offending place, e.g. `$or[1].params.model.$regex: invalid regular expression`.
+ * the offending place, e.g. `$or[1].params.model.$regex: invalid regular expression: …`.
+ * Its patterns' weight is taken from `budget`, which the queries of one config share.
  */
-export function validateQuery(query: unknown): string | null {
-  return isPlainObject(query) ? checkQuery(query, '') : 'query: must be an object';
+export function validateQuery(query: unknown, budget: RegexBudget = { left: MAX_PATTERN_WEIGHT }): string | null {
+  return isPlainObject(query) ? checkQuery(query, '', budget) : 'query: must be an object';
 }
 
-function checkQuery(q: Query, prefix: string): string | null {
+function checkQuery(q: Query, prefix: string, budget: RegexBudget): string | null {
   for (const key in q) {
     const at = prefix + key;
     const cond = q[key];
@@ -57,13 +44,13 @@ function checkQuery(q: Query, prefix: string): string | null {
       if (!Array.isArray(cond) || cond.length === 0) return `${at}: must be a non-empty array of queries`;
       for (let i = 0; i < cond.length; i++) {
         const sub: unknown = cond[i];
-        const err = isPlainObject(sub) ? checkQuery(sub, `${at}[${i}].`) : `${at}[${i}]: must be an object`;
+        const err = isPlainObject(sub) ? checkQuery(sub, `${at}[${i}].`, budget) : `${at}[${i}]: must be an object`;
         if (err !== null) return err;
       }
     } else if (key.startsWith('$')) {
       return `${at}: unknown operator ${key}`;
     } else {
-      const err = checkFieldKey(key) ?? checkCondition(cond);
+      const err = checkFieldKey(key) ?? checkCondition(cond, budget);
       if (err !== null) return `${at}${err}`;
     }
   }
@@ -83,19 +70,19 @@ function checkFieldKey(key: string): string | null {
 }
 
 /** An error message (": …" or ".$op: …" after the key) or null. */
-function checkCondition(cond: unknown): string | null {
+function checkCondition(cond: unknown, budget: RegexBudget): string | null {
   if (isLiteral(cond)) return null;
   if (!isPlainObject(cond)) return ': must be a string, number, boolean, null or an object of operators';
   let empty = true;
   for (const op in cond) {
     empty = false;
-    const err = checkOperand(op, cond[op]);
+    const err = checkOperand(op, cond[op], budget);
     if (err !== null) return `.${op}: ${err}`;
   }
   return empty ? ': must name at least one operator' : null;
 }
 
-function checkOperand(op: string, operand: unknown): string | null {
+function checkOperand(op: string, operand: unknown, budget: RegexBudget): string | null {
   switch (op) {
     case '$eq':
     case '$ne':
@@ -105,9 +92,15 @@ function checkOperand(op: string, operand: unknown): string | null {
       return Array.isArray(operand) && operand.every(isLiteral)
         ? null
         : 'must be an array of strings, numbers, booleans or nulls';
-    case '$regex':
+    case '$regex': {
       if (typeof operand !== 'string') return 'must be a string';
-      return regexFor(operand) === null ? 'invalid regular expression' : null;
+      const re = linearRegex(operand);
+      if (!re.ok) return re.message;
+      budget.left -= re.weight;
+      return budget.left >= 0
+        ? null
+        : `the config's patterns weigh more than ${MAX_PATTERN_WEIGHT} (a character 1, a set of characters 10, a Unicode property 100, a counted repetition multiplies what it repeats)`;
+    }
     case '$gt':
     case '$gte':
     case '$lt':

@@ -10,14 +10,17 @@
  */
 import { PROVIDER_SETTINGS } from '../providers/settings.js';
 import { parsePath } from '../shared/dot-path.js';
+import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import { ajv, formatPath, object, optional, schemaError, schemaProblem, type SchemaPath as Path, type SchemaProblem as Problem } from '../shared/json-schema.js';
-import { validateQuery } from './query.js';
+import { validateQuery, type RegexBudget } from './query.js';
 import { NODE, PROVIDER_FIELDS_SHAPE } from './shape.js';
 import type { CacheConfig, Config, ConfigNode, ProviderFields, Strategy } from './types.js';
 
 const HEADER = 'x-gateway-config';
 const MEMO_SIZE = 256;
+/** Targets one config may hold, nested ones counted: with retries, each can be several upstream calls. */
+export const MAX_TARGETS = 100;
 
 // The config is taken as written: the only conversion (retry codes) is explicit.
 ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
@@ -90,7 +93,7 @@ export function parseConfig(raw: unknown): Result<Config> {
 /** Validates `data`, which no one else holds: it is converted and frozen in place. */
 function parseOwned(data: unknown): Result<Config> {
   if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors)));
-  const problem = checkNode(data, []) ?? checkRoot(data);
+  const problem = checkNode(data, [], { regex: { left: MAX_PATTERN_WEIGHT }, targets: MAX_TARGETS }) ?? checkRoot(data);
   if (problem !== null) return err(toGatewayError(problem));
   convertRetryCodes(data);
   return ok(deepFreeze(data) as Config);
@@ -130,16 +133,22 @@ function parseHeader(header: string): Result<Config> {
   return parseOwned(raw);
 }
 
+/** What is left of the whole config's allowances as its tree is read. */
+interface Allowance {
+  regex: RegexBudget;
+  targets: number;
+}
+
 /**
  * Rules across fields, in the order the tree is read: a node's strategy, then
  * its targets (depth first), then the node itself. The first problem wins.
  */
-function checkNode(n: ConfigNode, at: Path): Problem | null {
+function checkNode(n: ConfigNode, at: Path, allowance: Allowance): Problem | null {
   // Checked with the parser the router uses, so a path that validates is a path that works.
   const badDrop = (n.drop_params ?? []).findIndex((p) => parsePath(p) === null);
   if (badDrop !== -1) return { path: [...at, 'drop_params', badDrop], message: 'must be a non-empty dot path such as messages.0.name or a.b[2].c' };
   if (n.strategy !== undefined) {
-    const problem = checkStrategy(n.strategy, [...at, 'strategy']);
+    const problem = checkStrategy(n.strategy, [...at, 'strategy'], allowance.regex);
     if (problem !== null) return problem;
   }
   if (n.cache !== undefined) {
@@ -148,7 +157,8 @@ function checkNode(n: ConfigNode, at: Path): Problem | null {
   }
   const targets = n.targets ?? [];
   for (const [i, t] of targets.entries()) {
-    const problem = checkNode(t, [...at, 'targets', i]);
+    if (--allowance.targets < 0) return { path: [...at, 'targets', i], message: `is one target too many: a config holds at most ${MAX_TARGETS}, nested ones counted` };
+    const problem = checkNode(t, [...at, 'targets', i], allowance);
     if (problem !== null) return problem;
   }
   if (n.targets !== undefined && n.strategy === undefined) return { path: [...at, 'strategy'], message: 'is required when targets is given' };
@@ -167,10 +177,10 @@ function checkNode(n: ConfigNode, at: Path): Problem | null {
   return null;
 }
 
-function checkStrategy(s: Strategy, at: Path): Problem | null {
+function checkStrategy(s: Strategy, at: Path, regexBudget: RegexBudget): Problem | null {
   // The query language is checked here so a bad operator or regex is a 400, never a request-time surprise.
   for (const [i, c] of (s.conditions ?? []).entries()) {
-    const problem = validateQuery(c.query);
+    const problem = validateQuery(c.query, regexBudget);
     if (problem !== null) return { path: [...at, 'conditions', i, 'query'], message: problem };
   }
   for (const key of ['conditions', 'default'] as const) {

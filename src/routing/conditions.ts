@@ -5,8 +5,8 @@
  * validated: an unknown field root or operator, a bad operand or a regex that
  * does not compile does not match.
  */
-import { regexFor } from '../config/query.js';
 import { getPath } from '../shared/dot-path.js';
+import { matchesLinear } from '../shared/linear-regex.js';
 
 export interface QueryContext {
   metadata: Record<string, string>;
@@ -65,10 +65,8 @@ function applyOperator(op: string, operand: unknown, value: unknown): boolean {
       return Array.isArray(operand) && operand.includes(value);
     case '$nin':
       return Array.isArray(operand) && !operand.includes(value);
-    case '$regex': {
-      const re = typeof operand === 'string' ? regexFor(operand) : null;
-      return re !== null && typeof value === 'string' && re.test(value);
-    }
+    case '$regex':
+      return typeof operand === 'string' && typeof value === 'string' && matchesLinear(operand, value);
     case '$gt':
       return compare(value, operand) > 0;
     case '$gte':

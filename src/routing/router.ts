@@ -3,6 +3,11 @@
  * makes its attempts (retries, timeout, circuit breaker) through its provider
  * adapter, and the first answer that ends the walk is returned unread so the
  * server can stream it to the client.
+ *
+ * One request's walk is bounded whatever its config (RoutingLimits): at most
+ * maxAttempts upstream calls across its retries and fallbacks, and no waiting
+ * past its deadline. A retry or fallback that would pass either is not made:
+ * the last answer stands. An attempt still waiting at the deadline is cut (504).
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -11,6 +16,7 @@ import type { Answer, ResolvedTarget } from '../providers/contract.js';
 import { canonicalProvider, findAdapter, prepareCall, type Adapter } from '../providers/registry.js';
 import type { TargetSettings } from '../providers/settings.js';
 import type { Endpoint } from '../shared/endpoint.js';
+import type { RoutingLimits } from '../settings.js';
 import type { Cancel } from '../upstream/cancel.js';
 import { discard, send, type UpstreamResponse } from '../upstream/client.js';
 import { UpstreamAddressDenied } from '../upstream/policy.js';
@@ -92,6 +98,7 @@ export interface RouterDeps {
   now: () => number;
   /** Stored credentials: virtual keys and `@slug` providers. */
   credentials: CredentialSource;
+  limits: RoutingLimits;
   /** Told a target's circuit state each time a request finds it (for metrics). */
   onCircuit?: (circuitKey: string, state: 'closed' | 'half-open' | 'open') => void;
 }
@@ -106,7 +113,7 @@ export class Router {
   constructor(private readonly deps: RouterDeps) {}
 
   async route(plan: Plan, req: RouteRequest): Promise<RouteResult> {
-    const acc: Accumulator = { failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0 };
+    const acc: Accumulator = { failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0, attempts: 0, deadline: performance.now() + this.deps.limits.deadlineMs };
     const result = await this.node(plan.root, req, acc);
     result.failedUpstreamMs = acc.failedUpstreamMs;
     result.waitedMs = acc.waitedMs;
@@ -159,6 +166,7 @@ export class Router {
     for (let i = 0; i < group.targets.length; i++) {
       if (open?.[i] === true) continue;
       if (last !== null) {
+        if (!this.mayGoOn(acc, 0)) return last;
         if (last.response !== null) discard(last.response);
         // The earlier attempt's time is not the answer's.
         acc.failedUpstreamMs += performance.now() - last.answerStartedAt;
@@ -204,13 +212,14 @@ export class Router {
     let retries = 0;
     let result: RouteResult;
     for (;;) {
-      result = await this.attempt(leaf, req, edited, retries);
+      result = await this.attempt(leaf, req, edited, retries, acc);
       if (isSuccess(result.status) || req.signal.aborted) break;
       const retry = leaf.retry;
       if (retry === undefined || retries >= retry.attempts || !retriesOn(retry, result)) break;
       const wait =
         (retry.use_retry_after_headers === true && result.response !== null ? retryAfterMs(result.response.headers) : null) ??
         backoffMs(retries);
+      if (!this.mayGoOn(acc, wait)) break;
       if (result.response !== null) discard(result.response);
       acc.failedUpstreamMs += performance.now() - result.answerStartedAt;
       const waitStart = performance.now();
@@ -229,7 +238,18 @@ export class Router {
     return result;
   }
 
-  private async attempt(leaf: PlanLeaf, req: RouteRequest, edited: Record<string, unknown> | null, retries: number): Promise<RouteResult> {
+  /** Whether one more attempt, after waiting `waitMs`, stays within the request's attempts and deadline. */
+  private mayGoOn(acc: Accumulator, waitMs: number): boolean {
+    return acc.attempts < this.deps.limits.maxAttempts && performance.now() + waitMs < acc.deadline;
+  }
+
+  private async attempt(
+    leaf: PlanLeaf,
+    req: RouteRequest,
+    edited: Record<string, unknown> | null,
+    retries: number,
+    acc: Accumulator,
+  ): Promise<RouteResult> {
     const start = performance.now();
     const model = typeof edited?.model === 'string' ? edited.model : undefined;
     let credential: StoredCredential | null = null;
@@ -259,11 +279,15 @@ export class Router {
     forwardNamed(req.forwardHeaders, req.headers, headers);
 
     // The timeout covers the wait for the provider's answer (its headers); a stream that has begun is not cut.
-    const timeoutMs = leaf.timeoutMs ?? req.timeoutMs;
-    const timer = timeoutMs === undefined ? null : req.signal.withTimeout(timeoutMs);
+    // The request's deadline caps it.
+    const configured = leaf.timeoutMs ?? req.timeoutMs;
+    const left = Math.max(0, acc.deadline - performance.now());
+    const timeout: Timeout = configured === undefined || left < configured ? { ms: left, deadlineMs: this.deps.limits.deadlineMs } : { ms: configured, deadlineMs: null };
+    const timer = req.signal.withTimeout(timeout.ms);
+    acc.attempts++;
     const observed = req.observer?.attempt(target.provider, typeof edited?.model === 'string' ? edited.model : undefined, call.value.url, leaf.path, retries);
     try {
-      const response = await send({ url: call.value.url, method: req.method, headers, body }, timer?.cancel ?? req.signal);
+      const response = await send({ url: call.value.url, method: req.method, headers, body }, timer.cancel);
       observed?.end(response.statusCode, null);
       return {
         response, error: null, status: response.statusCode, provider: target.provider, path: leaf.path, retries,
@@ -272,11 +296,11 @@ export class Router {
         addedUsage: call.value.kind === 'relayed' && call.value.addedUsage,
       };
     } catch (e) {
-      const failed = answer(sendFailure(e, target.provider, timer?.timedOut() === true ? timeoutMs : undefined, req.signal.aborted), target.provider);
+      const failed = answer(sendFailure(e, target.provider, timer.timedOut() ? timeout : undefined, req.signal.aborted), target.provider);
       observed?.end(failed.status, failed.error);
       return failed;
     } finally {
-      timer?.release();
+      timer.release();
     }
   }
 
@@ -333,6 +357,17 @@ interface Accumulator {
   failedUpstreamMs: number;
   waitedMs: number;
   fallbacks: number;
+  /** Upstream calls made so far. */
+  attempts: number;
+  /** performance.now() past which nothing more is waited for. */
+  deadline: number;
+}
+
+/** What limits one attempt's wait: its request_timeout, or what is left of the request's deadline. */
+interface Timeout {
+  ms: number;
+  /** The deadline, when it is what limits. */
+  deadlineMs: number | null;
 }
 
 function isSuccess(status: number): boolean {
@@ -346,10 +381,13 @@ function retriesOn(retry: NonNullable<PlanLeaf['retry']>, r: RouteResult): boole
   return isRetriable(retry, r.status);
 }
 
-/** Why a call got no answer: the upstream policy, the timeout, the client leaving, or the network. */
-function sendFailure(e: unknown, provider: string, timedOutAfterMs: number | undefined, clientGone: boolean): GatewayError {
+/** Why a call got no answer: the upstream policy, the timeout or deadline, the client leaving, or the network. */
+function sendFailure(e: unknown, provider: string, timedOut: Timeout | undefined, clientGone: boolean): GatewayError {
   if (e instanceof UpstreamAddressDenied) return e;
-  if (timedOutAfterMs !== undefined) return new GatewayError(408, `request to ${provider} timed out after ${timedOutAfterMs} ms`, { code: 'request_timeout' });
+  if (timedOut !== undefined && timedOut.deadlineMs !== null) {
+    return new GatewayError(504, `no answer from ${provider} within the request's deadline of ${timedOut.deadlineMs} ms`, { code: 'deadline_exceeded' });
+  }
+  if (timedOut !== undefined) return new GatewayError(408, `request to ${provider} timed out after ${timedOut.ms} ms`, { code: 'request_timeout' });
   if (clientGone) return new GatewayError(499, 'client closed the request', { code: 'client_closed' });
   const reason = (e as { code?: string; message?: string }).code ?? (e as Error).message;
   return new GatewayError(502, `could not reach ${provider}: ${reason}`, { code: 'upstream_unreachable' });

@@ -9,6 +9,7 @@
  * segments never read arrays (`messages.length` is missing, not a count).
  * Only own properties are visible, so `constructor` and friends are missing.
  */
+import { boundedMemo } from './memo.js';
 
 export type PathSegment = string | number;
 
@@ -19,10 +20,7 @@ const TOKEN = /([^.[\]]+)|\[(\d+)\]/g;
 const WELL_FORMED = /^(?:[^.[\]]+|\[\d+\])(?:\.[^.[\]]+|\[\d+\])*$/;
 const CANONICAL_INDEX = /^(?:0|[1-9]\d*)$/;
 
-// Paths come from configs, and configs can arrive inline with each request,
-// so the cache is bounded: past the limit the oldest entry goes.
 const MAX_CACHED = 2048;
-const cache = new Map<string, readonly PathSegment[] | null>();
 
 function parse(path: string): readonly PathSegment[] | null {
   if (!WELL_FORMED.test(path)) return null;
@@ -40,15 +38,7 @@ function parse(path: string): readonly PathSegment[] | null {
 }
 
 /** The segments of `path`, or null when it is malformed (see validatePath). */
-export function parsePath(path: string): readonly PathSegment[] | null {
-  let segments = cache.get(path);
-  if (segments === undefined) {
-    segments = parse(path);
-    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-    cache.set(path, segments);
-  }
-  return segments;
-}
+export const parsePath: (path: string) => readonly PathSegment[] | null = boundedMemo(MAX_CACHED, parse);
 
 /** The value under one segment, or undefined when there is none. */
 export function getChild(value: unknown, segment: PathSegment): unknown {

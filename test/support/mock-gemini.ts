@@ -6,14 +6,19 @@
 //       Vertex AI, `Authorization: Bearer <token this mock issued>`; methods as above plus `predict`;
 //       publisher `anthropic`: `rawPredict` / `streamRawPredict` with Anthropic's Messages body
 //       (anthropic_version "vertex-2023-10-16", no model), answered in Anthropic's shapes and named SSE events
+//   /v1/projects/{project}/locations/{location}/endpoints/openapi/chat/completions
+//       Vertex AI's OpenAI-compatible endpoint for open models: OpenAI's chat body with the model as
+//       `{publisher}/{model}`, answered as OpenAI answers (`data: {…}\n\n` events, then `data: [DONE]`)
 //   /token   Google's OAuth 2 token endpoint for service accounts (JWT bearer grant)
 // It checks what Google checks (keys, tokens, the JWT's RS256 signature and claims, the
 // project and location, unknown JSON fields, roles, alternating turns, function response
 // counts, Gemini 3's thought signatures) and answers in Google's own shapes: google.rpc.Status
 // errors, `data: {…}\r\n\r\n` SSE events, OAuth's {error, error_description}.
 import type http from 'node:http';
+import { after, afterEach, before } from 'node:test';
 import { createHash, createVerify, randomBytes, type KeyObject } from 'node:crypto';
 import { toEvents } from './mock-anthropic.js';
+import { chatCompletion } from './mock-openai.js';
 import { countWords, pause, startMockServer, type RecordedRequest } from './mock-server.js';
 
 export type Recorded = RecordedRequest;
@@ -59,7 +64,7 @@ export interface MockGemini {
   tokenDelayMs: number;
   /**
    * Replies for a method (generateContent, streamGenerateContent, batchEmbedContents, embedContent, predict,
-   * rawPredict, streamRawPredict, token), after the checks pass. streamRawPredict's `sse` events are sent
+   * rawPredict, streamRawPredict, openapi (the OpenAI-compatible endpoint), token), after the checks pass. streamRawPredict's `sse` events are sent
    * as Anthropic names them: `event: <type>\ndata: <json>\n\n`.
    */
   enqueue(method: string, ...replies: Reply[]): void;
@@ -75,6 +80,8 @@ export interface MockGeminiOptions {
 }
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+/** Publishers of the open models Vertex serves through its OpenAI-compatible endpoint. */
+const OPEN_MODEL_PUBLISHERS = new Set(['meta', 'deepseek-ai', 'qwen', 'openai', 'zai-org']);
 const SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
 const DEFAULT_DIMS = 8;
 const CLAUDE_FIELDS = new Set([
@@ -95,6 +102,21 @@ const SCHEMA_FIELDS = new Set([
   'type', 'format', 'title', 'description', 'nullable', 'enum', 'items', 'minItems', 'maxItems', 'properties', 'propertyOrdering',
   'required', 'minProperties', 'maxProperties', 'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'anyOf', 'default', 'example',
 ]);
+
+/**
+ * A mock for the tests of a file or describe block: started before them (accepting `staticToken`
+ * as an access token), reset after each, closed after all. The returned function gives it.
+ */
+export function useMockGemini(opts: MockGeminiOptions & { staticToken?: string }): () => MockGemini {
+  let mock: MockGemini | undefined;
+  before(async () => {
+    mock = await startMockGemini(opts);
+    if (opts.staticToken !== undefined) mock.addStaticToken(opts.staticToken);
+  });
+  afterEach(() => mock?.reset());
+  after(() => mock?.close());
+  return () => mock!;
+}
 
 export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<MockGemini> {
   /** Model calls only: the shared server's list also holds the token requests. */
@@ -127,6 +149,7 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
 
     const gemini = /^\/v1beta\/models\/([^/:]+):(\w+)$/.exec(url.pathname);
     const vertex = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/([^/]+)\/models\/([^/:]+):(\w+)$/.exec(url.pathname);
+    const openapi = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/endpoints\/openapi\/chat\/completions$/.exec(url.pathname);
     let model: string;
     let method: string;
     if (gemini !== null) {
@@ -139,14 +162,17 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
       const [project, location, publisher] = [vertex[1]!, vertex[2]!, vertex[3]!];
       [model, method] = [decodeURIComponent(vertex[4]!), vertex[5]!];
       const resource = `projects/${project}/locations/${location}/publishers/${publisher}/models/${model}`;
-      if (opts.project !== undefined && project !== opts.project) {
-        return json(res, 403, status(403, `Permission 'aiplatform.endpoints.predict' denied on resource '//aiplatform.googleapis.com/${resource}' (or it may not exist).`, 'PERMISSION_DENIED'));
-      }
-      if (opts.location !== undefined && location !== opts.location) {
-        return json(res, 400, status(400, `Request location '${location}' does not match the endpoint's location '${opts.location}'.`, 'INVALID_ARGUMENT'));
-      }
+      const misplaced = checkPlace(project, location, resource);
+      if (misplaced !== null) return json(res, misplaced.status, misplaced.body);
       if (publisher === 'anthropic') return claude(rec, res, model, vertex[5]!, signal);
       if (publisher !== 'google') return json(res, 404, status(404, `Publisher Model \`${resource}\` not found.`, 'NOT_FOUND'));
+    } else if (openapi !== null) {
+      const denied = checkBearer(req.headers.authorization);
+      if (denied !== null) return json(res, denied.status, denied.body);
+      const [project, location] = [openapi[1]!, openapi[2]!];
+      const misplaced = checkPlace(project, location, `projects/${project}/locations/${location}/endpoints/openapi`);
+      if (misplaced !== null) return json(res, misplaced.status, misplaced.body);
+      return openModel(rec, res, project, location, signal);
     } else {
       return json(res, 404, status(404, `Method not found: ${url.pathname}`, 'NOT_FOUND'));
     }
@@ -175,6 +201,34 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
       return reply(res, scripted ?? embedGemini(rec.json, model, method), signal);
     }
     return json(res, 404, status(404, `Method ${method} not found for model ${model}.`, 'NOT_FOUND'));
+  }
+
+  function checkPlace(project: string, location: string, resource: string): { status: number; body: unknown } | null {
+    if (opts.project !== undefined && project !== opts.project) {
+      return { status: 403, body: status(403, `Permission 'aiplatform.endpoints.predict' denied on resource '//aiplatform.googleapis.com/${resource}' (or it may not exist).`, 'PERMISSION_DENIED') };
+    }
+    if (opts.location !== undefined && location !== opts.location) {
+      return { status: 400, body: status(400, `Request location '${location}' does not match the endpoint's location '${opts.location}'.`, 'INVALID_ARGUMENT') };
+    }
+    return null;
+  }
+
+  /** An open model on the OpenAI-compatible endpoint: the body is OpenAI's, its model `{publisher}/{model}`. */
+  function openModel(rec: Recorded, res: http.ServerResponse, project: string, location: string, signal: AbortSignal): Promise<void> | void {
+    const body = rec.json;
+    if (body === undefined || typeof body !== 'object' || Array.isArray(body)) {
+      return json(res, 400, status(400, 'Invalid JSON payload received. Unexpected token.', 'INVALID_ARGUMENT'));
+    }
+    const [publisher, name] = typeof body.model === 'string' ? body.model.split('/') : [];
+    if (publisher === undefined || name === undefined || !OPEN_MODEL_PUBLISHERS.has(publisher)) {
+      const resource = `projects/${project}/locations/${location}/publishers/${String(publisher)}/models/${String(name)}`;
+      return json(res, 404, status(404, `Publisher Model \`${resource}\` not found.`, 'NOT_FOUND'));
+    }
+    const answer = server.next('openapi') ?? chatCompletion(body, 'mock');
+    if (answer.sse === undefined) return reply(res, answer, signal);
+    res.writeHead(answer.status ?? 200, { 'content-type': 'text/event-stream; charset=utf-8' });
+    for (const ev of [...answer.sse, '[DONE]']) res.write(`data: ${typeof ev === 'string' ? ev : JSON.stringify(ev)}\n\n`);
+    res.end();
   }
 
   /** Claude on Vertex: Vertex passes the body to Anthropic's Messages API, which checks and answers it. */

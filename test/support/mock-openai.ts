@@ -289,7 +289,8 @@ function errorReply(
 const missing = (param: string): ScriptedResponse =>
   errorReply(400, `Missing required parameter: '${param}'.`, 'invalid_request_error', param, 'missing_required_parameter');
 
-function chatCompletion(body: any, name: string): ScriptedResponse {
+/** OpenAI's chat answer to `body`: an echo of the last user message by `name`, whole or as SSE payloads. */
+export function chatCompletion(body: any, name: string): ScriptedResponse {
   if (!Array.isArray(body.messages)) return missing('messages');
   const messages: any[] = body.messages;
   const lastUser = [...messages].reverse().find((m) => m?.role === 'user');

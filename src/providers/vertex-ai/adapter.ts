@@ -8,9 +8,12 @@
  *   (region "global": https://aiplatform.googleapis.com/v1/…), header `Authorization: Bearer <access token>`.
  *   Google's models: `generateContent`, `streamGenerateContent?alt=sse` with the Gemini API's own bodies
  *   (the translation is ../google's), `predict` for text embeddings (embeddings.ts).
- *   Other publishers are routed by model prefix (publishers.ts): Anthropic's `claude-*` models
- *   take `rawPredict` / `streamRawPredict` with an Anthropic Messages body (chat/request.ts, the
- *   translation is ../anthropic's); they have no embeddings: 400 naming the model.
+ *   Other publishers are routed by the model id (publishers.ts): Anthropic's (`claude-*`,
+ *   `anthropic.claude-*`) take `rawPredict` / `streamRawPredict` with an Anthropic Messages body
+ *   (chat/request.ts, the translation is ../anthropic's); they have no embeddings: 400 naming the model.
+ *   Open models (`meta.llama-…`, https://cloud.google.com/vertex-ai/generative-ai/docs/maas/call-open-model-apis):
+ *   POST …/projects/{project}/locations/{region}/endpoints/openapi/chat/completions with the client's
+ *   OpenAI body, its model `{publisher}/{model}`; the answer is OpenAI's, relayed. Chat only.
  *   Errors are google.rpc.Status JSON, as on the Gemini API (Claude's own are Anthropic's).
  *
  * Config: `cloud2_service_account_json` (exchanged for an access token, auth.ts),
@@ -20,12 +23,12 @@
  * Legacy completions: 400. The generic proxy passes through to {base}{path} with the token.
  */
 import { err, invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import { ENDPOINT_PATHS } from '../../shared/endpoint.js';
+import { ENDPOINT_PATHS, type ModelEndpoint } from '../../shared/endpoint.js';
 import type { Provider, ProviderAdapter, ProviderCall } from '../contract.js';
 import { modelId } from '../google/model.js';
 import { apiKey, passthroughRefused, trimSlash } from '../shared/target.js';
 import { serviceAccount, TokenCache, type ServiceAccount } from './auth.js';
-import { ANTHROPIC, GOOGLE, publisherOf } from './publishers.js';
+import { ANTHROPIC, GOOGLE, routeOf } from './publishers.js';
 import type { VertexAISettings } from './settings.js';
 
 const NAME = 'vertex-ai';
@@ -57,15 +60,21 @@ const adapter: ProviderAdapter<VertexAISettings> = {
     }
     const model = modelId(body);
     if (!model.ok) return model;
-    const publisher = publisherOf(model.value);
-    const translator = endpoint === 'chat' ? publisher.translators.chat : publisher.translators.embeddings;
-    if (translator === undefined) {
-      return err(invalid(`model '${model.value}': ${publisher.name} models on ${NAME} do not serve ${ENDPOINT_PATHS[endpoint]}`, 'model', 'unsupported_model'));
+    const route = routeOf(model.value);
+    const location = `${base}/projects/${encodeURIComponent(project)}/locations/${region}`;
+    if (route.kind === 'open') {
+      if (endpoint !== 'chat') return err(unserved(model.value, 'open', endpoint));
+      // The answer is OpenAI's own; whether these models take stream_options is not documented, so usage is not asked for.
+      const url = `${location}/endpoints/openapi/chat/completions`;
+      return authorized(credential.value, { kind: 'relayed', url, headers: {}, body: JSON.stringify({ ...body, model: route.model }), addedUsage: false });
     }
+    const { publisher } = route;
+    const translator = endpoint === 'chat' ? publisher.translators.chat : publisher.translators.embeddings;
+    if (translator === undefined) return err(unserved(model.value, publisher.name, endpoint));
     const request = translator.request(body);
     if (!request.ok) return request;
     const method = endpoint === 'chat' ? publisher.chatMethod(body) : 'predict';
-    const url = `${base}/projects/${encodeURIComponent(project)}/locations/${region}/publishers/${publisher.name}/models/${model.value}:${method}`;
+    const url = `${location}/publishers/${publisher.name}/models/${route.model}:${method}`;
     return authorized(credential.value, { kind: 'translated', url, headers: {}, body: request.value.body, answer: request.value.answer });
   },
 };
@@ -74,6 +83,10 @@ export const vertexAI: Provider<VertexAISettings> = {
   adapter,
   translators: { [GOOGLE.name]: GOOGLE.translators, [ANTHROPIC.name]: ANTHROPIC.translators },
 };
+
+function unserved(model: string, kind: string, endpoint: ModelEndpoint): GatewayError {
+  return invalid(`model '${model}': ${kind} models on ${NAME} do not serve ${ENDPOINT_PATHS[endpoint]}`, 'model', 'unsupported_model');
+}
 
 function hostFor(region: string): string {
   return region === 'global' ? 'https://aiplatform.googleapis.com/v1' : `https://${region}-aiplatform.googleapis.com/v1`;

@@ -12,7 +12,7 @@ import type { Target } from './measure.js';
 import type { GatewayName } from './report.js';
 
 /** The admin key every variant starts with (GATEWAY_ADMIN_API_KEY); the bench's requests use it too. */
-export const BENCH_KEY = 'bench-key';
+export const BENCH_KEY = 'bench-key-0123456789abcdefghijklmn';
 
 /** The gateway up and answering /health, before any check or load. */
 export interface StartedGateway {

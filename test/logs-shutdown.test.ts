@@ -14,7 +14,7 @@ import { startTestGateway } from './support/gateway.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { spawnGateway } from './support/process.js';
 
-const KEY = 'logs-shutdown-admin-key';
+const KEY = 'logs-shutdown-admin-key-0123456789';
 const CLIENTS = 16;
 
 for (const engine of engines()) {

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { spawnGateway, type GatewayProcess } from './support/process.js';
 
-const KEY = 'shutdown-admin-key';
+const KEY = 'shutdown-admin-key-0123456789abcdef';
 
 /** Resolves true when a TCP connection is refused, false when it is accepted. */
 function refused(port: number): Promise<boolean> {

@@ -14,6 +14,7 @@ import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import { ajv, formatPath, object, optional, schemaError, schemaProblem, type SchemaPath as Path, type SchemaProblem as Problem } from '../shared/json-schema.js';
 import { validateQuery, type RegexBudget } from './query.js';
+import { sealedPath, SEALED_INPUT } from './secrets.js';
 import { NODE, PROVIDER_FIELDS_SHAPE } from './shape.js';
 import type { CacheConfig, Config, ConfigNode, ProviderFields, Strategy } from './types.js';
 
@@ -92,6 +93,8 @@ export function parseConfig(raw: unknown): Result<Config> {
 
 /** Validates `data`, which no one else holds: it is converted and frozen in place. */
 function parseOwned(data: unknown): Result<Config> {
+  const sealed = sealedPath(data);
+  if (sealed !== null) return err(toGatewayError({ path: sealed, message: SEALED_INPUT }, 'sealed_not_allowed'));
   if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors)));
   const problem = checkNode(data, [], { regex: { left: MAX_PATTERN_WEIGHT }, targets: MAX_TARGETS }) ?? checkRoot(data);
   if (problem !== null) return err(toGatewayError(problem));
@@ -223,9 +226,9 @@ function convertRetryCodes(n: ConfigNode): void {
   n.targets?.forEach(convertRetryCodes);
 }
 
-function toGatewayError({ path, message }: Problem): GatewayError {
+function toGatewayError({ path, message }: Problem, code?: string): GatewayError {
   const param = formatPath(path);
-  return invalid(`config${param === '' ? '' : `.${param}`}: ${message}`, param === '' ? null : param);
+  return invalid(`config${param === '' ? '' : `.${param}`}: ${message}`, param === '' ? null : param, code);
 }
 
 function deepFreeze<T>(value: T): T {

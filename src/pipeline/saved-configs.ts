@@ -116,7 +116,7 @@ function toPlan(c: StoredConfig | null, ref: string | null, secrets: Secrets): R
   if (c.status !== 'active') return { ok: false, error: invalid(`saved config '${c.slug}' is archived`, HEADER, 'archived_config') };
   let body: unknown;
   try {
-    body = openConfig(c.config, secrets, c.workspaceId);
+    body = openConfig(c.config, secrets, c.id);
   } catch {
     return { ok: false, error: new GatewayError(500, `the stored secrets of saved config '${c.slug}' cannot be decrypted`, { code: 'credentials_unreadable' }) };
   }

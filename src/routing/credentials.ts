@@ -10,8 +10,11 @@
  * are sent only to the host stored with them (the integration model's
  * custom_host, else the stored custom_host, else the provider's own): a
  * custom_host from the config or x-gateway-custom-host on such a target is
- * refused, since it would hand the stored key to whoever runs that host.
+ * refused, since it would hand the stored key to whoever runs that host, and
+ * so is any other key that decides where credentials go (a region, an Azure
+ * resource, an Entra tenant or scope: config/secrets.ts DESTINATION_FIELDS).
  */
+import { DESTINATION_FIELDS } from '../config/secrets.js';
 import type { ConfigNode } from '../config/types.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 
@@ -92,8 +95,9 @@ export function fillTarget(
   headerHost: string | undefined,
   model: unknown,
 ): Result<FilledTarget> {
-  if (node.custom_host !== undefined) return refusedHost(`${path}.custom_host`, ref);
-  if (headerHost !== undefined) return refusedHost('x-gateway-custom-host', ref);
+  const moved = DESTINATION_FIELDS.find((k) => (node as Record<string, unknown>)[k] !== undefined);
+  if (moved !== undefined) return refusedDestination(`${path}.${moved}`, ref, moved === 'custom_host' ? 'custom_host_not_allowed' : 'destination_not_allowed');
+  if (headerHost !== undefined) return refusedDestination('x-gateway-custom-host', ref, 'custom_host_not_allowed');
   const rule = typeof model === 'string' ? cred.models.get(model) : undefined;
   if (typeof model === 'string' && (rule?.enabled === false || (rule === undefined && !cred.allowAllModels))) {
     return {
@@ -112,13 +116,9 @@ export function fillTarget(
   return { ok: true, value: { node: merged, customHost: rule?.customHost ?? cred.fields.custom_host } };
 }
 
-function refusedHost(param: string, ref: CredentialRef): Result<never> {
+function refusedDestination(param: string, ref: CredentialRef, code: string): Result<never> {
   return {
     ok: false,
-    error: invalid(
-      `${param}: cannot be combined with stored credentials ('${ref.ref}'): they are sent only to the host stored with them`,
-      param,
-      'custom_host_not_allowed',
-    ),
+    error: invalid(`${param}: cannot be combined with stored credentials ('${ref.ref}'): they are sent only where they were stored`, param, code),
   };
 }

@@ -37,6 +37,18 @@ export const AZURE_SETTINGS = providerSettings({
     cloud3_model_name: str,
   },
   secrets: ['cloud3_entra_client_secret'],
+  // The resource or endpoint host (name, type, region: adapter.ts), and whose tenant and which
+  // resource an Entra token is asked for.
+  destinations: [
+    'resource_name',
+    'cloud3_resource_name',
+    'cloud3_endpoint_name',
+    'cloud3_deployment_name',
+    'cloud3_deployment_type',
+    'cloud3_region',
+    'cloud3_entra_tenant_id',
+    'cloud3_entra_scope',
+  ],
   keyGroups: [
     ['cloud3_deployment_name', 'cloud3_deployment_type', 'cloud3_region', 'cloud3_api_version'],
     ['cloud3_endpoint_name', 'cloud3_deployment_type'],

@@ -9,6 +9,8 @@ import { providerSettings, type SettingsOf } from '../shared/settings.js';
 export const BEDROCK_SETTINGS = providerSettings({
   keys: { cloud1_access_key_id: str, cloud1_secret_access_key: str, cloud1_region: str, cloud1_session_token: str },
   secrets: ['cloud1_access_key_id', 'cloud1_secret_access_key', 'cloud1_session_token'],
+  // The region names the host the signed requests go to.
+  destinations: ['cloud1_region'],
   keyGroups: [['cloud1_access_key_id', 'cloud1_secret_access_key']],
 });
 

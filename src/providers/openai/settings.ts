@@ -9,6 +9,7 @@ import { providerSettings, type SettingsOf } from '../shared/settings.js';
 export const OPENAI_SETTINGS = providerSettings({
   keys: { vendor_organization: str, vendor_project: str },
   secrets: [],
+  destinations: [],
   keyGroups: [],
 });
 

@@ -14,9 +14,11 @@
  * {access_token, expires_in, token_type:"Bearer"}; a refused assertion gets
  * 400 {error:"invalid_grant", error_description}.
  * Tokens are cached per service account until five minutes before they
- * expire, and concurrent requests share one exchange in flight.
+ * expire (at most MAX_CACHED accounts, least recently used out first), and
+ * concurrent requests share one exchange in flight.
  */
 import { createHash, createPrivateKey, createSign, type KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
 import { Cancel } from '../../upstream/cancel.js';
 import { isRedirect, REDIRECT_CODE, send } from '../../upstream/client.js';
@@ -28,6 +30,8 @@ const JWT_LIFETIME_S = 3600;
 /** A token this close to its expiry is replaced, so none expires in flight. */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
 const EXCHANGE_TIMEOUT_MS = 30_000;
+/** Service accounts whose tokens are kept. */
+export const MAX_CACHED = 1000;
 
 export interface ServiceAccount {
   clientEmail: string;
@@ -156,7 +160,8 @@ interface Cached {
  * Failures are not cached: the next request tries again.
  */
 export class TokenCache {
-  private readonly tokens = new Map<string, Cached>();
+  /** Service accounts come from configs, inline ones too: the least recently used token goes when full. */
+  private readonly tokens = new LRUCache<string, Cached>({ max: MAX_CACHED });
   private readonly inFlight = new Map<string, Promise<Result<string, GatewayError>>>();
 
   constructor(

@@ -154,6 +154,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       maxBodyBytes: settings.maxBodyBytes,
       cache: new AnswerCache(shared.cache, semantic, now),
       router,
+      credentials,
       logging: logWriter !== null,
       beforeHooks: [],
       afterHooks: [],

@@ -193,6 +193,21 @@ for (const engine of engines()) {
       }
     });
 
+    it('a target saved before that rule, holding a secret and no provider, is refused at request time: headers cannot pick where it goes', async () => {
+      const saved = await expectJson(await gw.call('/configs', { body: { name: 'old', config: { provider: 'openai', api_key: 'sk-saved-long-ago', custom_host: home.url, retry: { attempts: 1 } } } }), 201);
+      // As a config saved by an older version was stored: the provider and host left to the request.
+      const row = (await gw.store.db.get<{ id: string; config: string }>('SELECT id, config FROM config_versions WHERE config_id = ?', [saved.id]))!;
+      const { provider: _p, custom_host: _h, ...unplaced } = JSON.parse(row.config) as Record<string, unknown>;
+      await gw.store.db.run('UPDATE config_versions SET config = ? WHERE id = ?', [JSON.stringify(unplaced), row.id]);
+      await gw.restart();
+      const headers = { 'x-gateway-config': saved.id as string, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': elsewhere.url };
+      const sent = elsewhere.requests.length;
+      const e = await assertEnvelope(await gw.call('/chat/completions', { headers, body: chat() }), 400);
+      assert.equal(e.code, 'invalid_config');
+      assert.match(e.message, /names no provider/);
+      assert.equal(elsewhere.requests.length, sent, 'the stored secret went nowhere');
+    });
+
     it('a request-time config cannot point stored credentials elsewhere: 400 naming the config path, nothing sent', async () => {
       await expectJson(
         await gw.call('/virtual-keys', {

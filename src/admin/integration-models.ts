@@ -3,7 +3,8 @@
  * providers may call, and where. PUT upserts the listed models (others stay)
  * and may set `allow_all_models`; on the request path a model listed with
  * `enabled: false`, or one not listed while allow_all_models is false, gets
- * 412, and a model's `configurations.custom_host` is its base URL. DELETE
+ * 412, a model's `configurations.custom_host` is its base URL, and its
+ * `pricing_config` its price (catalog/price.ts: cents per token). DELETE
  * `?slugs=a,b` removes models. The answer of each is the list.
  *
  * A model's custom_host decides where the integration's secrets go for that
@@ -12,6 +13,7 @@
  * secret fields), checked against the stored ones; otherwise a 400 naming
  * the model's field.
  */
+import { customPricing } from '../catalog/price.js';
 import { isHttpUrl } from '../config/schema.js';
 import { SECRET_FIELDS } from '../config/secrets.js';
 import { invalid, type Result } from '../shared/errors.js';
@@ -55,7 +57,7 @@ const checkPut = bodyChecker<PutBody>({
   },
 });
 
-/** The rules the schema cannot state: non-empty configurations, a real URL, each slug once. */
+/** The rules the schema cannot state: non-empty configurations, a real URL, a price that reads as one, each slug once. */
 function checkModels(models: PutBody['models']): Result<IntegrationModel[]> {
   const seen = new Set<string>();
   const out: IntegrationModel[] = [];
@@ -68,6 +70,8 @@ function checkModels(models: PutBody['models']): Result<IntegrationModel[]> {
     if (c?.custom_host !== undefined && !isHttpUrl(c.custom_host)) {
       return { ok: false, error: invalid(`${at}.configurations.custom_host: must be an http(s) URL`, `${at}.configurations.custom_host`) };
     }
+    const price = m.pricing_config == null ? null : customPricing(m.pricing_config, `${at}.pricing_config`);
+    if (typeof price === 'string') return { ok: false, error: invalid(price, price.slice(0, price.indexOf(':'))) };
     out.push({ slug: m.slug, enabled: m.enabled, configurations: c ?? null, pricingConfig: m.pricing_config ?? null });
   }
   return { ok: true, value: out };

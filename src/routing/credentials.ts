@@ -14,6 +14,8 @@
  * so is any other key that decides where credentials go (a region, an Azure
  * resource, an Entra tenant or scope: config/secrets.ts DESTINATION_FIELDS).
  */
+import type { Pricing } from '../catalog/catalog.js';
+import { priceOf, type Price } from '../catalog/price.js';
 import { DESTINATION_FIELDS } from '../config/secrets.js';
 import type { ConfigNode } from '../config/types.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
@@ -24,6 +26,8 @@ export interface ModelRule {
   enabled: boolean;
   /** Base URL for this model, instead of the credential's. */
   customHost: string | undefined;
+  /** The integration's own price for this model (its pricing_config), instead of the catalog's. */
+  pricing: Pricing | null;
 }
 
 export interface StoredCredential {
@@ -39,8 +43,13 @@ export interface StoredCredential {
   allowAllModels: boolean;
   /** Integration models by slug; empty for a virtual key with its own credentials. */
   models: ReadonlyMap<string, ModelRule>;
-  /** The integration's pricing_adjustments.multiplier (1 without one): logged cost is catalog price times this. */
+  /** The integration's pricing_adjustments.multiplier (1 without one): cost is the model's price times this. */
   pricingMultiplier: number;
+}
+
+/** The price of a model sent to a provider, through stored credentials or none. */
+export function sentPrice(provider: string, model: string, cred: StoredCredential | null): Price | null {
+  return cred === null ? priceOf(provider, model) : priceOf(provider, model, cred.models.get(model)?.pricing ?? null, cred.pricingMultiplier);
 }
 
 /** Synchronous when cached (the hot path); null: no such credential in this workspace. */

@@ -36,6 +36,8 @@ export interface RouteRequest {
   pathname: string;
   /** Parsed JSON body of a model endpoint (absent in pass-through mode). */
   body: Record<string, unknown> | null;
+  /** The model a body sent on unedited names (pass-through mode, the generic proxy's JSON). */
+  sentModel: string | undefined;
   /** The client's body bytes, forwarded when nothing edits them. A stream (generic proxy) can be sent once only. */
   raw: Buffer | Readable | null;
   headers: IncomingHttpHeaders;
@@ -251,7 +253,7 @@ export class Router {
     acc: Accumulator,
   ): Promise<RouteResult> {
     const start = performance.now();
-    const model = typeof edited?.model === 'string' ? edited.model : undefined;
+    const model = edited === null ? req.sentModel : typeof edited.model === 'string' ? edited.model : undefined;
     let credential: StoredCredential | null = null;
     const answer = (error: GatewayError, provider?: string): RouteResult => ({
       response: null, error, status: error.status, provider, path: leaf.path, retries, answerStartedAt: start,
@@ -285,7 +287,7 @@ export class Router {
     const timeout: Timeout = configured === undefined || left < configured ? { ms: left, deadlineMs: this.deps.limits.deadlineMs } : { ms: configured, deadlineMs: null };
     const timer = req.signal.withTimeout(timeout.ms);
     acc.attempts++;
-    const observed = req.observer?.attempt(target.provider, typeof edited?.model === 'string' ? edited.model : undefined, call.value.url, leaf.path, retries);
+    const observed = req.observer?.attempt(target.provider, model, call.value.url, leaf.path, retries);
     try {
       const response = await send({ url: call.value.url, method: req.method, headers, body }, timer.cancel);
       observed?.end(response.statusCode, null);
@@ -326,7 +328,7 @@ export class Router {
       if (!stored.ok) return stored;
       // Another workspace's key is unknown here, exactly like one that does not exist.
       if (stored.value === null) return { ok: false, error: unknownCredential(ref) };
-      const filled = fillTarget(stored.value, ref, node, leaf.path, fromRequest ? req.customHost : undefined, edited?.model);
+      const filled = fillTarget(stored.value, ref, node, leaf.path, fromRequest ? req.customHost : undefined, edited === null ? req.sentModel : edited.model);
       if (!filled.ok) return filled;
       // The stored credential is the whole credential: the client's Authorization is not mixed in.
       target = { provider: stored.value.provider, settings: filled.value.node, clientAuthorization: undefined, customHost: filled.value.customHost };

@@ -180,6 +180,12 @@ describe('hooks and guardrails over HTTP', () => {
     assert.equal(res.choices[0]!.message.content, '[gateway] echo: hi');
   });
 
+  it('an answer the hooks changed is not cached: a hit would replay it without them', async () => {
+    const hooks = { cache: { mode: 'simple' }, output_guardrails: [{ 'default.regexReplace': { rule: 'mock', redactText: 'gateway' } }] };
+    for (let i = 0; i < 2; i++) assert.equal((await client.chat.completions.create(ask('cache me'), opts(hooks))).choices[0]!.message.content, '[gateway] echo: cache me');
+    assert.equal(mock.requests.length, 2);
+  });
+
   it('judges a translated answer (Anthropic) as text', async () => {
     const hooks = { provider: 'anthropic', api_key: ANTHROPIC_KEY, custom_host: anthropic.url, output_guardrails: [{ deny: true, 'default.endsWith': { suffix: 'never' } }] };
     const r = await refusal(client.chat.completions.create({ ...ask('hi'), model: 'claude-3-5-haiku-latest', max_tokens: 50 }, opts(hooks)));

@@ -77,7 +77,8 @@ const KEY_GROUPS: readonly (readonly string[])[] = [
   ['passthrough'],
 ];
 
-const PASSTHROUGH_EXCLUDES = ['targets', 'strategy', 'override_params', 'input_guardrails', 'output_guardrails'] as const;
+// Hooks need the parsed body, which pass-through mode never has.
+const PASSTHROUGH_EXCLUDES = ['targets', 'strategy', 'override_params', 'input_guardrails', 'output_guardrails', 'before_request_hooks', 'after_request_hooks'] as const;
 
 /** Validates a whole config; the result is deeply frozen and the input left untouched. */
 export function parseConfig(raw: unknown): Result<Config> {

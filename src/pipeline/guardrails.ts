@@ -14,6 +14,7 @@
  * them a 246, body unchanged. Configs without hooks cost one check per step.
  */
 import type { Readable } from 'node:stream';
+import type { AnswerKeeper } from '../cache/answer-cache.js';
 import type { HookEndpoint } from '../guardrails/check.js';
 import { HookLog, runHooks, type HookInput } from '../guardrails/engine.js';
 import type { Hook } from '../guardrails/hooks.js';
@@ -98,6 +99,8 @@ async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook
     out = run.json;
   }
   const body = answer === null ? text : log.failed ? JSON.stringify({ ...out, hook_results: log.answered() }) : out !== answer ? JSON.stringify(out) : text;
+  // An answer the hooks changed or judged failed is not cached: a hit would replay it without them.
+  if (body !== text) ctx.keeper = UNKEPT;
   ctx.status = log.failed ? 246 : 200;
   ctx.answer = { status: ctx.status, headers: wholeHeaders(a.headers), body, addedUsage: false };
   return 'next';
@@ -141,6 +144,8 @@ function jsonObject(text: string): Record<string, unknown> | null {
     return null;
   }
 }
+
+const UNKEPT: AnswerKeeper = { watch: (body) => body, keep: async () => {} };
 
 const TOO_LARGE = Symbol('too large');
 

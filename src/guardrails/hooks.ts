@@ -68,7 +68,8 @@ interface HookItem {
   on_success?: Outcome;
 }
 
-type GuardrailItem = string | (Omit<HookItem, 'id' | 'checks' | 'type'> & { id?: string });
+/** A saved guardrail's id, or checks by their ids (`default.regexMatch: {…}`) beside the item's own keys. */
+type GuardrailItem = string | (Omit<HookItem, 'id' | 'checks' | 'type'> & { id?: string; [check: string]: unknown });
 
 /** The config keys hooks come from, shaped as the config schema validates them. */
 export interface HookConfig {

@@ -213,8 +213,8 @@ export class HookLog {
   add(kind: HookKind, run: HookRun): void {
     this.waited[kind].push(...run.results);
     this.failed ||= run.failed;
-    // Built-in checks catch their own errors: runHooks itself does not reject.
-    if (run.pending !== null) this.pending.push(run.pending.then((r) => void this.later[kind].push(...r)));
+    // runHooks catches what checks throw; should it fail otherwise (a bug), the log entry still goes, without these results.
+    if (run.pending !== null) this.pending.push(run.pending.then((r) => void this.later[kind].push(...r), () => {}));
   }
 
   /** Resolves when the async hooks have ended; null when there are none. */

@@ -60,12 +60,15 @@ export function outputGuardrails(): Stage {
     run(ctx) {
       const hooks = ctx.endpoint === 'embeddings' ? [] : ctx.plan!.hooks.after;
       const failedBefore = ctx.hooks?.failed === true;
-      if ((hooks.length === 0 && !failedBefore) || ctx.endpoint === 'proxy') return 'next';
+      if ((hooks.length === 0 && !failedBefore) || ctx.body === null) return 'next';
       const a = ctx.answer!;
       // As Portkey's: hooks judge answers, not a provider's errors.
       if (a.status !== 200) return 'next';
       if (!isWhole(a)) {
-        if (failedBefore) a.status = ctx.status = 246;
+        if (failedBefore) {
+          a.status = ctx.status = 246;
+          ctx.keeper = UNKEPT;
+        }
         return 'next';
       }
       return afterRequest(ctx, a, hooks);
@@ -99,7 +102,6 @@ async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook
     out = run.json;
   }
   const body = answer === null ? text : log.failed ? JSON.stringify({ ...out, hook_results: log.answered() }) : out !== answer ? JSON.stringify(out) : text;
-  // An answer the hooks changed or judged failed is not cached: a hit would replay it without them.
   if (body !== text) ctx.keeper = UNKEPT;
   ctx.status = log.failed ? 246 : 200;
   ctx.answer = { status: ctx.status, headers: wholeHeaders(a.headers), body, addedUsage: false };
@@ -145,6 +147,7 @@ function jsonObject(text: string): Record<string, unknown> | null {
   }
 }
 
+/** For an answer the hooks changed or failed: a cache hit would replay it without them. */
 const UNKEPT: AnswerKeeper = { watch: (body) => body, keep: async () => {} };
 
 const TOO_LARGE = Symbol('too large');

@@ -11,6 +11,7 @@
 import { PROVIDER_SETTINGS } from '../providers/settings.js';
 import { parsePath } from '../shared/dot-path.js';
 import { forwardProblem } from '../shared/headers.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth.js';
 import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import { ajv, formatPath, object, optional, schemaError, schemaProblem, type SchemaPath as Path, type SchemaProblem as Problem } from '../shared/json-schema.js';
@@ -121,6 +122,7 @@ export function parseConfigHeader(header: string): Result<Config> {
 }
 
 function parseHeader(header: string): Result<Config> {
+  if (nestsDeeperThan(header)) return err(invalid(`the ${HEADER} header nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`, HEADER));
   let raw: unknown;
   try {
     raw = JSON.parse(header);

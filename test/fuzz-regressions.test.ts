@@ -1,0 +1,43 @@
+// Gateway bugs that fuzzing the running gateway found (issue 14 item 12), each pinned by
+// the smallest request that showed it: the gateway answered 5xx (or not in the error
+// envelope) for one caller's input, where it must answer 4xx in the envelope and call
+// no provider.
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { assertEnvelope } from './support/http.js';
+import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { useGateway } from './support/use-gateway.js';
+
+describe('inputs the property tests found', () => {
+  const gw = useGateway();
+  let mock: MockOpenAI;
+
+  before(async () => {
+    mock = await startMockOpenAI();
+  });
+  afterEach(() => mock.reset());
+  after(() => mock.close());
+
+  const config = (extra: Record<string, unknown> = {}) => JSON.stringify({ provider: 'openai', api_key: 'sk-x', custom_host: mock.url, ...extra });
+  const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+  it('a body nested 5,000 deep is a 400, not a stack overflow in the cache key or the param edits (was 500)', async () => {
+    const body = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"x":${nested(5000)}}`;
+    for (const extra of [{ cache: { mode: 'simple' } }, { override_params: { temperature: 0.5 } }, {}]) {
+      const e = await assertEnvelope(await gw.call('/chat/completions', { body, headers: { 'x-gateway-config': config(extra) } }), 400);
+      assert.match(e.message, /more than 128 levels deep/);
+    }
+    const embeddings = `{"model":"text-embedding-3-small","input":"hi","x":${nested(5000)}}`;
+    await assertEnvelope(await gw.call('/embeddings', { body: embeddings, headers: { 'x-gateway-config': config({ cache: { mode: 'simple' } }) } }), 400);
+    const deepConfig = `{"provider":"openai","api_key":"sk-x","custom_host":"${mock.url}","override_params":{"x":${nested(5000)}}}`;
+    const e = await assertEnvelope(await gw.call('/chat/completions', { body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, headers: { 'x-gateway-config': deepConfig } }), 400);
+    assert.equal(e.param, 'x-gateway-config');
+    assert.equal(mock.requests.length, 0);
+  });
+
+  it('nesting up to the bound still goes through, brackets inside strings not counted', async () => {
+    const body = `{"model":"gpt-4o-mini","messages":[{"role":"user","content":"${nested(500)}"}],"x":${nested(120)}}`;
+    const res = await gw.call('/chat/completions', { body, headers: { 'x-gateway-config': config({ cache: { mode: 'simple' }, override_params: { temperature: 0.5 } }) } });
+    assert.equal(res.status, 200, await res.text());
+  });
+});

@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import { listModels } from '../catalog/list.js';
 import type { ConnectionLimits } from '../settings.js';
 import type { Endpoint } from '../shared/endpoint.js';
-import { GatewayError } from '../shared/errors.js';
+import { GatewayError, invalid } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import { readRequestIds, type RequestIds } from '../tracing/tracer.js';
 import { requireScope, type KeyAuthenticator } from './auth.js';
@@ -120,6 +120,8 @@ function serverOptions(limits: ConnectionLimits): ServerOptions {
     headersTimeout: Math.min(limits.headersTimeoutMs, limits.bodyTimeoutMs),
     requestTimeout: limits.bodyTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // Node answers a missing Host with a bare 400; handle() answers it in the envelope.
+    requireHostHeader: false,
     // How often Node checks the two timeouts above: often enough that neither runs far over.
     connectionsCheckingInterval: Math.max(50, Math.min(1000, limits.headersTimeoutMs / 4)),
   };
@@ -130,6 +132,11 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const pathname = q === -1 ? url : url.slice(0, q);
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400.
+  if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+    res.setHeader('connection', 'close');
+    return sendError(res, invalid('request has no Host header, which HTTP/1.1 requires', 'host'));
+  }
 
   // 200 either way (contract): 'degraded' tells a load balancer's probe the database writer or the shared Redis is unreachable.
   if (req.method === 'GET' && pathname === '/health') return sendJson(res, 200, { status: (await deps.healthy()) ? 'ok' : 'degraded' });

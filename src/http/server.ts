@@ -68,8 +68,11 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
   let draining = false;
   let idle: (() => void) | null = null;
 
+  // The response being written on each connection, for clientError below.
+  const answering = new WeakMap<Duplex, ServerResponse>();
   const server = createServer(serverOptions(deps.limits), (req, res) => {
     inflight++;
+    answering.set(req.socket, res);
     if (draining) res.setHeader('connection', 'close');
     res.once('close', () => {
       if (--inflight === 0 && idle !== null) idle();
@@ -84,6 +87,12 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
+      return;
+    }
+    // A 400 written now would land inside an answer already under way (a stream's chunks): that answer ends as it would, then the connection closes.
+    const current = answering.get(socket);
+    if (current?.headersSent === true && !current.writableFinished) {
+      current.once('close', () => socket.destroy());
       return;
     }
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;

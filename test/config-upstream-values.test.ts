@@ -3,10 +3,10 @@
 // fields): a bad one is a 400 naming its path and nothing is sent upstream, where before
 // undici refused it and the client got 502 upstream_unreachable. The header side of the
 // same rules is test/gateway-headers.test.ts.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertEnvelope } from './support/http.js';
-import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { useMockOpenAI } from './support/mock-openai.js';
 import { expectJson } from './support/tenants.js';
 import { useGateway } from './support/use-gateway.js';
 
@@ -37,19 +37,13 @@ function asciiJson(value: unknown): string {
 
 describe('config values that would reach the provider', () => {
   const gw = useGateway();
-  let mock: MockOpenAI;
-
-  before(async () => {
-    mock = await startMockOpenAI();
-  });
-  afterEach(() => mock.reset());
-  after(() => mock.close());
+  const upstream = useMockOpenAI();
 
   /** Asserts a 400 naming `param` and that nothing reached the provider. */
   async function refused(res: Response, param: string): Promise<void> {
     const e = await assertEnvelope(res, 400);
     assert.equal(e.param, param, e.message);
-    assert.equal(mock.requests.length, 0, 'the provider was called');
+    assert.equal(upstream().requests.length, 0, 'the provider was called');
   }
 
   const withConfig = (config: unknown, headers: Record<string, string> = {}) =>
@@ -60,13 +54,13 @@ describe('config values that would reach the provider', () => {
       await refused(await withConfig({ provider: 'openai', api_key: KEY, custom_host: host }), 'custom_host');
       await refused(await withConfig({ strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', api_key: KEY, custom_host: host }] }), 'targets[0].custom_host');
       const embedding = { provider: 'openai', api_key: KEY, custom_host: host };
-      await refused(await withConfig({ provider: 'openai', api_key: KEY, custom_host: mock.url, cache: { mode: 'semantic', embedding } }), 'cache.embedding.custom_host');
+      await refused(await withConfig({ provider: 'openai', api_key: KEY, custom_host: upstream().url, cache: { mode: 'semantic', embedding } }), 'cache.embedding.custom_host');
     });
   }
 
   for (const [why, value] of BAD_HEADER_VALUES) {
     it(`x-gateway-config: api_key, Authorization or a header-valued provider key with ${why} is a 400 naming its path`, async () => {
-      const target = { provider: 'openai', custom_host: mock.url };
+      const target = { provider: 'openai', custom_host: upstream().url };
       await refused(await withConfig({ ...target, api_key: value }), 'api_key');
       await refused(await withConfig({ strategy: { mode: 'single' }, targets: [{ ...target, Authorization: value }] }), 'targets[0].Authorization');
       await refused(await withConfig({ ...target, api_key: KEY, vendor_organization: value }), 'vendor_organization');
@@ -76,24 +70,24 @@ describe('config values that would reach the provider', () => {
 
   for (const name of ['expect', 'connection', 'Transfer-Encoding', 'proxy-authorization', 'host', 'content-length', 'not a name']) {
     it(`x-gateway-config: forward_headers naming "${name}" is a 400 naming its path`, async () => {
-      await refused(await withConfig({ provider: 'openai', api_key: KEY, custom_host: mock.url, forward_headers: ['x-trace', name] }), 'forward_headers[1]');
+      await refused(await withConfig({ provider: 'openai', api_key: KEY, custom_host: upstream().url, forward_headers: ['x-trace', name] }), 'forward_headers[1]');
     });
   }
 
   it('valid values still reach the provider: a header value may hold spaces and obs-text', async () => {
-    const config = { provider: 'openai', api_key: KEY, custom_host: mock.url, vendor_organization: 'org caf\u00e9', forward_headers: ['X-Trace'] };
+    const config = { provider: 'openai', api_key: KEY, custom_host: upstream().url, vendor_organization: 'org caf\u00e9', forward_headers: ['X-Trace'] };
     const res = await withConfig(config, { 'x-trace': 'abc' });
     assert.equal(res.status, 200, await res.text());
-    assert.equal(mock.requests.length, 1);
-    assert.equal(mock.requests[0]!.headers['x-trace'], 'abc');
-    assert.equal(mock.requests[0]!.headers.authorization, `Bearer ${KEY}`);
+    assert.equal(upstream().requests.length, 1);
+    assert.equal(upstream().requests[0]!.headers['x-trace'], 'abc');
+    assert.equal(upstream().requests[0]!.headers.authorization, `Bearer ${KEY}`);
   });
 
   it('a saved config is checked when written: a 400 naming config.<path>', async () => {
     const save = (config: unknown) => gw.call('/configs', { body: { name: 'bad', config } });
     await refused(await save({ strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', api_key: KEY, custom_host: BAD_HOSTS[0]![1] }] }), 'config.targets[0].custom_host');
-    await refused(await save({ provider: 'openai', custom_host: mock.url, api_key: BAD_HEADER_VALUES[0]![1] }), 'config.api_key');
-    await refused(await save({ provider: 'openai', api_key: KEY, custom_host: mock.url, forward_headers: ['keep-alive'] }), 'config.forward_headers[0]');
+    await refused(await save({ provider: 'openai', custom_host: upstream().url, api_key: BAD_HEADER_VALUES[0]![1] }), 'config.api_key');
+    await refused(await save({ provider: 'openai', api_key: KEY, custom_host: upstream().url, forward_headers: ['keep-alive'] }), 'config.forward_headers[0]');
   });
 
   for (const [why, value] of BAD_HEADER_VALUES) {
@@ -114,9 +108,9 @@ describe('config values that would reach the provider', () => {
   }
 
   it('a stored key with a valid value still reaches the provider', async () => {
-    const vk = await expectJson(await gw.call('/virtual-keys', { body: { name: 'good', provider: 'openai', key: KEY, custom_host: mock.url } }), 201);
+    const vk = await expectJson(await gw.call('/virtual-keys', { body: { name: 'good', provider: 'openai', key: KEY, custom_host: upstream().url } }), 201);
     const res = await gw.call('/chat/completions', { body: chat, headers: { 'x-gateway-virtual-key': vk.slug } });
     assert.equal(res.status, 200, await res.text());
-    assert.equal(mock.requests[0]!.headers.authorization, `Bearer ${KEY}`);
+    assert.equal(upstream().requests[0]!.headers.authorization, `Bearer ${KEY}`);
   });
 });

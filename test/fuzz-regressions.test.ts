@@ -2,25 +2,19 @@
 // the smallest request that showed it: the gateway answered 5xx (or not in the error
 // envelope) for one caller's input, where it must answer 4xx in the envelope and call
 // no provider.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { ADMIN_KEY } from './support/gateway.js';
 import { assertEnvelope, until } from './support/http.js';
-import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { useMockOpenAI } from './support/mock-openai.js';
 import { useGateway } from './support/use-gateway.js';
 
 describe('inputs fuzzing found', { timeout: 30_000 }, () => {
   const gw = useGateway();
-  let mock: MockOpenAI;
+  const upstream = useMockOpenAI();
 
-  before(async () => {
-    mock = await startMockOpenAI();
-  });
-  afterEach(() => mock.reset());
-  after(() => mock.close());
-
-  const config = (extra: Record<string, unknown> = {}) => JSON.stringify({ provider: 'openai', api_key: 'sk-x', custom_host: mock.url, ...extra });
+  const config = (extra: Record<string, unknown> = {}) => JSON.stringify({ provider: 'openai', api_key: 'sk-x', custom_host: upstream().url, ...extra });
   const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
   it('a body nested 5,000 deep is a 400, not a stack overflow in the cache key or the param edits (was 500)', async () => {
@@ -31,16 +25,16 @@ describe('inputs fuzzing found', { timeout: 30_000 }, () => {
     }
     const embeddings = `{"model":"text-embedding-3-small","input":"hi","x":${nested(5000)}}`;
     await assertEnvelope(await gw.call('/embeddings', { body: embeddings, headers: { 'x-gateway-config': config({ cache: { mode: 'simple' } }) } }), 400);
-    const deepConfig = `{"provider":"openai","api_key":"sk-x","custom_host":"${mock.url}","override_params":{"x":${nested(5000)}}}`;
+    const deepConfig = `{"provider":"openai","api_key":"sk-x","custom_host":"${upstream().url}","override_params":{"x":${nested(5000)}}}`;
     const e = await assertEnvelope(await gw.call('/chat/completions', { body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, headers: { 'x-gateway-config': deepConfig } }), 400);
     assert.equal(e.param, 'x-gateway-config');
-    assert.equal(mock.requests.length, 0);
+    assert.equal(upstream().requests.length, 0);
   });
 
   it('garbage after a request whose answer is streaming does not land inside the stream: the answer ends whole, then the connection closes', async () => {
     const chunk = (content: string, finish: string | null) =>
       JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content }, finish_reason: finish }] });
-    mock.enqueue('/v1/chat/completions', { sse: [chunk('a', null), chunk('b', 'stop')], chunkDelayMs: 200 });
+    upstream().enqueue('/v1/chat/completions', { sse: [chunk('a', null), chunk('b', 'stop')], chunkDelayMs: 200 });
     const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true });
     const u = new URL(gw.url);
     const socket = net.connect(Number(u.port), u.hostname);

@@ -4,9 +4,8 @@
  * so a bad one is a 400 naming the header, never a failed provider call.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { forwardProblem } from '../routing/headers.js';
 import { invalid, type Result } from '../shared/errors.js';
-import { single } from '../shared/headers.js';
+import { forwardProblem, single } from '../shared/headers.js';
 import { upstreamUrlProblem } from '../shared/upstream-url.js';
 
 export interface GatewayHeaders {

@@ -10,7 +10,8 @@
  * BENCH_PROFILE=1 (gateway and node floor under --cpu-prof; prints their self-time
  * functions and leaves RESULTS.md alone, since the profiler slows them down; the
  * other gateway variants are left out), BENCH_REDIS_URL (default
- * redis://127.0.0.1:6379, for the rate-limited variant).
+ * redis://127.0.0.1:6379, for the rate-limited variant), BENCH_BASELINE (a
+ * built checkout of another version, measured beside this one).
  */
 import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -182,8 +183,9 @@ async function startGateway(variant: GatewayVariant, tmp: string, upstream: { ch
   const env = { ...process.env };
   for (const name of VARIANT_SETTINGS) delete env[name];
   const out = openSync(join(dir, 'gateway.log'), 'a');
-  const proc = spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...START_FLAGS, ...profileArgs, GATEWAY_MAIN], {
-    cwd: ROOT,
+  const root = variant.root ?? ROOT;
+  const proc = spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...START_FLAGS, ...profileArgs, join(root, 'dist/src/main.js')], {
+    cwd: root,
     stdio: ['ignore', out, out],
     env: {
       ...env,

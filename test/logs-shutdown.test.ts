@@ -60,7 +60,10 @@ for (const engine of engines()) {
       };
       // Sixteen clients back to back: requests are in flight whenever the signal lands.
       const load = Promise.all(Array.from({ length: CLIENTS }, client));
+      // Until the load is under way, however slow the machine: at least 1.5 s and 50 answers (at most 20 s).
+      const began = Date.now();
       await sleep(1_500);
+      while (answered.length <= 50 && Date.now() - began < 20_000) await sleep(100);
       const before = answered.length;
       gw.child.kill('SIGTERM');
       stopping = true;

@@ -119,7 +119,8 @@ describe('graceful shutdown', { timeout: 30_000 }, () => {
     const { code } = await proc.exited;
     const took = performance.now() - signalledAt;
     assert.equal(code, 0);
-    assert.ok(took < 1200, `exited ${took.toFixed(0)} ms after SIGTERM`);
+    // Well under the stream's ~3 s, with room for a loaded machine (CI shares its cores).
+    assert.ok(took < 2000, `exited ${took.toFixed(0)} ms after SIGTERM`);
 
     // The cut stream ends early, without [DONE], and the provider call is aborted too.
     const { events } = await streamed;

@@ -13,10 +13,11 @@ import { DESTINATION_FIELDS, SECRET_FIELDS } from '../config/secrets.js';
 import { OPENAI_COMPATIBLE } from '../providers/openai/hosts.js';
 import { canonicalProvider, isKnownProvider } from '../providers/registry.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import { HEADER_SAFE } from '../shared/json-schema.js';
 import type { Secrets } from '../store/secrets.js';
 
-/** The provider key in request bodies (`key`). */
-export const KEY_SCHEMA = { type: 'string', minLength: 1, maxLength: 16_384 };
+/** The provider key in request bodies (`key`): it is sent in a header, so it holds what one may. */
+export const KEY_SCHEMA = { type: 'string', minLength: 1, maxLength: 16_384, allOf: [HEADER_SAFE] };
 
 /** Every target key a stored credential may hold. */
 export type StoredFields = ProviderFields & { api_key?: string };

@@ -14,9 +14,9 @@
  * the model's field.
  */
 import { customPricing } from '../catalog/price.js';
-import { isHttpUrl } from '../config/schema.js';
 import { SECRET_FIELDS } from '../config/secrets.js';
 import { invalid, type Result } from '../shared/errors.js';
+import { upstreamUrlProblem } from '../shared/upstream-url.js';
 import type { Integration, IntegrationModel } from '../store/integrations.js';
 import { KEY_SCHEMA, sameSecret, secretRequired, storedSecrets, unseal } from './credentials.js';
 import { visibleIntegration, writableIntegration } from './integration-access.js';
@@ -67,9 +67,8 @@ function checkModels(models: PutBody['models']): Result<IntegrationModel[]> {
     seen.add(m.slug);
     const c = m.configurations;
     if (c !== undefined && Object.keys(c).length === 0) return { ok: false, error: invalid(`${at}.configurations: must be a non-empty object`, `${at}.configurations`) };
-    if (c?.custom_host !== undefined && !isHttpUrl(c.custom_host)) {
-      return { ok: false, error: invalid(`${at}.configurations.custom_host: must be an http(s) URL`, `${at}.configurations.custom_host`) };
-    }
+    const badHost = c?.custom_host === undefined ? null : upstreamUrlProblem(c.custom_host);
+    if (badHost !== null) return { ok: false, error: invalid(`${at}.configurations.custom_host: ${badHost}`, `${at}.configurations.custom_host`) };
     const price = m.pricing_config == null ? null : customPricing(m.pricing_config, `${at}.pricing_config`);
     if (typeof price === 'string') return { ok: false, error: invalid(price, price.slice(0, price.indexOf(':'))) };
     out.push({ slug: m.slug, enabled: m.enabled, configurations: c ?? null, pricingConfig: m.pricing_config ?? null });

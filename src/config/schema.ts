@@ -11,9 +11,12 @@
 import { compileHooks, HOOK_KEYS } from '../guardrails/hooks.js';
 import { PROVIDER_SETTINGS } from '../providers/settings.js';
 import { parsePath } from '../shared/dot-path.js';
+import { forwardProblem } from '../shared/headers.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth.js';
 import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import { ajv, formatPath, object, optional, schemaError, schemaProblem, type SchemaPath as Path, type SchemaProblem as Problem } from '../shared/json-schema.js';
+import { upstreamUrlProblem } from '../shared/upstream-url.js';
 import { validateQuery, type RegexBudget } from './query.js';
 import { sealedPath, SEALED_INPUT } from './secrets.js';
 import { NODE, PROVIDER_FIELDS_SHAPE } from './shape.js';
@@ -25,12 +28,8 @@ const MEMO_SIZE = 256;
 export const MAX_TARGETS = 100;
 
 // The config is taken as written: the only conversion (retry codes) is explicit.
-ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
-
-/** custom_host is joined with the endpoint path as given, so it must be an exact http(s) URL. */
-export function isHttpUrl(value: string): boolean {
-  return value === value.trim() && /^https?:\/\//i.test(value) && URL.canParse(value);
-}
+// custom_host is joined with the endpoint path as given: the rule of x-gateway-custom-host.
+ajv.addFormat('http-url', { type: 'string', validate: (value: string) => upstreamUrlProblem(value) === null });
 
 const validateNode = ajv.compile<ConfigNode>(NODE);
 
@@ -126,6 +125,7 @@ export function parseConfigHeader(header: string): Result<Config> {
 }
 
 function parseHeader(header: string): Result<Config> {
+  if (nestsDeeperThan(header)) return err(invalid(`the ${HEADER} header nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`, HEADER));
   let raw: unknown;
   try {
     raw = JSON.parse(header);
@@ -153,6 +153,10 @@ function checkNode(n: ConfigNode, at: Path, allowance: Allowance): Problem | nul
   // Checked with the parser the router uses, so a path that validates is a path that works.
   const badDrop = (n.drop_params ?? []).findIndex((p) => parsePath(p) === null);
   if (badDrop !== -1) return { path: [...at, 'drop_params', badDrop], message: 'must be a non-empty dot path such as messages.0.name or a.b[2].c' };
+  for (const [i, name] of (n.forward_headers ?? []).entries()) {
+    const problem = forwardProblem(name.toLowerCase());
+    if (problem !== null) return { path: [...at, 'forward_headers', i], message: problem };
+  }
   if (n.strategy !== undefined) {
     const problem = checkStrategy(n.strategy, [...at, 'strategy'], allowance.regex);
     if (problem !== null) return problem;

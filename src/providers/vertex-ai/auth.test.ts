@@ -104,4 +104,12 @@ describe('signed assertion', () => {
     assert.ok(!r.ok);
     assert.equal(r.error.param, 'cloud2_service_account_json.private_key');
   });
+
+  it('refuses a token_uri undici could not call (CR/LF, no scheme): a 400 naming it, not a failed exchange', () => {
+    for (const uri of ['https://t/token\r\nx: 1', 'oauth2.googleapis.com/token', 'https://t\u00e9/token']) {
+      const r = serviceAccount({ client_email: 'x@y', private_key: PEM, token_uri: uri });
+      assert.ok(!r.ok, uri);
+      assert.equal(r.error.param, 'cloud2_service_account_json.token_uri');
+    }
+  });
 });

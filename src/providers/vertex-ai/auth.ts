@@ -20,6 +20,7 @@
 import { createHash, createPrivateKey, createSign, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
+import { upstreamUrlProblem } from '../../shared/upstream-url.js';
 import { Cancel } from '../../upstream/cancel.js';
 import { isRedirect, REDIRECT_CODE, send } from '../../upstream/client.js';
 import { UpstreamAddressDenied } from '../../upstream/policy.js';
@@ -61,7 +62,10 @@ function parseServiceAccount(json: Record<string, unknown>): Result<ServiceAccou
   const { client_email: email, private_key: pem, token_uri: tokenUri, private_key_id: keyId, project_id: projectId } = json;
   if (typeof email !== 'string' || email === '') return bad('client_email', 'required (the service account\'s e-mail address)');
   if (typeof pem !== 'string' || pem === '') return bad('private_key', 'required (the PEM private key of the key file)');
-  if (typeof tokenUri !== 'string' || !/^https?:\/\/[^/]/i.test(tokenUri)) return bad('token_uri', 'required: the http(s) URL of the token endpoint');
+  if (typeof tokenUri !== 'string') return bad('token_uri', 'required: the http(s) URL of the token endpoint');
+  // The exchange is an upstream call like any other: the rule of custom_host.
+  const badUri = upstreamUrlProblem(tokenUri);
+  if (badUri !== null) return bad('token_uri', badUri);
   let key: KeyObject;
   try {
     key = createPrivateKey(pem);

@@ -29,6 +29,7 @@ import { CredentialCache } from './routing/credential-cache.js';
 import { createGatewayServer } from './http/server.js';
 import { LogBodies } from './logs/log-bodies.js';
 import { Metrics } from './metrics/metrics.js';
+import { inputGuardrails, outputGuardrails } from './pipeline/guardrails.js';
 import { RequestLimits } from './pipeline/limits.js';
 import { Pipeline, requestPath } from './pipeline/pipeline.js';
 import { Recorder, RequestLogger } from './pipeline/record.js';
@@ -156,8 +157,8 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       router,
       credentials,
       logging: logWriter !== null,
-      beforeHooks: [],
-      afterHooks: [],
+      beforeHooks: [inputGuardrails()],
+      afterHooks: [outputGuardrails()],
     }),
     new Recorder(metrics, logWriter === null ? null : new RequestLogger(logWriter, new LogBodies(store), now)),
     tracer,

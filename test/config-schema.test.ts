@@ -320,6 +320,8 @@ describe('passthrough', () => {
     rejects({ passthrough: true, override_params: { model: 'x' } }, 'override_params');
     rejects({ passthrough: true, input_guardrails: ['g'] }, 'input_guardrails');
     rejects({ passthrough: true, output_guardrails: ['g'] }, 'output_guardrails');
+    rejects({ passthrough: true, before_request_hooks: [] }, 'before_request_hooks');
+    rejects({ passthrough: true, after_request_hooks: [] }, 'after_request_hooks');
     accepts({ passthrough: true, ...openai, retry: { attempts: 1 } });
     accepts({ passthrough: false, ...lb(openai), override_params: { model: 'x' } });
   });

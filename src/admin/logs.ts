@@ -69,6 +69,7 @@ function detailView(l: LogRecord, scope: LogScope): Record<string, unknown> {
     ...logView(l, scope),
     request: { headers: l.requestHeaders, body: bodyView(l.requestBody) },
     response: { body: bodyView(l.responseBody) },
+    hook_results: l.hookResults,
   };
 }
 

@@ -10,6 +10,7 @@
  * budget or log entry; its time is part of the request's.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { NO_HOOKS } from '../guardrails/hooks.js';
 import type { Plan, PlanLeaf, PlanNode } from '../routing/plan.js';
 import type { Router } from '../routing/router.js';
 import { single as first } from '../shared/headers.js';
@@ -120,7 +121,7 @@ function embeddingPlan(plan: Plan): EmbeddingPlan {
     circuitKey: `${plan.identity}:${path}`,
   };
   return {
-    plan: { root, passthrough: false, strict: undefined, cache: undefined, identity: plan.identity, configId: plan.configId },
+    plan: { root, passthrough: false, strict: undefined, hooks: NO_HOOKS, cache: undefined, identity: plan.identity, configId: plan.configId },
     model,
     timeoutMs: request_timeout ?? DEFAULT_EMBEDDING_TIMEOUT_MS,
   };

@@ -18,14 +18,11 @@
  * backreferences or lookaround, and runs in linear time (shared/linear-regex.ts).
  */
 import { parsePath } from '../shared/dot-path.js';
-import { linearRegex, MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
+import { chargedRegex, MAX_PATTERN_WEIGHT, type RegexBudget } from '../shared/linear-regex.js';
 
 type Query = Record<string, unknown>;
 
-/** What is left of a config's pattern weight (shared/linear-regex.ts): one request may evaluate every $regex of its config. */
-export interface RegexBudget {
-  left: number;
-}
+export type { RegexBudget };
 
 /**
  * For config validation: null when `query` is valid, else one message naming
@@ -94,12 +91,8 @@ function checkOperand(op: string, operand: unknown, budget: RegexBudget): string
         : 'must be an array of strings, numbers, booleans or nulls';
     case '$regex': {
       if (typeof operand !== 'string') return 'must be a string';
-      const re = linearRegex(operand);
-      if (!re.ok) return re.message;
-      budget.left -= re.weight;
-      return budget.left >= 0
-        ? null
-        : `the config's patterns weigh more than ${MAX_PATTERN_WEIGHT} (a character 1, a set of characters 10, a Unicode property 100, a counted repetition multiplies what it repeats)`;
+      const re = chargedRegex(operand, budget);
+      return re.ok ? null : re.message;
     }
     case '$gt':
     case '$gte':

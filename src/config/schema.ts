@@ -8,6 +8,7 @@
  * Ajv (shared/json-schema.ts); rules that relate several fields run
  * afterwards in plain code.
  */
+import { compileHooks, HOOK_KEYS } from '../guardrails/hooks.js';
 import { PROVIDER_SETTINGS } from '../providers/settings.js';
 import { parsePath } from '../shared/dot-path.js';
 import { forwardProblem } from '../shared/headers.js';
@@ -75,7 +76,8 @@ const KEY_GROUPS: readonly (readonly string[])[] = [
   ['passthrough'],
 ];
 
-const PASSTHROUGH_EXCLUDES = ['targets', 'strategy', 'override_params', 'input_guardrails', 'output_guardrails'] as const;
+// Hooks need the parsed body, which pass-through mode never has.
+const PASSTHROUGH_EXCLUDES = ['targets', 'strategy', 'override_params', 'input_guardrails', 'output_guardrails', 'before_request_hooks', 'after_request_hooks'] as const;
 
 /** Validates a whole config; the result is deeply frozen and the input left untouched. */
 export function parseConfig(raw: unknown): Result<Config> {
@@ -95,7 +97,8 @@ function parseOwned(data: unknown): Result<Config> {
   const sealed = sealedPath(data);
   if (sealed !== null) return err(toGatewayError({ path: sealed, message: SEALED_INPUT }, 'sealed_not_allowed'));
   if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors)));
-  const problem = checkNode(data, [], { regex: { left: MAX_PATTERN_WEIGHT }, targets: MAX_TARGETS }) ?? checkRoot(data);
+  const allowance = { regex: { left: MAX_PATTERN_WEIGHT }, targets: MAX_TARGETS };
+  const problem = checkNode(data, [], allowance) ?? checkRoot(data) ?? checkHooks(data, allowance.regex);
   if (problem !== null) return err(toGatewayError(problem));
   convertRetryCodes(data);
   return ok(deepFreeze(data) as Config);
@@ -162,6 +165,9 @@ function checkNode(n: ConfigNode, at: Path, allowance: Allowance): Problem | nul
     const problem = checkCache(n.cache, [...at, 'cache']);
     if (problem !== null) return problem;
   }
+  // Hooks run once per request, before a target is chosen and after it answered.
+  const hookKey = at.length === 0 ? undefined : HOOK_KEYS.find((k) => n[k] !== undefined);
+  if (hookKey !== undefined) return { path: [...at, hookKey], message: "is only run at the config's top level" };
   const targets = n.targets ?? [];
   for (const [i, t] of targets.entries()) {
     if (--allowance.targets < 0) return { path: [...at, 'targets', i], message: `is one target too many: a config holds at most ${MAX_TARGETS}, nested ones counted` };
@@ -182,6 +188,12 @@ function checkNode(n: ConfigNode, at: Path, allowance: Allowance): Problem | nul
   if (i !== -1) return { path: [...at, 'strategy', 'conditions', i, 'then'], message };
   if (namesNone(n.strategy.default)) return { path: [...at, 'strategy', 'default'], message };
   return null;
+}
+
+/** Every check's parameters, as the guardrails engine will run them (its patterns weigh on the config's budget). */
+function checkHooks(n: ConfigNode, regexBudget: RegexBudget): Problem | null {
+  const hooks = compileHooks(n, regexBudget);
+  return hooks.ok ? null : hooks.problem;
 }
 
 function checkStrategy(s: Strategy, at: Path, regexBudget: RegexBudget): Problem | null {

@@ -63,6 +63,9 @@ function hooks(kind: 'before' | 'after') {
     ...optional({
       type: str,
       async: kind === 'after' ? bool : notAllowed('is only allowed in after_request_hooks'),
+      // Where configs written for Portkey put them.
+      deny: bool,
+      sequential: bool,
       checks: arrayOf(hookCheck, 'an array'),
       on_fail: on,
       on_success: on,
@@ -73,7 +76,7 @@ function hooks(kind: 'before' | 'after') {
 
 function guardrails(kind: 'input' | 'output') {
   const on = outcome(kind === 'output' ? null : 'is only allowed in output_guardrails');
-  const properties = { id: str, deny: bool, async: bool, on_fail: on, on_success: on };
+  const properties = { id: str, deny: bool, async: bool, sequential: bool, on_fail: on, on_success: on };
   // An id, or an object whose keys besides these name checks (e.g. default.regexMatch)
   // and carry their parameters. Object keywords do not apply to strings.
   const guardrail = Type.Unsafe<string | (OptionalValues<typeof properties> & Record<string, unknown>)>({

@@ -9,12 +9,13 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-export function sendError(res: ServerResponse, error: GatewayError): void {
+/** The envelope, with `extra` fields beside `error` (a guardrail's hook_results). */
+export function sendError(res: ServerResponse, error: GatewayError, extra?: Record<string, unknown>): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  sendJson(res, error.status, error.toJSON(), error.headers);
+  sendJson(res, error.status, extra === undefined ? error.toJSON() : { ...error.toJSON(), ...extra }, error.headers);
 }
 
 /** An envelope written straight to a socket, for requests Node could not parse. */

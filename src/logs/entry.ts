@@ -53,6 +53,8 @@ export interface LogEntry extends Known {
   gatewayError: unknown;
   /** The client left before the answer ended. */
   cut: boolean;
+  /** The config's hooks' results ({before_request_hooks, after_request_hooks}); null without hooks. */
+  hookResults: unknown;
   /** The allow-listed request headers, not yet redacted (redact.ts pickHeaders). */
   headers: Record<string, string> | null;
   contentType: string | null;
@@ -70,7 +72,7 @@ export interface LogEntry extends Known {
 }
 
 /** Values per entry in a batch: its scalar fields, then [offset, length] (-1 when null) of each bytes field in the buffer. */
-const WIDTH = 38;
+const WIDTH = 39;
 /** A batch as it crosses: `values` cloned, `bytes` transferred. */
 export interface PackedBatch {
   values: unknown[];
@@ -91,7 +93,7 @@ export class EntryBatch {
       e.createdAtMs, e.latencyMs, e.traceId, e.spanId, e.parentSpanId, e.spanName, e.workspaceId, e.apiKeyId, e.userId, e.configId,
       e.virtualKeyId, e.integrationId, e.pricingMultiplier, e.provider, e.model, e.endpoint, e.method, e.path, e.status, e.upstreamTtfbMs,
       e.cacheStatus, e.retryCount, e.lastUsedOptionIndex, e.metadata, e.gatewayError, e.cut, e.headers, e.contentType, e.bodies, e.requestBytes,
-      e.answerText, e.customPricing,
+      e.answerText, e.customPricing, e.hookResults,
     );
     this.bytes(e.requestBody);
     this.bytes(e.answerHead);
@@ -167,9 +169,10 @@ export function unpack(batch: PackedBatch): LogEntry[] {
       requestBytes: v[i + 29] as number,
       answerText: v[i + 30] as string | null,
       customPricing: v[i + 31] as Pricing | null,
-      requestBody: bytes(i + 32),
-      answerHead: bytes(i + 34),
-      answerTail: bytes(i + 36),
+      hookResults: v[i + 32],
+      requestBody: bytes(i + 33),
+      answerHead: bytes(i + 35),
+      answerTail: bytes(i + 37),
     });
   }
   return out;

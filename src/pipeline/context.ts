@@ -26,6 +26,7 @@ import type { CacheStatus } from '../shared/cache-status.js';
 import type { GatewayError } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { RequestSpan } from '../tracing/tracer.js';
+import type { HookLog } from '../guardrails/engine.js';
 import type { Admission, AnswerUsage } from './limits.js';
 
 /** What a stage tells the pipeline: go on to the next stage, or the request is answered. */
@@ -79,6 +80,8 @@ export class RequestContext {
   peeked: Record<string, unknown> | null = null;
   /** The model the client asked for; the answering attempt's model wins when known. */
   model: string | undefined = undefined;
+  // before-hooks and after-hooks: what the config's hooks found, when it has any
+  hooks: HookLog | null = null;
   // cache
   cacheStatus: CacheStatus | null = null;
   cache: CacheTicket | null = null;
@@ -132,15 +135,15 @@ export class RequestContext {
   }
 
   /**
-   * The one way a stage refuses: the contract's envelope with the gateway's
-   * headers known so far (trace id, quota, cache status, routing); the
-   * request ends here.
+   * The one way a stage refuses: the contract's envelope (and `extra`
+   * fields beside its `error`) with the gateway's headers known so far
+   * (trace id, quota, cache status, routing); the request ends here.
    */
-  refuse(error: GatewayError): Outcome {
+  refuse(error: GatewayError, extra?: Record<string, unknown>): Outcome {
     const res = this.res;
     const headers = this.gatewayHeaders({});
     for (const name in headers) res.setHeader(name, headers[name]!);
-    sendError(res, error);
+    sendError(res, error, extra);
     this.status = error.status;
     this.error = error;
     return 'done';

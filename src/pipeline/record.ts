@@ -90,9 +90,11 @@ export class RequestLogger {
   write(ctx: RequestContext, latencyMs: number): void {
     const endedAt = this.now();
     const bodies = this.bodies.of(ctx.key.workspaceId);
-    // A workspace whose log_bodies setting is not cached yet: the entry waits for it; the request does not.
-    if (typeof bodies === 'boolean') return this.writer.write(entry(ctx, latencyMs, endedAt, bodies));
-    bodies.catch(() => false).then((on) => this.writer.write(entry(ctx, latencyMs, endedAt, on)));
+    // Async hooks still running: the entry waits for their results; the request does not.
+    const hooks = ctx.hooks?.settled() ?? null;
+    // A workspace whose log_bodies setting is not cached yet: the entry waits for it too.
+    if (typeof bodies === 'boolean' && hooks === null) return this.writer.write(entry(ctx, latencyMs, endedAt, bodies));
+    void Promise.all([typeof bodies === 'boolean' ? bodies : bodies.catch(() => false), hooks]).then(([on]) => this.writer.write(entry(ctx, latencyMs, endedAt, on)));
   }
 }
 
@@ -130,6 +132,7 @@ function entry(ctx: RequestContext, latencyMs: number, endedAt: number, bodies: 
     lastUsedOptionIndex: r?.path ?? null,
     metadata: ctx.gateway?.metadata ?? null,
     gatewayError: ctx.error?.toJSON() ?? null,
+    hookResults: ctx.hooks?.logged() ?? null,
     cut: ctx.cut,
     headers: pickHeaders(headers),
     contentType: headers['content-type'] ?? null,

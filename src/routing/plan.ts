@@ -18,6 +18,8 @@ import type {
   RetryConfig,
   StrategyMode,
 } from '../config/types.js';
+import { compileHooks, NO_HOOKS, type Hooks } from '../guardrails/hooks.js';
+import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
 
 export interface ParamEdits {
   override_params?: Record<string, unknown>;
@@ -62,6 +64,8 @@ export interface Plan {
   /** Config-level settings that are about the whole request, not a target. */
   passthrough: boolean;
   strict: boolean | undefined;
+  /** The config's hooks and guardrails, ready to run: before the request and after its answer. */
+  hooks: Hooks;
   /** The config's cache: it applies to the whole request, before any target is chosen. */
   cache: CacheConfig | undefined;
   /** The config's identity (saved version id, or a hash of the inline JSON); cache keys include it. */
@@ -99,10 +103,21 @@ function buildPlan(config: Config, identity: string): Plan {
     root: buildNode(config, 'config', { forwardHeaders: [] }, identity),
     passthrough: config.passthrough === true,
     strict: config.strict_compat_compliance,
+    hooks: hooksOf(config),
     cache: config.cache,
     identity,
     configId: null,
   };
+}
+
+function hooksOf(config: Config): Hooks {
+  if (config.before_request_hooks === undefined && config.after_request_hooks === undefined && config.input_guardrails === undefined && config.output_guardrails === undefined) {
+    return NO_HOOKS;
+  }
+  const hooks = compileHooks(config, { left: MAX_PATTERN_WEIGHT });
+  // parseConfig compiled the same hooks: a Config always has ready ones.
+  if (!hooks.ok) throw new Error(`a validated config's hooks do not compile: ${hooks.problem.message}`);
+  return hooks.value;
 }
 
 function buildNode(node: ConfigNode, path: string, parent: Inherited, identity: string): PlanNode {

@@ -12,7 +12,9 @@ export type ErrorType =
   | 'timeout_error'
   | 'rate_limit_error'
   | 'upstream_error'
-  | 'server_error';
+  | 'server_error'
+  /** A guardrail denied the request (446), as Portkey names it. */
+  | 'hooks_failed';
 
 export class GatewayError extends Error {
   readonly status: number;

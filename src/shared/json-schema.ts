@@ -16,7 +16,10 @@
  * own config keys (providers/<name>/settings.ts) are written with them.
  */
 import { Type, type SchemaOptions, type Static, type TArray, type TInteger, type TNever, type TNumber, type TObject, type TOptional, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
+import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from 'ajv';
+import type { RegExpEngine } from 'ajv/dist/types/index.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import RE2 from 're2';
 import { invalid, type GatewayError } from './errors.js';
 import { HEADER_VALUE } from './headers.js';
 
@@ -32,6 +35,34 @@ export const ajv = new Ajv({
   // The text after "<path>: " when the schema that carries it fails.
   keywords: ['message'],
 });
+
+/**
+ * Schemas that callers write (a guardrail's `default.jsonSchema`), read as
+ * draft 2020-12, the draft Portkey's check uses; apart from the gateway's own
+ * schemas, so no caller's `$id` can shadow one of them. Every error is kept:
+ * a check reports them all. Their `pattern`s run on RE2, in linear time.
+ */
+export const callerAjv = new Ajv2020({
+  allErrors: true,
+  strict: false,
+  validateFormats: false,
+  code: { regExp: ((pattern: string, flags: string) => new RE2(pattern, flags)) as unknown as RegExpEngine },
+});
+
+/**
+ * A caller's schema compiled, or why it cannot be; not kept by Ajv (its
+ * cache is keyed by schema and would grow with every config), so the
+ * caller holds the validator as long as it needs it.
+ */
+export function compileCallerSchema(schema: object): { ok: true; validate: ValidateFunction } | { ok: false; message: string } {
+  try {
+    return { ok: true, validate: callerAjv.compile(schema) };
+  } catch (e) {
+    return { ok: false, message: `is not a valid JSON Schema: ${(e as Error).message}` };
+  } finally {
+    callerAjv.removeSchema(schema);
+  }
+}
 
 export type SchemaPath = (string | number)[];
 

@@ -39,6 +39,24 @@ export function matchesLinear(pattern: string, value: string): boolean {
   return compiled.ok && compiled.re.test(value);
 }
 
+/** What is left of a config's pattern weight: one request may evaluate every pattern of its config. */
+export interface RegexBudget {
+  left: number;
+}
+
+/** `pattern` compiled and its weight taken from `budget`; the message says why it cannot be used. */
+export function chargedRegex(pattern: string, budget: RegexBudget): LinearRegex {
+  const re = linearRegex(pattern);
+  if (!re.ok) return re;
+  budget.left -= re.weight;
+  return budget.left >= 0
+    ? re
+    : {
+        ok: false,
+        message: `the config's patterns weigh more than ${MAX_PATTERN_WEIGHT} (a character 1, a set of characters 10, a Unicode property 100, a counted repetition multiplies what it repeats)`,
+      };
+}
+
 function compile(pattern: string): LinearRegex {
   let ast: AST.Pattern;
   try {

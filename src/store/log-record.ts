@@ -59,6 +59,8 @@ export interface LogRecord {
   metadata: Record<string, string> | null;
   /** The error the client got (the gateway's envelope or the provider's error body); null on success. */
   error: unknown;
+  /** What the config's hooks and guardrails found, async ones included: {before_request_hooks, after_request_hooks}; null without hooks. */
+  hookResults: unknown;
   /** Allow-listed request headers (redact.ts safeHeaders). */
   requestHeaders: Record<string, string> | null;
   /** Redacted body text; null when bodies are not logged for the workspace. */

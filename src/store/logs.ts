@@ -38,7 +38,7 @@ export interface LogScope {
 }
 
 /** A log as lists show it: no headers or bodies (those are for a single log, scope logs.view). */
-export type LogSummary = Omit<LogRecord, 'requestHeaders' | 'requestBody' | 'responseBody'>;
+export type LogSummary = Omit<LogRecord, 'requestHeaders' | 'requestBody' | 'responseBody' | 'hookResults'>;
 
 /** groupBy of the group routes → the column it groups by. `provider` is the stored provider (virtual key) used; `ai_service` the vendor. */
 export const GROUP_BY = {
@@ -132,9 +132,10 @@ const COLUMNS = [
   'request_body',
   'response_body',
   'log_format',
+  'hook_results',
 ] as const;
 
-const SUMMARY_COLUMNS = COLUMNS.filter((c) => c !== 'request_headers' && c !== 'request_body' && c !== 'response_body').join(', ');
+const SUMMARY_COLUMNS = COLUMNS.filter((c) => c !== 'request_headers' && c !== 'request_body' && c !== 'response_body' && c !== 'hook_results').join(', ');
 
 type Row = Record<(typeof COLUMNS)[number], SqlValue>;
 
@@ -185,6 +186,7 @@ function values(r: LogRecord): SqlValue[] {
     text(r.requestBody),
     text(r.responseBody),
     r.logFormat,
+    text(toJson(r.hookResults)),
   ];
 }
 
@@ -231,6 +233,7 @@ function toRecord(r: Row): LogRecord {
     requestHeaders: fromJson(r.request_headers as string | null),
     requestBody: r.request_body as string | null,
     responseBody: r.response_body as string | null,
+    hookResults: fromJson(r.hook_results as string | null),
   };
 }
 

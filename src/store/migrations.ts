@@ -392,6 +392,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX config_versions_config ON config_versions (config_id, id);
     `,
   },
+  {
+    id: 13,
+    // What a request's hooks and guardrails found (JSON), read with one log.
+    name: 'request logs: hook results',
+    sql: `
+      ALTER TABLE request_logs ADD COLUMN hook_results TEXT;
+    `,
+  },
 ];
 
 /**

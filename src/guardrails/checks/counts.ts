@@ -1,0 +1,36 @@
+/**
+ * default.wordCount, default.sentenceCount, default.characterCount: the
+ * text's count within [min, max], both ends included; Portkey's defaults
+ * when one is not given. Words are runs of non-space; sentences end in
+ * `.`, `!` or `?`; characters are UTF-16 units, as Portkey counts them.
+ */
+import { int, optional } from '../../shared/json-schema.js';
+import { judged, needText, type CheckDefinition, type Subject } from '../check.js';
+
+interface Range {
+  min: number;
+  max: number;
+}
+
+function counted(what: string, minKey: string, maxKey: string, max: number, count: (s: Subject) => number): CheckDefinition<Range> {
+  return {
+    hooks: ['before', 'after'],
+    parameters: optional({ [minKey]: int(0), [maxKey]: int(0) }),
+    prepare(p) {
+      const range = { min: (p[minKey] as number | undefined) ?? 0, max: (p[maxKey] as number | undefined) ?? max };
+      return range.min <= range.max ? { ok: true, value: range } : { ok: false, problem: { path: [maxKey], message: `must be at least ${minKey} (${range.min})` } };
+    },
+    run(s, r) {
+      const n = count(s);
+      const range = `${r.min}-${r.max}`;
+      return judged(n >= r.min && n <= r.max, `the text has ${n} ${what}, within ${range}`, `the text has ${n} ${what}, outside ${range}`, { count: n });
+    },
+  };
+}
+
+export const wordCount = counted('words', 'minWords', 'maxWords', 99_999, (s) => needText(s).trim().split(/\s+/).length);
+
+// An empty text is zero sentences, as in Portkey.
+export const sentenceCount = counted('sentences', 'minSentences', 'maxSentences', 99_999, (s) => s.text.split(/[.!?]/).length - 1);
+
+export const characterCount = counted('characters', 'minCharacters', 'maxCharacters', 9_999_999, (s) => needText(s).length);

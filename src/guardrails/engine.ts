@@ -1,0 +1,234 @@
+/**
+ * Runs one side's hooks (before or after the request) over its subject.
+ *
+ * Hooks run in config order, each seeing the text as the ones before left it.
+ * A hook's checks run side by side on the same text unless the hook is
+ * sequential (or a mutator), when each sees the one before's transform;
+ * side by side, transforms are applied in check order once all are done.
+ * A check that throws has errored: it fails its hook only with
+ * `failOnError`. `not` inverts a check's verdict. A hook fails when a
+ * check does; a failed hook with deny denies the request. Async hooks run
+ * after the others, on the text they left, and change nothing: their
+ * results arrive later (`pending`), for the log.
+ */
+import type { HookEndpoint, HookKind, Subject, Verdict } from './check.js';
+import type { Feedback, Hook, ReadyCheck } from './hooks.js';
+import { textsOf, withTexts } from './text.js';
+
+/** Portkey's shape of a check's result, as hook_results carry it. */
+export interface CheckResult {
+  id: string;
+  verdict: boolean;
+  explanation: string;
+  data: Record<string, unknown> | null;
+  error: { message: string } | null;
+  fail_on_error: boolean;
+  transformed: boolean;
+  /** Milliseconds. */
+  execution_time: number;
+  created_at: string;
+}
+
+export interface HookResult {
+  id: string;
+  type: string;
+  verdict: boolean;
+  deny: boolean;
+  async: boolean;
+  transformed: boolean;
+  /** The on_success or on_fail feedback, with which checks passed, failed and errored. */
+  feedback: (Feedback & { metadata: Record<string, unknown> }) | null;
+  execution_time: number;
+  created_at: string;
+  checks: CheckResult[];
+}
+
+/** What a side's hooks start from. */
+export interface HookInput {
+  kind: HookKind;
+  endpoint: HookEndpoint;
+  requestType: string;
+  model: string | undefined;
+  metadata: Readonly<Record<string, string>>;
+  request: Record<string, unknown>;
+  /** The answer in OpenAI's shape, for after-request hooks. */
+  answer: Record<string, unknown> | null;
+}
+
+export interface HookRun {
+  /** The results of the hooks that were waited for. */
+  results: HookResult[];
+  /** A failed hook has deny. */
+  denied: boolean;
+  /** A hook failed (denying or not). */
+  failed: boolean;
+  /** The request (before) or answer (after) as the hooks left it; the same object when none transformed it. */
+  json: Record<string, unknown>;
+  /** Results of the async hooks, once they end; null when there are none. */
+  pending: Promise<HookResult[]> | null;
+}
+
+export async function runHooks(hooks: readonly Hook[], input: HookInput): Promise<HookRun> {
+  const state = new State(input);
+  const results: HookResult[] = [];
+  for (const h of hooks) if (!h.async) results.push(await runHook(h, state));
+  const later = hooks.filter((h) => h.async);
+  // A copy: what async hooks transform is thrown away.
+  const pending = later.length === 0 ? null : runAsync(later, new State({ ...input, ...state.sides() }));
+  return { results, denied: results.some((r) => r.deny), failed: results.some((r) => !r.verdict), json: state.json, pending };
+}
+
+async function runAsync(hooks: readonly Hook[], state: State): Promise<HookResult[]> {
+  const out: HookResult[] = [];
+  for (const h of hooks) out.push(await runHook(h, state));
+  return out;
+}
+
+/** The subject as transforms change it. */
+class State {
+  request: Record<string, unknown>;
+  answer: Record<string, unknown> | null;
+  subject: Subject;
+
+  constructor(private readonly input: HookInput) {
+    this.request = input.request;
+    this.answer = input.answer;
+    this.subject = this.make();
+  }
+
+  /** The judged side: the request before, the answer after. */
+  get json(): Record<string, unknown> {
+    return this.input.kind === 'before' ? this.request : this.answer!;
+  }
+
+  sides(): { request: Record<string, unknown>; answer: Record<string, unknown> | null } {
+    return { request: this.request, answer: this.answer };
+  }
+
+  apply(v: Verdict): boolean {
+    if (v.request === undefined && v.texts === undefined) return false;
+    if (v.request !== undefined && this.input.kind === 'before') this.request = v.request;
+    if (v.texts !== undefined) {
+      const json = withTexts(this.input.kind, this.input.endpoint, this.json, v.texts);
+      if (this.input.kind === 'before') this.request = json;
+      else this.answer = json;
+    }
+    this.subject = this.make();
+    return true;
+  }
+
+  private make(): Subject {
+    const i = this.input;
+    const texts = textsOf(i.kind, i.endpoint, this.json);
+    return { kind: i.kind, endpoint: i.endpoint, requestType: i.requestType, model: i.model, metadata: i.metadata, request: this.request, answer: this.answer, texts, text: texts.join('\n') };
+  }
+}
+
+async function runHook(h: Hook, state: State): Promise<HookResult> {
+  const createdAt = new Date().toISOString();
+  const t0 = performance.now();
+  const checks: CheckResult[] = [];
+  let transformed = false;
+  if (h.sequential) {
+    for (const c of h.checks) {
+      const [result, v] = await runCheck(c, state.subject);
+      result.transformed = v !== null && state.apply(v);
+      transformed ||= result.transformed;
+      checks.push(result);
+    }
+  } else {
+    const subject = state.subject;
+    const done = await Promise.all(h.checks.map((c) => runCheck(c, subject)));
+    for (const [result, v] of done) {
+      result.transformed = v !== null && state.apply(v);
+      transformed ||= result.transformed;
+      checks.push(result);
+    }
+  }
+  const verdict = checks.every((c) => c.verdict || (c.error !== null && !c.fail_on_error));
+  return {
+    id: h.id,
+    type: h.type,
+    verdict,
+    deny: h.deny && !verdict,
+    async: h.async,
+    transformed,
+    feedback: feedbackOf(verdict ? h.onSuccess : h.onFail, checks),
+    execution_time: performance.now() - t0,
+    created_at: createdAt,
+    checks,
+  };
+}
+
+async function runCheck(c: ReadyCheck, subject: Subject): Promise<[CheckResult, Verdict | null]> {
+  const createdAt = new Date().toISOString();
+  const t0 = performance.now();
+  const result: CheckResult = {
+    id: c.id,
+    verdict: false,
+    explanation: '',
+    data: null,
+    error: null,
+    fail_on_error: c.failOnError,
+    transformed: false,
+    execution_time: 0,
+    created_at: createdAt,
+  };
+  let v: Verdict | null = null;
+  try {
+    v = await c.definition.run(subject, c.parameters);
+    result.verdict = c.not ? !v.verdict : v.verdict;
+    result.explanation = c.not ? `${v.explanation} (inverted by not)` : v.explanation;
+    result.data = v.data ?? null;
+  } catch (e) {
+    result.error = { message: (e as Error).message };
+    result.explanation = `the check could not run: ${(e as Error).message}`;
+  }
+  result.execution_time = performance.now() - t0;
+  return [result, v];
+}
+
+function feedbackOf(f: Feedback | undefined, checks: readonly CheckResult[]): HookResult['feedback'] {
+  if (f === undefined) return null;
+  const ids = (pick: (c: CheckResult) => boolean): string => checks.filter(pick).map((c) => c.id).join(', ');
+  return {
+    ...f,
+    metadata: {
+      ...f.metadata,
+      successfulChecks: ids((c) => c.error === null && c.verdict),
+      failedChecks: ids((c) => c.error === null && !c.verdict),
+      erroredChecks: ids((c) => c.error !== null),
+    },
+  };
+}
+
+/** One request's hook results, both sides: those waited for (the answer's hook_results) and, once they end, the async ones (the log's). */
+export class HookLog {
+  private readonly waited = { before: [] as HookResult[], after: [] as HookResult[] };
+  private readonly later = { before: [] as HookResult[], after: [] as HookResult[] };
+  private readonly pending: Promise<void>[] = [];
+  /** A hook that was waited for failed: the answer is a 246. */
+  failed = false;
+
+  add(kind: HookKind, run: HookRun): void {
+    this.waited[kind].push(...run.results);
+    this.failed ||= run.failed;
+    // runHooks catches what checks throw; should it fail otherwise (a bug), the log entry still goes, without these results.
+    if (run.pending !== null) this.pending.push(run.pending.then((r) => void this.later[kind].push(...r), () => {}));
+  }
+
+  /** Resolves when the async hooks have ended; null when there are none. */
+  settled(): Promise<unknown> | null {
+    return this.pending.length === 0 ? null : Promise.all(this.pending);
+  }
+
+  /** hook_results of the answer: the hooks waited for. */
+  answered(): { before_request_hooks: HookResult[]; after_request_hooks: HookResult[] } {
+    return { before_request_hooks: this.waited.before, after_request_hooks: this.waited.after };
+  }
+
+  /** hook_results of the log: every hook's, async ones included once ended. */
+  logged(): { before_request_hooks: HookResult[]; after_request_hooks: HookResult[] } {
+    return { before_request_hooks: [...this.waited.before, ...this.later.before], after_request_hooks: [...this.waited.after, ...this.later.after] };
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * A config's hooks made ready to run, once per config: the four config keys
+ * (before_request_hooks, after_request_hooks, input_guardrails,
+ * output_guardrails) read into one list of hooks per side, each check's
+ * parameters validated and prepared (patterns compiled and weighed on the
+ * config's budget). Config validation calls this for the 400 naming a bad
+ * parameter; the routing plan keeps the result.
+ *
+ * `deny` is read where the spec puts it (a hook's `on_fail.deny`, a
+ * guardrail's `deny` or `on_fail.deny`) and on the hook itself, where configs
+ * written for Portkey put it. A guardrail item's keys other than its own
+ * (id, deny, async, sequential, on_fail, on_success) name checks.
+ */
+import { schemaProblem, type SchemaPath } from '../shared/json-schema.js';
+import type { RegexBudget } from '../shared/linear-regex.js';
+import type { CheckDefinition, HookKind } from './check.js';
+import { CHECKS } from './registry.js';
+
+export interface ReadyCheck {
+  /** As the config names it, e.g. default.regexMatch. */
+  id: string;
+  definition: CheckDefinition<unknown>;
+  parameters: unknown;
+  not: boolean;
+  failOnError: boolean;
+}
+
+export interface Feedback {
+  value?: number;
+  weight?: number;
+  metadata?: Record<string, unknown>;
+}
+
+export interface Hook {
+  id: string;
+  /** Portkey's hook types: a mutator's checks run one after another. */
+  type: string;
+  checks: readonly ReadyCheck[];
+  deny: boolean;
+  /** Runs beside the request: never changes or holds the answer; its results go to the log. */
+  async: boolean;
+  /** Checks run one after another, each seeing the text as the one before left it. */
+  sequential: boolean;
+  onSuccess: Feedback | undefined;
+  onFail: Feedback | undefined;
+}
+
+export interface Hooks {
+  before: readonly Hook[];
+  after: readonly Hook[];
+}
+
+export const NO_HOOKS: Hooks = { before: [], after: [] };
+
+interface Outcome {
+  deny?: boolean;
+  feedback?: Feedback;
+}
+
+interface HookItem {
+  id: string;
+  type?: string;
+  async?: boolean;
+  deny?: boolean;
+  sequential?: boolean;
+  checks?: readonly { id: string; parameters: Record<string, unknown> }[];
+  on_fail?: Outcome;
+  on_success?: Outcome;
+}
+
+/** A saved guardrail's id, or checks by their ids (`default.regexMatch: {…}`) beside the item's own keys. */
+type GuardrailItem = string | (Omit<HookItem, 'id' | 'checks' | 'type'> & { id?: string; [check: string]: unknown });
+
+/** The config keys hooks come from, shaped as the config schema validates them. */
+export interface HookConfig {
+  before_request_hooks?: readonly HookItem[];
+  after_request_hooks?: readonly HookItem[];
+  input_guardrails?: readonly GuardrailItem[];
+  output_guardrails?: readonly GuardrailItem[];
+}
+
+export const HOOK_KEYS = ['before_request_hooks', 'after_request_hooks', 'input_guardrails', 'output_guardrails'] as const;
+
+const GUARDRAIL_OWN_KEYS = new Set(['id', 'deny', 'async', 'sequential', 'on_fail', 'on_success']);
+
+export interface HookProblem {
+  path: SchemaPath;
+  message: string;
+}
+
+type Compiled<T> = { ok: true; value: T } | { ok: false; problem: HookProblem };
+
+export function compileHooks(c: HookConfig, budget: RegexBudget): Compiled<Hooks> {
+  const out: { before: Hook[]; after: Hook[] } = { before: [], after: [] };
+  for (const [key, kind] of [['before_request_hooks', 'before'], ['input_guardrails', 'before'], ['after_request_hooks', 'after'], ['output_guardrails', 'after']] as const) {
+    const items: readonly (HookItem | GuardrailItem)[] = c[key] ?? [];
+    for (const [i, item] of items.entries()) {
+      const hook = key.endsWith('_hooks') ? fromHook(item as HookItem, kind, [key, i], budget) : fromGuardrail(item as GuardrailItem, kind, [key, i], budget);
+      if (!hook.ok) return hook;
+      out[kind].push(hook.value);
+    }
+  }
+  return { ok: true, value: out };
+}
+
+function fromHook(h: HookItem, kind: HookKind, at: SchemaPath, budget: RegexBudget): Compiled<Hook> {
+  const checks: ReadyCheck[] = [];
+  for (const [j, c] of (h.checks ?? []).entries()) {
+    const ready = readyCheck(c.id, c.parameters, kind, [...at, 'checks', j, 'id'], [...at, 'checks', j, 'parameters'], budget);
+    if (!ready.ok) return ready;
+    checks.push(ready.value);
+  }
+  const type = h.type ?? 'guardrail';
+  return { ok: true, value: hook(h, h.id, type, checks, type === 'mutator') };
+}
+
+function fromGuardrail(g: GuardrailItem, kind: HookKind, at: SchemaPath, budget: RegexBudget): Compiled<Hook> {
+  if (typeof g === 'string') return { ok: true, value: hook({}, g, 'guardrail', [savedGuardrail(g)], false) };
+  const checks: ReadyCheck[] = [];
+  for (const [key, parameters] of Object.entries(g)) {
+    if (GUARDRAIL_OWN_KEYS.has(key)) continue;
+    const ready = readyCheck(key, parameters as Record<string, unknown>, kind, [...at, key], [...at, key], budget);
+    if (!ready.ok) return ready;
+    checks.push(ready.value);
+  }
+  return { ok: true, value: hook(g, g.id ?? `${String(at[0])}[${String(at[1])}]`, 'guardrail', checks, false) };
+}
+
+function hook(h: Omit<HookItem, 'id'>, id: string, type: string, checks: ReadyCheck[], sequential: boolean): Hook {
+  return {
+    id,
+    type,
+    checks,
+    deny: h.deny === true || h.on_fail?.deny === true,
+    async: h.async === true,
+    sequential: sequential || h.sequential === true,
+    onSuccess: h.on_success?.feedback,
+    onFail: h.on_fail?.feedback,
+  };
+}
+
+function readyCheck(id: string, parameters: Record<string, unknown>, kind: HookKind, idAt: SchemaPath, at: SchemaPath, budget: RegexBudget): Compiled<ReadyCheck> {
+  const check = CHECKS.get(id);
+  if (check === undefined) {
+    return { ok: false, problem: { path: idAt, message: `is not a check this gateway runs (built in: ${[...CHECKS.keys()].join(', ')})` } };
+  }
+  const { definition, validate } = check;
+  if (!definition.hooks.includes(kind)) {
+    return { ok: false, problem: { path: idAt, message: 'runs only before the request (in before_request_hooks or input_guardrails)' } };
+  }
+  if (!validate(parameters)) {
+    const p = schemaProblem(parameters, validate.errors);
+    return { ok: false, problem: { path: [...at, ...p.path], message: p.message } };
+  }
+  const prepared = definition.prepare(parameters, budget);
+  if (!prepared.ok) return { ok: false, problem: { path: [...at, ...prepared.problem.path], message: prepared.problem.message } };
+  return { ok: true, value: { id, definition, parameters: prepared.value, not: parameters.not === true, failOnError: parameters.failOnError === true } };
+}
+
+/**
+ * A guardrail named by id: saved guardrails (the /v1/guardrails API) are
+ * not here yet, so the check errors — visibly in hook_results and the log —
+ * and fails its hook only with failOnError, as any errored check.
+ */
+function savedGuardrail(id: string): ReadyCheck {
+  return {
+    id,
+    definition: {
+      hooks: ['before', 'after'],
+      parameters: {},
+      prepare: (p) => ({ ok: true, value: p }),
+      run: () => {
+        throw new Error(`guardrail "${id}": saved guardrails are not available yet; write its checks in the config`);
+      },
+    },
+    parameters: {},
+    not: false,
+    failOnError: false,
+  };
+}

@@ -1,0 +1,59 @@
+/**
+ * The built-in checks by the ids configs name them with (Portkey's
+ * `default.*`), each with the validator of its parameters: its own, plus
+ * `not` (inverts the verdict) and `failOnError` (a check that errors fails
+ * its hook; otherwise an error does not count against it), which every
+ * check takes and the engine applies.
+ */
+import type { ValidateFunction } from 'ajv';
+import { ajv, bool, object, optional } from '../shared/json-schema.js';
+import type { CheckDefinition } from './check.js';
+import { containsCode, validUrls } from './checks/code.js';
+import { characterCount, sentenceCount, wordCount } from './checks/counts.js';
+import { jsonKeys, jsonSchema } from './checks/json.js';
+import { requiredMetadataKeyPairs, requiredMetadataKeys } from './checks/metadata.js';
+import { addPrefix } from './checks/prefix.js';
+import { regexMatch, regexReplace } from './checks/regex.js';
+import { allowedRequestTypes, modelRules, modelWhitelist } from './checks/request.js';
+import { alllowercase, alluppercase, contains, endsWith, notNull } from './checks/words.js';
+
+// Each definition prepares the parameters its own run takes: erased to one type here, where they are paired.
+const DEFINITIONS: Record<string, CheckDefinition<any>> = {
+  regexMatch,
+  regexReplace,
+  contains,
+  wordCount,
+  sentenceCount,
+  characterCount,
+  jsonSchema,
+  jsonKeys,
+  validUrls,
+  containsCode,
+  alluppercase,
+  alllowercase,
+  endsWith,
+  notNull,
+  modelWhitelist,
+  // Portkey's manifest spells this one in lower case.
+  modelwhitelist: modelWhitelist,
+  modelRules,
+  allowedRequestTypes,
+  requiredMetadataKeys,
+  requiredMetadataKeyPairs,
+  addPrefix,
+};
+
+export interface Registered {
+  definition: CheckDefinition<unknown>;
+  validate: ValidateFunction;
+}
+
+export const CHECKS: ReadonlyMap<string, Registered> = new Map(
+  Object.entries(DEFINITIONS).map(([name, d]) => [
+    `default.${name}`,
+    {
+      definition: d as CheckDefinition<unknown>,
+      validate: ajv.compile(object({ ...d.parameters, ...optional({ not: bool, failOnError: bool }) }, 'an object of check parameters')),
+    },
+  ]),
+);

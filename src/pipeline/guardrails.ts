@@ -1,0 +1,172 @@
+/**
+ * The config's hooks and guardrails (guardrails/) as steps of the hooks
+ * stages, for chat, completions and embeddings (before the request only):
+ *
+ * - input: before the cache is asked, the before-request hooks judge the
+ *   request; a denying failure is a 446 with hook_results, and transforms
+ *   change the body the cache keys and the provider receives.
+ * - output: the after-request hooks judge a whole 200 answer (a translated
+ *   answer is already text; a relayed JSON answer is read whole, only when
+ *   there is something to do). A denying failure is a 446; a failure without
+ *   deny, here or before, answers 246 with the answer and its hook_results.
+ *
+ * Streamed answers are not judged yet: a failure before the request makes
+ * them a 246, body unchanged. Configs without hooks cost one check per step.
+ */
+import type { Readable } from 'node:stream';
+import type { AnswerKeeper } from '../cache/answer-cache.js';
+import type { HookEndpoint } from '../guardrails/check.js';
+import { HookLog, runHooks, type HookInput } from '../guardrails/engine.js';
+import type { Hook } from '../guardrails/hooks.js';
+import { isHopByHop } from '../routing/headers.js';
+import { GatewayError } from '../shared/errors.js';
+import type { Answer, Outcome, RequestContext, Stage } from './context.js';
+
+/** A relayed answer larger than this is not held for output checks (the request fails with a 502). */
+export const MAX_CHECKED_ANSWER_BYTES = 10 * 1024 * 1024;
+
+const DENIED = new GatewayError(446, 'The guardrail checks defined in the config failed. You can find more information in the `hook_results` object.', {
+  type: 'hooks_failed',
+  code: 'hooks_failed',
+});
+
+export function inputGuardrails(): Stage {
+  return {
+    name: 'input-guardrails',
+    run(ctx) {
+      const hooks = ctx.plan!.hooks.before;
+      return hooks.length === 0 || ctx.body === null || ctx.endpoint === 'proxy' ? 'next' : beforeRequest(ctx, hooks);
+    },
+  };
+}
+
+async function beforeRequest(ctx: RequestContext, hooks: readonly Hook[]): Promise<Outcome> {
+  const run = await runHooks(hooks, hookInput(ctx, 'before', null));
+  const log = (ctx.hooks = new HookLog());
+  log.add('before', run);
+  if (run.denied) return ctx.refuse(DENIED, { hook_results: log.answered() });
+  if (run.json !== ctx.body) {
+    // Transformed: the cache keys, and the provider receives, the new body.
+    ctx.body = run.json;
+    ctx.raw = Buffer.from(JSON.stringify(run.json));
+    if (typeof run.json.model === 'string') ctx.model = run.json.model;
+  }
+  return 'next';
+}
+
+export function outputGuardrails(): Stage {
+  return {
+    name: 'output-guardrails',
+    run(ctx) {
+      const hooks = ctx.endpoint === 'embeddings' ? [] : ctx.plan!.hooks.after;
+      const failedBefore = ctx.hooks?.failed === true;
+      if ((hooks.length === 0 && !failedBefore) || ctx.body === null) return 'next';
+      const a = ctx.answer!;
+      // As Portkey's: hooks judge answers, not a provider's errors.
+      if (a.status !== 200) return 'next';
+      if (!isWhole(a)) {
+        if (failedBefore) {
+          a.status = ctx.status = 246;
+          ctx.keeper = UNKEPT;
+        }
+        return 'next';
+      }
+      return afterRequest(ctx, a, hooks);
+    },
+  };
+}
+
+async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook[]): Promise<Outcome> {
+  const text = typeof a.body === 'string' ? a.body : await readWhole(a.body, MAX_CHECKED_ANSWER_BYTES);
+  if (text === null) {
+    // The provider broke off: as the route stage does with a cut translated answer.
+    ctx.res.destroy();
+    ctx.cut = true;
+    return 'done';
+  }
+  if (text === TOO_LARGE) {
+    void ctx.usage!.keep();
+    return ctx.refuse(new GatewayError(502, `the answer is larger than the ${MAX_CHECKED_ANSWER_BYTES} bytes output guardrails read`, { code: 'answer_too_large_for_guardrails' }));
+  }
+  const answer = jsonObject(text);
+  const log = (ctx.hooks ??= new HookLog());
+  let out = answer;
+  if (answer !== null && hooks.length > 0) {
+    const run = await runHooks(hooks, hookInput(ctx, 'after', answer));
+    log.add('after', run);
+    if (run.denied) {
+      // The provider answered: what it used is charged, though the client does not get it.
+      await ctx.usage!.settle(text, () => text, ctx);
+      return ctx.refuse(DENIED, { hook_results: log.answered() });
+    }
+    out = run.json;
+  }
+  const body = answer === null ? text : log.failed ? JSON.stringify({ ...out, hook_results: log.answered() }) : out !== answer ? JSON.stringify(out) : text;
+  if (body !== text) ctx.keeper = UNKEPT;
+  ctx.status = log.failed ? 246 : 200;
+  ctx.answer = { status: ctx.status, headers: wholeHeaders(a.headers), body, addedUsage: false };
+  return 'next';
+}
+
+function hookInput(ctx: RequestContext, kind: 'before' | 'after', answer: Record<string, unknown> | null): HookInput {
+  const endpoint = ctx.endpoint as HookEndpoint;
+  const request = ctx.body!;
+  const stream = request.stream === true ? 'stream-' : '';
+  return {
+    kind,
+    endpoint,
+    requestType: endpoint === 'embeddings' ? 'embed' : `${stream}${endpoint === 'chat' ? 'chatComplete' : 'complete'}`,
+    model: ctx.model,
+    metadata: ctx.gateway!.metadata,
+    request,
+    answer,
+  };
+}
+
+/** Text the gateway holds, or a relayed JSON answer it can read (not compressed). */
+function isWhole(a: Answer): boolean {
+  if (typeof a.body === 'string') return true;
+  const type = a.headers['content-type'];
+  const encoding = a.headers['content-encoding'];
+  return typeof type === 'string' && /^application\/(?:[\w.+-]*\+)?json\b/i.test(type.trim()) && (encoding === undefined || encoding === 'identity');
+}
+
+/** A relayed answer's headers for the whole text that replaces its stream: its connection's headers and length go. */
+function wholeHeaders(h: Answer['headers']): Answer['headers'] {
+  const out: Record<string, string | string[] | undefined> = {};
+  for (const name in h) if (!isHopByHop(name) && name !== 'content-length') out[name] = h[name];
+  return out;
+}
+
+function jsonObject(text: string): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** For an answer the hooks changed or failed: a cache hit would replay it without them. */
+const UNKEPT: AnswerKeeper = { watch: (body) => body, keep: async () => {} };
+
+const TOO_LARGE = Symbol('too large');
+
+/** The body as text; null when the stream failed; TOO_LARGE (the stream stopped) past `limit` bytes. */
+async function readWhole(body: Readable, limit: number): Promise<string | null | typeof TOO_LARGE> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of body) {
+      total += (chunk as Buffer).length;
+      if (total > limit) {
+        body.destroy();
+        return TOO_LARGE;
+      }
+      chunks.push(chunk as Buffer);
+    }
+  } catch {
+    return null;
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

@@ -166,7 +166,7 @@ export const workspaceRoutes: Route[] = [
         await deps.store.workspaces.delete(ws.value.id);
       } catch (e) {
         if (isForeignKeyViolation(e)) {
-          return { ok: false, error: new GatewayError(409, `workspace '${ws.value.slug}' still holds keys, configs, credentials, members or SCIM mappings: delete them or archive the workspace`, { code: 'conflict' }) };
+          return { ok: false, error: new GatewayError(409, `workspace '${ws.value.slug}' still holds keys, configs, guardrails, credentials, members or SCIM mappings: delete them or archive the workspace`, { code: 'conflict' }) };
         }
         throw e;
       }

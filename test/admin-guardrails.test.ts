@@ -1,7 +1,8 @@
 // Black-box tests of /v1/guardrails on both engines: create, read by id and slug, update
 // (new checks or actions are a new version), delete; the list's current_page, page_size
 // and ids; the refusals (400 naming the field with nothing stored, 403 scope or workspace,
-// 404 another workspace's guardrail, 409 slug taken); and organisation guardrails.
+// 404 another workspace's guardrail, 409 slug taken); organisation guardrails; and the
+// default-guardrail settings of the organisation and of a workspace.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { engines } from './support/engines.js';
@@ -226,6 +227,51 @@ for (const engine of engines()) {
       assert.equal((await read('org-wide', as(keys.b))).id, org.id);
       const taken = await expectError(gw.call('/guardrails', { body: guardrail('Twice', { organisation_id: 'my-org', slug: 'org-wide' }) }), 409, 'slug');
       assert.match(taken.error.message, /among the organisation's/);
+    });
+
+    it('default guardrails: the organisation names its own; a workspace adds its own or the organisation’s; each must exist and be active', async () => {
+      const orgInput = await create(guardrail('Org input', { organisation_id: 'my-org', slug: 'org-input' }));
+      const orgOutput = await create(guardrail('Org output', { organisation_id: 'my-org' }));
+      const wsOwn = await create(guardrail('A output', { slug: 'a-output' }), as(keys.a));
+      const bOwn = await create(guardrail('B only'), as(keys.b));
+      const settings = (body: Json) => gw.call('/organisation/settings', { method: 'PUT', body });
+      const wsSettings = (ws: string, value: Json) => gw.call(`/workspaces/${ws}`, { method: 'PUT', body: { settings: value } });
+
+      const org = await expect(settings({ default_input_guardrails: ['org-input', orgInput.id], default_output_guardrails: [orgOutput.id] }), 200);
+      assert.deepEqual([org.default_input_guardrails, org.default_output_guardrails], [[orgInput.id], [orgOutput.id]], 'stored by id, once');
+
+      const before = await expect(gw.call('/organisation/settings'), 200);
+      await expectError(settings({ default_input_guardrails: [wsOwn.id] }), 400, 'default_input_guardrails[0]');
+      await expectError(settings({ default_output_guardrails: [orgOutput.id, 'no-such-guardrail'] }), 400, 'default_output_guardrails[1]');
+      await expectError(settings({ default_input_guardrails: 'org-input' }), 400, 'default_input_guardrails');
+      await expectError(settings({ default_input_guardrails: Array.from({ length: 17 }, () => 'org-input') }), 400, 'default_input_guardrails');
+      assert.deepEqual(await expect(gw.call('/organisation/settings'), 200), before);
+
+      await expect(wsSettings(teamA.id, { default_output_guardrails: ['a-output', orgInput.id] }), 200);
+      const eff = await expect(gw.call(`/workspaces/${teamA.id}/settings`), 200);
+      assert.deepEqual(eff.default_input_guardrails, [orgInput.id]);
+      assert.deepEqual(eff.default_output_guardrails, [orgOutput.id, wsOwn.id, orgInput.id], "the organisation's first, then the workspace's");
+      assert.deepEqual(eff.overrides, { default_output_guardrails: [wsOwn.id, orgInput.id] });
+      assert.deepEqual((await expect(gw.call(`/workspaces/${teamB.id}/settings`), 200)).default_output_guardrails, [orgOutput.id]);
+      const refused = gw.call(`/workspaces/${teamA.id}`, { method: 'PUT', body: { description: 'not saved', settings: { default_input_guardrails: [bOwn.id] } } });
+      await expectError(refused, 400, 'settings.default_input_guardrails[0]');
+      const unchanged = await expect(gw.call(`/workspaces/${teamA.id}/settings`), 200);
+      assert.deepEqual(unchanged, eff, "another workspace's guardrail is no default here, and nothing of the PUT was saved");
+      assert.notEqual((await expect(gw.call(`/workspaces/${teamA.id}`), 200)).description, 'not saved');
+
+      // A default is neither deleted nor archived while it is one.
+      const deleting = await expectError(gw.call(`/guardrails/${wsOwn.id}`, { method: 'DELETE', headers: as(keys.a) }), 409);
+      assert.match(deleting.error.message, new RegExp(`workspace '${teamA.slug}'`));
+      const archiving = await expectError(put(orgInput.id, { status: 'archived' }), 409);
+      assert.match(archiving.error.message, /organisation, workspace/);
+      assert.equal((await read(orgInput.id)).status, 'active');
+
+      await expect(wsSettings(teamA.id, { default_output_guardrails: null }), 200);
+      await expect(gw.call(`/guardrails/${wsOwn.id}`, { method: 'DELETE', headers: as(keys.a) }), 200);
+      await expect(settings({ default_input_guardrails: [] }), 200);
+      await expect(put(orgInput.id, { status: 'archived' }), 200);
+      await expectError(settings({ default_input_guardrails: ['org-input'] }), 400, 'default_input_guardrails[0]');
+      await expect(settings({ default_output_guardrails: [] }), 200);
     });
 
     it('a workspace holding guardrails is not deleted (409)', async () => {

@@ -1,6 +1,7 @@
 /**
  * /v1/guardrails (Portkey's shapes): saved guardrails, `{name, checks,
- * actions}`, that configs name by id or slug. A guardrail belongs
+ * actions}`, that configs name by id or slug and the default-guardrail
+ * settings run on every request (default-guardrails.ts). A guardrail belongs
  * to a workspace (`workspace_id`, else the caller's; the default one for
  * organisation keys) or, created by an organisation key with
  * `organisation_id`, to the organisation: every workspace's keys may then
@@ -132,6 +133,15 @@ async function writable(deps: AdminDeps, caller: Caller, ref: string, query: URL
   return denied === null ? g : err(denied);
 }
 
+/** 409 while default-guardrail settings name it: requests would run a guardrail that is gone or archived. */
+async function stillDefault(deps: AdminDeps, g: Guardrail, doing: string): Promise<GatewayError | null> {
+  const where = await deps.store.settings.namingGuardrail(g.id);
+  if (where.length === 0) return null;
+  return new GatewayError(409, `guardrail '${g.slug}' is a default guardrail of ${where.join(', ')}: take it out of those settings before ${doing} it`, {
+    code: 'conflict',
+  });
+}
+
 /** The owner of a new guardrail: the organisation (null) for `organisation_id`, else the acting workspace. */
 async function owner(deps: AdminDeps, caller: Caller, b: CreateBody): Promise<Result<string | null>> {
   if (b.organisation_id === undefined) {
@@ -212,6 +222,10 @@ export const guardrailRoutes: Route[] = [
         if (!checked.ok) return checked;
         checks = checked.value;
       }
+      if (b.status === 'archived' && g.value.status !== 'archived') {
+        const conflict = await stillDefault(deps, g.value, 'archiving');
+        if (conflict !== null) return err(conflict);
+      }
       const updated = await deps.store.guardrails.update(g.value.id, { name: b.name, checks, actions: b.actions, status: b.status });
       return updated === null ? err(notFound('guardrail', params.id!)) : reply(200, guardrailView(updated));
     },
@@ -223,6 +237,8 @@ export const guardrailRoutes: Route[] = [
     async handler({ caller, params, query }, deps) {
       const g = await writable(deps, caller, params.id!, query);
       if (!g.ok) return g;
+      const conflict = await stillDefault(deps, g.value, 'deleting');
+      if (conflict !== null) return err(conflict);
       if (!(await deps.store.guardrails.delete(g.value.id))) return err(notFound('guardrail', params.id!));
       return reply(200, { object: 'guardrail', id: g.value.id, deleted: true });
     },

@@ -14,8 +14,8 @@ export interface Lane {
   about: string;
   /** Outcomes that are right for this lane: an HTTP status, or `cancelled` (the client left mid-stream). */
   expected: readonly string[];
-  /** Sends request `i` of the run; resolves to its outcome, never rejects. */
-  send(pool: Pool, i: number): Promise<string>;
+  /** Sends one request; resolves to its outcome, never rejects. */
+  send(pool: Pool): Promise<string>;
 }
 
 /** Where the lanes send their requests. */
@@ -135,6 +135,8 @@ export function lanes(t: LaneTargets): Map<LaneName, Lane> {
   const limited = post('rate limited', CHAT_REQUEST);
   const budget = post('over budget', CHAT_REQUEST);
   const cacheHeaders = headers('cache', upstream, { 'x-gateway-config': CACHE_CONFIG });
+  /** The cache lane's requests so far: its k-th takes prompt k mod CACHED_PROMPTS. */
+  let cached = 0;
   const cacheBodies = Array.from({ length: CACHED_PROMPTS }, (_, n) =>
     JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `Say hello to number ${n}.` }] }),
   );
@@ -147,7 +149,7 @@ export function lanes(t: LaneTargets): Map<LaneName, Lane> {
       name: 'cache',
       about: `config with the simple cache, one of ${CACHED_PROMPTS} prompts (a miss once each, then hits)`,
       expected: ['200 HIT', '200 MISS'],
-      send: (pool, i) => whole(pool, { method: 'POST', path: PATH, headers: cacheHeaders, body: cacheBodies[i % CACHED_PROMPTS] }, 'x-gateway-cache-status'),
+      send: (pool) => whole(pool, { method: 'POST', path: PATH, headers: cacheHeaders, body: cacheBodies[cached++ % CACHED_PROMPTS] }, 'x-gateway-cache-status'),
     },
     { name: 'upstream 500', about: "the provider answers 500 (OpenAI's error), relayed", expected: ['500'], send: (pool) => whole(pool, failing) },
     { name: 'invalid', about: 'body without messages: 400 from the gateway', expected: ['400'], send: (pool) => whole(pool, invalid) },

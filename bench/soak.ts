@@ -105,7 +105,7 @@ class Load {
     while (this.issued < N && !this.stopped) {
       const i = this.issued++;
       const lane = this.byName.get(SCHEDULE[i % SCHEDULE.length]!)!;
-      const outcome = await lane.send(this.pool, i);
+      const outcome = await lane.send(this.pool);
       const counts = this.tallies.get(lane.name)!.outcomes;
       counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
       this.done++;
@@ -136,7 +136,7 @@ async function main(tmp: string): Promise<number> {
 
   // One request per lane first: a lane that cannot get its outcome makes the soak meaningless.
   for (const lane of byName.values()) {
-    const outcome = await lane.send(pool, 0);
+    const outcome = await lane.send(pool);
     if (!lane.expected.includes(outcome)) {
       log(`check failed: lane ${lane.name} got ${outcome}, expected ${lane.expected.join(' or ')}\n${gatewayLogTail(dir)}`);
       await pool.close();
@@ -176,6 +176,7 @@ async function main(tmp: string): Promise<number> {
     // The load runs on while a row is made: where it has passed the next boundary too, one row does for both.
     if (k < ROWS && load.done >= boundary(k + 1)) continue;
     const at = performance.now();
+    const done = load.done;
     const cpu = cpuSeconds([pid]);
     const rssMiB = sample();
     const rssPeakMiB = peak;
@@ -187,9 +188,9 @@ async function main(tmp: string): Promise<number> {
     };
     const seconds = (at - prev.at) / 1000;
     const row: SoakRow = {
-      requests: load.done,
+      requests: done,
       seconds: (at - started) / 1000,
-      rps: (load.done - prev.requests) / seconds,
+      rps: (done - prev.requests) / seconds,
       rssMiB,
       rssPeakMiB,
       heapUsedMiB: metric('nodejs_heap_size_used_bytes', 1 / MiB),
@@ -202,7 +203,7 @@ async function main(tmp: string): Promise<number> {
     rows.push(row);
     if (k >= WARMUP_ROWS && warmupEnd === Infinity) warmupEnd = row.seconds;
     console.log(rowLine(row, k, WARMUP_ROWS));
-    prev = { at, requests: load.done, cpu };
+    prev = { at, requests: done, cpu };
   }
   await loading;
   clearInterval(sampling);

@@ -17,7 +17,7 @@ export const GATEWAY_MAIN = join(ROOT, 'dist/src/main.js');
 export const START_FLAGS = startFlags();
 
 /** The admin key every gateway started here has (GATEWAY_ADMIN_API_KEY); the load uses it too. */
-export const BENCH_KEY = 'bench-key';
+export const BENCH_KEY = 'bench-key-0123456789abcdefghijklmn';
 
 /** Settings a run sets or leaves at their defaults, never inherited from the caller's shell. */
 const OWN_SETTINGS = ['DATABASE_URL', 'REDIS_URL', 'REDIS_KEY_PREFIX', 'GATEWAY_REQUEST_LOGS'];
@@ -72,6 +72,8 @@ export interface GatewaySpawn {
   wrap?: string[];
   /** Node flags after those of `npm start`. */
   nodeArgs?: string[];
+  /** Another checkout whose build (dist/src/main.js) runs instead of this one's (the bench's BENCH_BASELINE). */
+  root?: string;
 }
 
 /** Starts the gateway; it is up once waitHealthy says so. */
@@ -80,9 +82,10 @@ export function spawnGateway(g: GatewaySpawn): ChildProcess {
   const env = { ...process.env };
   for (const name of OWN_SETTINGS) delete env[name];
   const out = openSync(join(g.dir, 'gateway.log'), 'a');
-  const argv = [...(g.wrap ?? []), process.execPath, ...START_FLAGS, ...(g.nodeArgs ?? []), GATEWAY_MAIN];
+  const root = g.root ?? ROOT;
+  const argv = [...(g.wrap ?? []), process.execPath, ...START_FLAGS, ...(g.nodeArgs ?? []), join(root, 'dist/src/main.js')];
   return spawnTracked(argv[0]!, argv.slice(1), {
-    cwd: ROOT,
+    cwd: root,
     stdio: ['ignore', out, out],
     env: {
       ...env,

@@ -5,7 +5,7 @@
 import type { Percentiles } from './ttfb.js';
 
 /** The gateway variants (bench/variants.ts); `gateway` is the defaults, the headline. */
-export type GatewayName = 'gateway' | 'gateway, logs off' | 'gateway, Redis rate limit';
+export type GatewayName = 'gateway' | 'gateway, logs off' | 'gateway, Redis rate limit' | 'gateway at baseline';
 export type TargetName = 'direct' | 'nginx' | 'node floor' | GatewayName;
 export type ScenarioId = 'chat16' | 'chat1' | 'embed16' | 'stream';
 
@@ -80,9 +80,10 @@ const DASH = '—';
 /** Row order of the per-target tables. */
 const TARGETS: readonly TargetName[] = ['direct', 'nginx', 'node floor', 'gateway'];
 const PROXIES: readonly TargetName[] = ['nginx', 'node floor', 'gateway'];
-const GATEWAYS: readonly GatewayName[] = ['gateway', 'gateway, logs off', 'gateway, Redis rate limit'];
+const GATEWAYS: readonly GatewayName[] = ['gateway', 'gateway, logs off', 'gateway, Redis rate limit', 'gateway at baseline'];
 const LOGS_OFF: GatewayName = 'gateway, logs off';
 const REDIS_LIMITED: GatewayName = 'gateway, Redis rate limit';
+const BASELINE: GatewayName = 'gateway at baseline';
 
 /** Busy % of the load core from which the load side (wrk, or whatever else took that core) may have set the pace. */
 const LOAD_BOUND = 90;
@@ -167,6 +168,25 @@ export function renderReport(r: Report, profileSection: string): string {
   const limitedRps = run(REDIS_LIMITED, 'chat16')?.rps;
   const logShare = has(onRps) && has(offRps) ? (100 * onRps) / offRps : undefined;
   const redisCost = has(onRps) && has(limitedRps) ? 100 * (1 - limitedRps / onRps) : undefined;
+  // This code against another build of the gateway (BENCH_BASELINE), measured in the same rounds.
+  const baselineRps = run(BASELINE, 'chat16')?.rps;
+  const baselineShare = has(onRps) && has(baselineRps) ? (100 * onRps) / baselineRps : undefined;
+  const baselineP50 = run(BASELINE, 'chat1')?.latency.p50;
+  const p50 = run('gateway', 'chat1')?.latency.p50;
+  const baselineRows = target(BASELINE)
+    ? [
+        [
+          'this code against the baseline build: chat, 16 connections, req/s ≥ 95 % of the baseline’s (no worse within run-to-run noise)',
+          has(baselineShare) ? `${percent(baselineShare)} (${int(onRps ?? 0)} / ${int(baselineRps ?? 0)} req/s)` : DASH,
+          boundVerdict(has(baselineShare) ? baselineShare >= 95 : undefined, loadBound(BASELINE, 'chat16')),
+        ],
+        [
+          'this code against the baseline build: chat p50, 1 connection, ≤ +50 µs',
+          has(p50) && has(baselineP50) ? `${added(p50 - baselineP50)} (${time(p50)} vs ${time(baselineP50)})` : DASH,
+          verdict(has(p50) && has(baselineP50) ? p50 - baselineP50 <= 50 : undefined),
+        ],
+      ]
+    : [];
   const logged = r.targets.flatMap((t) => (t.logs ? [{ name: t.name, ...t.logs }] : []));
   const withDropped = logged.filter((l) => l.dropped !== undefined);
   const withRows = logged.filter((l) => l.rows !== undefined);
@@ -194,6 +214,7 @@ export function renderReport(r: Report, profileSection: string): string {
         withRows.length ? withRows.map((l) => `${l.name}: ${int(l.rows ?? 0)} / ${int(l.answered)}`).join('; ') : DASH,
         verdict(withRows.length ? withRows.every(rowsOk) : undefined),
       ],
+      ...baselineRows,
     ],
   );
 

@@ -10,7 +10,8 @@
  * BENCH_PROFILE=1 (gateway and node floor under --cpu-prof; prints their self-time
  * functions and leaves RESULTS.md alone, since the profiler slows them down; the
  * other gateway variants are left out), BENCH_REDIS_URL (default
- * redis://127.0.0.1:6379, for the rate-limited variant).
+ * redis://127.0.0.1:6379, for the rate-limited variant), BENCH_BASELINE (a
+ * built checkout of another version, measured beside this one).
  */
 import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -131,7 +132,7 @@ async function startGateway(variant: GatewayVariant, tmp: string, upstream: { ch
   const profileArgs = PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', pathToFileURL(join(ROOT, 'dist/bench/cpu-prof-exit.js')).href]
     : [];
-  const proc = spawnGateway({ port, dir, env: variant.env, wrap: ['taskset', '-c', String(SERVER_CORE)], nodeArgs: profileArgs });
+  const proc = spawnGateway({ port, dir, env: variant.env, root: variant.root, wrap: ['taskset', '-c', String(SERVER_CORE)], nodeArgs: profileArgs });
   const base = `http://127.0.0.1:${port}`;
   const target: Target = {
     name: variant.name,

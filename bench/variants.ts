@@ -5,7 +5,10 @@
  * against and none reaches. A variant's cost is its throughput next to the
  * defaults'. Each variant is a gateway process of its own (bench/run.ts).
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { dropPrefix } from '../test/support/redis.js';
 import { admin } from './gateway-process.js';
@@ -24,6 +27,8 @@ export interface GatewayVariant {
   about: string;
   /** Settings on top of the common ones (bench/run.ts). */
   env: Record<string, string>;
+  /** Another checkout whose build (dist/src/main.js) runs instead of this one's. */
+  root?: string;
   /**
    * Once the gateway is up, before the checks and the load. Fails (rejects)
    * when the variant is not what it claims; resolves with the number of
@@ -108,5 +113,24 @@ export function gatewayVariants(): GatewayVariant[] {
     { name: 'gateway', about: 'the defaults: every request logged with its bodies, SQLite in a fresh GATEWAY_DATA_DIR', env: {} },
     { name: 'gateway, logs off', about: 'GATEWAY_REQUEST_LOGS=off', env: { GATEWAY_REQUEST_LOGS: 'off' } },
     redisRateLimit(),
+    ...baseline(),
   ];
+}
+
+/**
+ * BENCH_BASELINE=<checkout>: another build of the gateway (say a worktree of
+ * the last release, built) measured in the same rounds with the defaults, so
+ * a change is judged against what it replaces under the same load and noise.
+ */
+function baseline(): GatewayVariant[] {
+  const root = process.env.BENCH_BASELINE;
+  if (!root) return [];
+  if (!existsSync(join(root, 'dist/src/main.js'))) throw new Error(`BENCH_BASELINE=${root}: no dist/src/main.js there (run npm run build in it)`);
+  let commit = 'unknown commit';
+  try {
+    commit = execFileSync('git', ['-C', root, 'log', '-1', '--format=%h %s'], { encoding: 'utf8' }).trim().slice(0, 100);
+  } catch {
+    // not a git checkout: the directory names it
+  }
+  return [{ name: 'gateway at baseline', about: `the defaults, built from ${root} (${commit})`, env: {}, root }];
 }

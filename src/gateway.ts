@@ -4,6 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo, LookupFunction } from 'node:net';
+import { dirname } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
@@ -35,7 +36,8 @@ import { SavedConfigs } from './pipeline/saved-configs.js';
 import type { Settings } from './settings.js';
 import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
-import { Secrets } from './store/secrets.js';
+import { openSecrets } from './store/key-setup.js';
+import { readKeySource, type Secrets } from './store/secrets.js';
 import type { Store } from './store/store.js';
 import { startTracer } from './tracing/start.js';
 import type { UsageLimitPolicy } from './store/usage-limit-policies.js';
@@ -68,8 +70,23 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   let generated: string | null;
   try {
     await store.migrate();
-    secrets = Secrets.load(settings.encryptionKey, settings.dataDir);
-    await secrets.verifyAgainst(store.db);
+    const key = readKeySource(settings.encryptionKey, settings.encryptionKeyFile, settings.dataDir);
+    if (key.file !== null && store.db.engine === 'sqlite' && dirname(key.file) === settings.dataDir) {
+      logger.warn(
+        { keyFile: key.file, dataDir: settings.dataDir },
+        'the encryption key is in the same directory as the SQLite database: a copy of that directory holds both the stored credentials and their key. ' +
+          'Keep the key elsewhere (GATEWAY_ENCRYPTION_KEY or GATEWAY_ENCRYPTION_KEY_FILE)',
+      );
+    }
+    const opened = await openSecrets(key, store.db);
+    secrets = opened.secrets;
+    if (opened.rewrapped !== null) {
+      // Row names only: never a secret.
+      logger.warn(
+        { blobs: opened.rewrapped.blobs, unreadable: opened.rewrapped.unreadable },
+        "stored secrets re-encrypted in this release's format (scrypt-stretched passphrase, config secrets bound to their config); processes of earlier releases no longer start on this database",
+      );
+    }
     await store.workspaces.default();
     generated = await ensureBootstrapKey(store, settings.adminApiKey, settings.apiKeyPrefix);
   } catch (e) {
@@ -137,6 +154,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       maxBodyBytes: settings.maxBodyBytes,
       cache: new AnswerCache(shared.cache, semantic, now),
       router,
+      credentials,
       logging: logWriter !== null,
       beforeHooks: [],
       afterHooks: [],

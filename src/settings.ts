@@ -16,8 +16,10 @@ export interface Settings {
   /** Prefix of every key the gateway writes in Redis, so deployments (or test runs) can share one server. */
   redisKeyPrefix: string;
   adminApiKey: string | undefined;
-  /** GATEWAY_ENCRYPTION_KEY; unset: a key generated into dataDir. */
+  /** GATEWAY_ENCRYPTION_KEY; unset: read from encryptionKeyFile, else a key generated into dataDir. */
   encryptionKey: string | undefined;
+  /** GATEWAY_ENCRYPTION_KEY_FILE: the file holding the key (secret mounts); never set together with encryptionKey. */
+  encryptionKeyFile: string | undefined;
   apiKeyPrefix: string;
   logLevel: string;
   maxBodyBytes: number;
@@ -90,8 +92,8 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     databaseUrl: env.DATABASE_URL || undefined,
     redisUrl: redisUrl(env.REDIS_URL),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'switchyard:',
-    adminApiKey: env.GATEWAY_ADMIN_API_KEY || undefined,
-    encryptionKey: env.GATEWAY_ENCRYPTION_KEY || undefined,
+    adminApiKey: adminApiKey(env.GATEWAY_ADMIN_API_KEY),
+    ...encryptionKey(env),
     apiKeyPrefix: env.API_KEY_PREFIX ?? '',
     logLevel: env.LOG_LEVEL || 'info',
     maxBodyBytes: int(env, 'GATEWAY_MAX_BODY_BYTES', 100 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
@@ -192,6 +194,29 @@ function onOff(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
   if (raw === 'on' || raw === 'true' || raw === '1') return true;
   if (raw === 'off' || raw === 'false' || raw === '0') return false;
   throw new Error(`${name} must be on or off, got '${raw}'`);
+}
+
+/** The key, or the file holding it: one place says it, so no process starts with the other by mistake. */
+function encryptionKey(env: NodeJS.ProcessEnv): Pick<Settings, 'encryptionKey' | 'encryptionKeyFile'> {
+  const key = env.GATEWAY_ENCRYPTION_KEY || undefined;
+  const file = env.GATEWAY_ENCRYPTION_KEY_FILE || undefined;
+  if (key !== undefined && file !== undefined) throw new Error('set GATEWAY_ENCRYPTION_KEY or GATEWAY_ENCRYPTION_KEY_FILE, not both');
+  return { encryptionKey: key, encryptionKeyFile: file === undefined ? undefined : resolve(file) };
+}
+
+/** Shortest GATEWAY_ADMIN_API_KEY taken: it holds every scope, so it must resist guessing (as generated keys do). */
+export const MIN_ADMIN_KEY_LENGTH = 32;
+
+/** The key is not echoed in the error. */
+function adminApiKey(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < MIN_ADMIN_KEY_LENGTH) {
+    throw new Error(
+      `GATEWAY_ADMIN_API_KEY must be at least ${MIN_ADMIN_KEY_LENGTH} characters (it has ${raw.length}): it is the organisation admin key. ` +
+        'Generate one, e.g. `openssl rand -hex 32`, or unset it to have one generated and printed at first start.',
+    );
+  }
+  return raw;
 }
 
 /** The URL is not echoed in the error: it may hold a password. */

@@ -305,6 +305,8 @@ for (const engine of engines()) {
               { slug: 'gpt-3.5', enabled: false },
             ],
             allow_all_models: false,
+            // A model's own host receives the integration's key: the key is given again (test/secret-destinations.test.ts).
+            key: KEY,
           },
         }),
         200,

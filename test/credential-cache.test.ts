@@ -113,7 +113,7 @@ describe('credential cache', () => {
     await store.integrations.putModels(integrationId, [{ slug: 'm', enabled: false, configurations: null, pricingConfig: null }], false);
     const updated = await value(c.resolve(ws, 'provider', 'int-provider'));
     assert.equal(updated?.allowAllModels, false);
-    assert.deepEqual(updated?.models.get('m'), { enabled: false, customHost: undefined });
+    assert.deepEqual(updated?.models.get('m'), { enabled: false, customHost: undefined, pricing: null });
   });
 
   it('holds at most `max` entries, dropping the oldest', async () => {

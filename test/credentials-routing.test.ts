@@ -103,7 +103,7 @@ for (const engine of engines()) {
       await expectJson(
         await gw.call(models, {
           method: 'PUT',
-          body: { models: [{ slug: 'hosted-model', enabled: true, configurations: { custom_host: other.url } }, { slug: 'retired-model', enabled: false }] },
+          body: { models: [{ slug: 'hosted-model', enabled: true, configurations: { custom_host: other.url } }, { slug: 'retired-model', enabled: false }], key },
         }),
         200,
       );

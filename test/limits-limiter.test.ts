@@ -217,7 +217,7 @@ describe('budget limiter while its counters are unreachable', () => {
   };
   const limiter = (policies: UsageLimitPolicy[], uncounted: Uncounted[]) =>
     new BudgetLimiter({ counter: broken, policies: () => policies, repo: { markAlert: async () => true }, onUncounted: (o) => uncounted.push(o) });
-  const demand = () => ({ tokens: 20, cost: null });
+  const demand = () => ({ tokens: 20, cost: null, unpriced: null });
 
   it('policies that fail open admit unreserved: nothing to settle', async () => {
     const uncounted: Uncounted[] = [];

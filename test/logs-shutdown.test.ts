@@ -14,7 +14,7 @@ import { startTestGateway } from './support/gateway.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { spawnGateway } from './support/process.js';
 
-const KEY = 'logs-shutdown-admin-key';
+const KEY = 'logs-shutdown-admin-key-0123456789';
 const CLIENTS = 16;
 
 for (const engine of engines()) {
@@ -60,7 +60,10 @@ for (const engine of engines()) {
       };
       // Sixteen clients back to back: requests are in flight whenever the signal lands.
       const load = Promise.all(Array.from({ length: CLIENTS }, client));
+      // Until the load is under way, however slow the machine: at least 1.5 s and 50 answers (at most 20 s).
+      const began = Date.now();
       await sleep(1_500);
+      while (answered.length <= 50 && Date.now() - began < 20_000) await sleep(100);
       const before = answered.length;
       gw.child.kill('SIGTERM');
       stopping = true;

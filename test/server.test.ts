@@ -138,6 +138,15 @@ describe('server', () => {
     assert.equal(err.type, 'invalid_request_error');
   });
 
+  it('an HTTP/1.1 request without Host → 400 with a JSON envelope naming it (Node alone answers it bare)', async () => {
+    for (const path of ['/health', '/v1/models']) {
+      const res = parseRaw(await rawExchange(gw.url, `GET ${path} HTTP/1.1\r\nx-gateway-api-key: ${ADMIN_KEY}\r\nconnection: close\r\n\r\n`));
+      assert.equal(res.status, 400);
+      assert.match(res.headers['content-type'] ?? '', /^application\/json/);
+      assert.equal(envelopeOf(res.body).param, 'host');
+    }
+  });
+
   it('the server still serves after malformed requests', async () => {
     const res = await fetch(`${gw.url}/health`);
     assert.equal(res.status, 200);

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { spawnGateway, type GatewayProcess } from './support/process.js';
 
-const KEY = 'shutdown-admin-key';
+const KEY = 'shutdown-admin-key-0123456789abcdef';
 
 /** Resolves true when a TCP connection is refused, false when it is accepted. */
 function refused(port: number): Promise<boolean> {
@@ -119,7 +119,8 @@ describe('graceful shutdown', { timeout: 30_000 }, () => {
     const { code } = await proc.exited;
     const took = performance.now() - signalledAt;
     assert.equal(code, 0);
-    assert.ok(took < 1200, `exited ${took.toFixed(0)} ms after SIGTERM`);
+    // Well under the stream's ~3 s, with room for a loaded machine (CI shares its cores).
+    assert.ok(took < 2000, `exited ${took.toFixed(0)} ms after SIGTERM`);
 
     // The cut stream ends early, without [DONE], and the provider call is aborted too.
     const { events } = await streamed;

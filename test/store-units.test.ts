@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { toPgPlaceholders } from '../src/store/db.js';
 import { newId, newSlug, SLUG_PATTERN } from '../src/store/ids.js';
 import { migrate } from '../src/store/migrations.js';
-import { Secrets } from '../src/store/secrets.js';
+import { openSecrets } from '../src/store/key-setup.js';
+import { keyMaterial, readKeySource, Secrets } from '../src/store/secrets.js';
 import { SqliteDb } from '../src/store/sqlite.js';
 
 describe('newId', () => {
@@ -72,28 +73,23 @@ describe('Secrets', () => {
     assert.throws(() => secrets.decrypt('v0:x:y:z', 'obj-1'), /unrecognised/);
   });
 
-  it('takes hex, base64 or a long passphrase; refuses a short one', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'switchyard-secrets-'));
-    try {
-      const raw = randomBytes(32);
-      const hex = Secrets.load(raw.toString('hex'), dir);
-      const b64 = Secrets.load(raw.toString('base64'), dir);
-      assert.equal(b64.decrypt(hex.encrypt('x', 'o'), 'o'), 'x');
-      const pass = Secrets.load('correct horse battery staple, stapled twice', dir);
-      assert.equal(pass.decrypt(pass.encrypt('y', 'o'), 'o'), 'y');
-      assert.throws(() => Secrets.load('too short', dir), /GATEWAY_ENCRYPTION_KEY/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  it('takes hex or base64 as the key itself, longer text as a passphrase; refuses a short one', () => {
+    const raw = randomBytes(32);
+    const source = (text: string) => ({ text, origin: 'GATEWAY_ENCRYPTION_KEY', file: null });
+    assert.deepEqual(keyMaterial(source(raw.toString('hex'))), { kind: 'raw', key: raw });
+    assert.deepEqual(keyMaterial(source(raw.toString('base64'))), { kind: 'raw', key: raw });
+    assert.deepEqual(keyMaterial(source('correct horse battery staple, stapled twice')), { kind: 'passphrase', text: 'correct horse battery staple, stapled twice' });
+    assert.throws(() => keyMaterial(source('too short')), /GATEWAY_ENCRYPTION_KEY must be 32 bytes/);
   });
 
   it('generates a key file readable by its owner only, and reuses it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-secrets-'));
     try {
-      const first = Secrets.load(undefined, dir);
+      const first = readKeySource(undefined, undefined, dir);
+      assert.equal(first.file, join(dir, 'encryption.key'));
       assert.equal(statSync(join(dir, 'encryption.key')).mode & 0o777, 0o600);
-      const again = Secrets.load(undefined, dir);
-      assert.equal(again.decrypt(first.encrypt('z', 'o'), 'o'), 'z');
+      assert.equal(keyMaterial(first).kind, 'raw');
+      assert.equal(readKeySource(undefined, undefined, dir).text, first.text);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -102,12 +98,14 @@ describe('Secrets', () => {
   it('a database set up with one key refuses another', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-secrets-'));
     const db = new SqliteDb(dir);
+    const source = (key: Buffer) => ({ text: key.toString('hex'), origin: 'GATEWAY_ENCRYPTION_KEY', file: null });
     try {
       await migrate(db);
       const key = randomBytes(32);
-      await Secrets.fromKey(key).verifyAgainst(db);
-      await Secrets.fromKey(key).verifyAgainst(db);
-      await assert.rejects(Secrets.fromKey(randomBytes(32)).verifyAgainst(db), /does not match/);
+      await openSecrets(source(key), db);
+      const again = await openSecrets(source(key), db);
+      assert.equal(again.secrets.decrypt(Secrets.fromKey(key).encrypt('z', 'o'), 'o'), 'z');
+      await assert.rejects(openSecrets(source(randomBytes(32)), db), /GATEWAY_ENCRYPTION_KEY does not match/);
     } finally {
       db.close();
       rmSync(dir, { recursive: true, force: true });

@@ -8,11 +8,11 @@
  * keys act in the default workspace unless they name one.
  */
 import { parseConfig } from '../config/schema.js';
-import { isSealed, mapSecrets, maskConfig, SECRET_MASK, sealConfig } from '../config/secrets.js';
+import { maskConfig, openSealed, restoreMasked, sealConfig, unplacedSecret } from '../config/secrets.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { ConfigBody, ConfigStatus, ConfigVersion, SavedConfig, StoredConfig } from '../store/configs.js';
 import { isUniqueViolation } from '../store/db.js';
-import { newSlug } from '../store/ids.js';
+import { newId, newSlug } from '../store/ids.js';
 import { byIdOrSlug, listedWorkspace, notFound, writableWorkspace, type Caller } from './access.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
 import { route, type AdminDeps, type Route } from './router.js';
@@ -84,34 +84,26 @@ function versionView(v: ConfigVersion): Record<string, unknown> {
   return { object: 'config.version', id: v.id, version_id: v.id, config_id: v.configId, version: v.version, config: maskConfig(v.config), created_at: v.createdAt };
 }
 
-/**
- * A body sent back as GET showed it: a secret given as the mask keeps the
- * value stored at the same path of the current version; a mask where nothing
- * is stored is refused.
- */
+/** A body sent back as GET showed it: masks keep the secrets stored at their paths, unless the target now points elsewhere (config/secrets.ts). */
 function keepMaskedSecrets(body: ConfigBody, current: StoredConfig, deps: AdminDeps): Result<ConfigBody> {
-  let missing: string | null = null;
-  const stored = new Map<string, unknown>();
-  mapSecrets(current.config, (v, path) => stored.set(path, v));
-  const out = mapSecrets(body, (v, path) => {
-    if (v !== SECRET_MASK) return v;
-    const was = stored.get(path);
-    if (was === undefined) missing ??= path;
-    return was === undefined ? v : openConfigValue(was, deps, current.workspaceId);
-  }) as ConfigBody;
-  return missing === null ? { ok: true, value: out } : { ok: false, error: invalid(`${missing}: '${SECRET_MASK}' stands for a stored secret, and none is stored there`, missing) };
+  return restoreMasked(body, current.config, (v, path) => openSealed(v, deps.secrets, current.id, path)) as Result<ConfigBody>;
 }
 
-function openConfigValue(v: unknown, deps: AdminDeps, workspaceId: string): unknown {
-  return isSealed(v) ? JSON.parse(deps.secrets.decrypt(v.$sealed, workspaceId)) : v;
-}
-
-/** The config body validated as an inline config is; errors name the body path (`config.targets[1].retry.attempts`). */
+/**
+ * The config body validated as an inline config is; errors name the body
+ * path (`config.targets[1].retry.attempts`). A target holding a secret must
+ * say where it goes: its provider comes from the config, never the request.
+ */
 function checkConfig(body: ConfigBody): GatewayError | null {
   const parsed = parseConfig(body);
-  if (parsed.ok) return null;
-  const e = parsed.error;
-  return invalid(e.message, e.param === null ? 'config' : `config.${e.param}`, e.code);
+  if (!parsed.ok) {
+    const e = parsed.error;
+    return invalid(e.message, e.param === null ? 'config' : `config.${e.param}`, e.code);
+  }
+  const at = unplacedSecret(body);
+  return at === null
+    ? null
+    : invalid(`${at}.provider: is required beside a stored secret (or virtual_key): taken from a request's headers, the secret could be sent anywhere`, `${at}.provider`);
 }
 
 /** A config the caller may see, by id, or by slug in the workspace the query names (else the caller's own); 404 otherwise. */
@@ -136,16 +128,20 @@ export const configRoutes: Route[] = [
       if (bad !== null) return { ok: false, error: bad };
       const ws = await writableWorkspace(deps.store, caller, b.workspace_id);
       if (!ws.ok) return ws;
+      // Known before the insert: the config's secrets are sealed bound to it.
+      const id = newId();
+      const config = sealConfig(b.config, deps.secrets, id) as ConfigBody;
       for (let attempt = 1; ; attempt++) {
         const slug = b.slug ?? newSlug(`pc ${b.name}`);
         try {
           const c = await deps.store.configs.create({
+            id,
             workspaceId: ws.value.id,
             slug,
             name: b.name,
             description: b.description ?? null,
             isDefault: b.is_default === true,
-            config: sealConfig(b.config, deps.secrets, ws.value.id) as ConfigBody,
+            config,
           });
           return reply(201, { object: 'config', id: c.id, slug: c.slug, version_id: c.versionId });
         } catch (e) {
@@ -191,7 +187,7 @@ export const configRoutes: Route[] = [
         if (!restored.ok) return restored;
         const bad = checkConfig(restored.value);
         if (bad !== null) return { ok: false, error: bad };
-        config = sealConfig(restored.value, deps.secrets, c.value.workspaceId) as ConfigBody;
+        config = sealConfig(restored.value, deps.secrets, c.value.id) as ConfigBody;
       }
       if (b.is_default === true && (b.status ?? c.value.status) === 'archived') {
         return { ok: false, error: invalid('is_default: an archived config cannot be the default', 'is_default') };

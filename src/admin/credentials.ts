@@ -5,16 +5,19 @@
  * provider, everything is sealed into one blob encrypted for its object, and
  * what a GET shows is a copy with the secrets masked.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { checkProviderFields, PROVIDER_FIELDS, type ProviderFieldName, type ProviderFields } from '../config/schema.js';
 // Values never shown again: GET shows `masked_<field>` instead.
-import { SECRET_FIELDS } from '../config/secrets.js';
+import { DESTINATION_FIELDS, SECRET_FIELDS } from '../config/secrets.js';
 import { OPENAI_COMPATIBLE } from '../providers/openai/hosts.js';
 import { canonicalProvider, isKnownProvider } from '../providers/registry.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import { HEADER_SAFE } from '../shared/json-schema.js';
 import type { Secrets } from '../store/secrets.js';
 
-/** The provider key in request bodies (`key`). */
-export const KEY_SCHEMA = { type: 'string', minLength: 1, maxLength: 16_384 };
+/** The provider key in request bodies (`key`): it is sent in a header, so it holds what one may. */
+export const KEY_SCHEMA = { type: 'string', minLength: 1, maxLength: 16_384, allOf: [HEADER_SAFE] };
 
 /** Every target key a stored credential may hold. */
 export type StoredFields = ProviderFields & { api_key?: string };
@@ -55,6 +58,45 @@ export function mergeFields(current: StoredFields, set: StoredFields, cleared: r
   const next: Record<string, unknown> = { ...current, ...set };
   for (const k of cleared) delete next[k];
   return next as StoredFields;
+}
+
+/** The secret fields a stored set holds. */
+export function storedSecrets(f: StoredFields): string[] {
+  return Object.keys(f).filter((k) => SECRET_FIELDS.has(k));
+}
+
+/**
+ * An update that changes where stored secrets are sent (a destination field
+ * set to another value, or removed) must give every stored secret again
+ * (set or removed in the same request): otherwise the stored key would go to
+ * a host of the caller's choosing. A 400 naming the moved field, or null.
+ * `fieldParam` names a field as the body does; api_key is `key`.
+ */
+export function checkRedirect(current: StoredFields, set: StoredFields, cleared: readonly string[], fieldParam: (field: string) => string): GatewayError | null {
+  const was = current as Record<string, unknown>;
+  const now = set as Record<string, unknown>;
+  const moved = DESTINATION_FIELDS.find((k) => (now[k] !== undefined && !isDeepStrictEqual(now[k], was[k])) || (cleared.includes(k) && was[k] !== undefined));
+  if (moved === undefined) return null;
+  const kept = storedSecrets(current).filter((k) => now[k] === undefined && !cleared.includes(k));
+  if (kept.length === 0) return null;
+  const param = (k: string): string => (k === 'api_key' ? 'key' : fieldParam(k));
+  return secretRequired(param(moved), kept.map(param));
+}
+
+/** A 400 naming `param`, whose change points stored secrets elsewhere, and the secrets (`needed`, as the body names them) the request must give. */
+export function secretRequired(param: string, needed: readonly string[]): GatewayError {
+  return invalid(
+    `${param}: changes where the stored credentials are sent, so the request must give them again: ${needed.join(', ')}`,
+    param,
+    'secret_required',
+  );
+}
+
+/** Whether a secret given in a request is the stored one; strings compared in constant time. */
+export function sameSecret(given: unknown, stored: unknown): boolean {
+  if (typeof given !== 'string' || typeof stored !== 'string') return isDeepStrictEqual(given, stored);
+  const digest = (v: string): Buffer => createHash('sha256').update(v).digest();
+  return timingSafeEqual(digest(given), digest(stored));
 }
 
 /**

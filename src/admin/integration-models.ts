@@ -3,12 +3,22 @@
  * providers may call, and where. PUT upserts the listed models (others stay)
  * and may set `allow_all_models`; on the request path a model listed with
  * `enabled: false`, or one not listed while allow_all_models is false, gets
- * 412, and a model's `configurations.custom_host` is its base URL. DELETE
+ * 412, a model's `configurations.custom_host` is its base URL, and its
+ * `pricing_config` its price (catalog/price.ts: cents per token). DELETE
  * `?slugs=a,b` removes models. The answer of each is the list.
+ *
+ * A model's custom_host decides where the integration's secrets go for that
+ * model: setting, changing or removing one needs the integration's stored
+ * secrets in the same body (`key`, and `configurations` holding its other
+ * secret fields), checked against the stored ones; otherwise a 400 naming
+ * the model's field.
  */
-import { isHttpUrl } from '../config/schema.js';
+import { customPricing } from '../catalog/price.js';
+import { SECRET_FIELDS } from '../config/secrets.js';
 import { invalid, type Result } from '../shared/errors.js';
+import { upstreamUrlProblem } from '../shared/upstream-url.js';
 import type { Integration, IntegrationModel } from '../store/integrations.js';
+import { KEY_SCHEMA, sameSecret, secretRequired, storedSecrets, unseal } from './credentials.js';
 import { visibleIntegration, writableIntegration } from './integration-access.js';
 import { bodyChecker, reply } from './input.js';
 import { route, type AdminDeps, type Reply, type Route } from './router.js';
@@ -16,6 +26,9 @@ import { route, type AdminDeps, type Reply, type Route } from './router.js';
 interface PutBody {
   models: { slug: string; enabled: boolean; configurations?: { custom_host?: string }; pricing_config?: Record<string, unknown> | null }[];
   allow_all_models?: boolean;
+  /** The integration's stored secrets, given again to point them at a model's custom_host. */
+  key?: string;
+  configurations?: Record<string, unknown>;
 }
 
 const checkPut = bodyChecker<PutBody>({
@@ -39,10 +52,12 @@ const checkPut = bodyChecker<PutBody>({
       },
     },
     allow_all_models: { type: 'boolean' },
+    key: KEY_SCHEMA,
+    configurations: { type: 'object' },
   },
 });
 
-/** The rules the schema cannot state: non-empty configurations, a real URL, each slug once. */
+/** The rules the schema cannot state: non-empty configurations, a real URL, a price that reads as one, each slug once. */
 function checkModels(models: PutBody['models']): Result<IntegrationModel[]> {
   const seen = new Set<string>();
   const out: IntegrationModel[] = [];
@@ -52,12 +67,38 @@ function checkModels(models: PutBody['models']): Result<IntegrationModel[]> {
     seen.add(m.slug);
     const c = m.configurations;
     if (c !== undefined && Object.keys(c).length === 0) return { ok: false, error: invalid(`${at}.configurations: must be a non-empty object`, `${at}.configurations`) };
-    if (c?.custom_host !== undefined && !isHttpUrl(c.custom_host)) {
-      return { ok: false, error: invalid(`${at}.configurations.custom_host: must be an http(s) URL`, `${at}.configurations.custom_host`) };
-    }
+    const badHost = c?.custom_host === undefined ? null : upstreamUrlProblem(c.custom_host);
+    if (badHost !== null) return { ok: false, error: invalid(`${at}.configurations.custom_host: ${badHost}`, `${at}.configurations.custom_host`) };
+    const price = m.pricing_config == null ? null : customPricing(m.pricing_config, `${at}.pricing_config`);
+    if (typeof price === 'string') return { ok: false, error: invalid(price, price.slice(0, price.indexOf(':'))) };
     out.push({ slug: m.slug, enabled: m.enabled, configurations: c ?? null, pricingConfig: m.pricing_config ?? null });
   }
   return { ok: true, value: out };
+}
+
+/**
+ * A model whose custom_host the body sets, changes or removes sends the
+ * integration's secrets somewhere new: the body must give each stored secret
+ * (the same value). Secrets given are checked whether or not a host moves.
+ */
+async function checkSecretsGiven(deps: AdminDeps, i: Integration, models: readonly IntegrationModel[], body: PutBody): Promise<Result<void>> {
+  const stray = Object.keys(body.configurations ?? {}).find((k) => !SECRET_FIELDS.has(k));
+  if (stray !== undefined) {
+    return { ok: false, error: invalid(`configurations.${stray}: only the integration's stored secrets are given here`, `configurations.${stray}`) };
+  }
+  const before = new Map((await deps.store.integrations.models(i.id)).map((m) => [m.slug, m.configurations?.custom_host]));
+  const moved = models.findIndex((m) => m.configurations?.custom_host !== before.get(m.slug));
+  if (moved === -1 && body.key === undefined && body.configurations === undefined) return { ok: true, value: undefined };
+  const current = unseal(deps.secrets, i.credentials, i.id, `integration '${i.slug}'`);
+  if (!current.ok) return current;
+  const stored = current.value as Record<string, unknown>;
+  const given = (k: string): unknown => (k === 'api_key' ? body.key : body.configurations?.[k]);
+  const param = (k: string): string => (k === 'api_key' ? 'key' : `configurations.${k}`);
+  const wrong = [...Object.keys(body.configurations ?? {}), ...(body.key === undefined ? [] : ['api_key'])].find((k) => !sameSecret(given(k), stored[k]));
+  if (wrong !== undefined) return { ok: false, error: invalid(`${param(wrong)}: is not the secret the integration stores`, param(wrong), 'secret_mismatch') };
+  const missing = storedSecrets(current.value).filter((k) => given(k) === undefined);
+  if (moved !== -1 && missing.length > 0) return { ok: false, error: secretRequired(`models[${moved}].configurations.custom_host`, missing.map(param)) };
+  return { ok: true, value: undefined };
 }
 
 async function listing(deps: AdminDeps, i: Integration, allowAllModels = i.allowAllModels): Promise<Result<Reply>> {
@@ -92,6 +133,8 @@ export const integrationModelRoutes: Route[] = [
       if (!models.ok) return models;
       const found = await writableIntegration(deps, caller, params.id!);
       if (!found.ok) return found;
+      const secrets = await checkSecretsGiven(deps, found.value, models.value, body);
+      if (!secrets.ok) return secrets;
       await deps.store.integrations.putModels(found.value.id, models.value, body.allow_all_models);
       return listing(deps, found.value, body.allow_all_models);
     },

@@ -9,7 +9,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseJson, readBody } from '../http/body.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { ManagementApi } from '../http/server.js';
-import { GatewayError, ok, type Result } from '../shared/errors.js';
+import { sealedPath, SEALED_INPUT } from '../config/secrets.js';
+import { GatewayError, invalid, ok, type Result } from '../shared/errors.js';
+import { formatPath } from '../shared/json-schema.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Store } from '../store/store.js';
 import type { PageRequest } from '../store/page.js';
@@ -142,6 +144,8 @@ function access(route: Route, caller: Caller): GatewayError | null {
 
 /** The route's declared body and paging checks, then its handler. */
 async function run(route: Route, caller: Caller, params: Record<string, string>, query: URLSearchParams, raw: unknown, deps: AdminDeps): Promise<Result<Reply>> {
+  const sealed = sealedPath(raw);
+  if (sealed !== null) return { ok: false, error: invalid(`${formatPath(sealed)}: ${SEALED_INPUT}`, formatPath(sealed), 'sealed_not_allowed') };
   const body = route.body === undefined ? ok(raw) : route.body(raw);
   if (!body.ok) return body;
   const page = route.paged === true ? pageRequest(query) : ok(undefined);

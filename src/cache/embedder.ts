@@ -57,6 +57,7 @@ export class RouterEmbedder implements Embedder {
         path: '/embeddings',
         pathname: '/v1/embeddings',
         body,
+        sentModel: undefined,
         raw: Buffer.from(JSON.stringify(body)),
         // None of the client's own headers go on: the call is the gateway's.
         headers: {},

@@ -81,12 +81,16 @@ export class ModelCatalog {
   /** USD for a request's usage: cached prompt tokens at the cached price, the rest at the input price. Null: model unknown. */
   cost(provider: string, model: string, usage: Usage): number | null {
     const found = this.find(provider, model);
-    if (found === null) return null;
-    const { input, output, cachedInput } = found.pricing;
-    const prompt = usage.prompt_tokens ?? 0;
-    const cached = Math.min(usage.prompt_tokens_details?.cached_tokens ?? 0, prompt);
-    return ((prompt - cached) * input + cached * (cachedInput ?? input) + (usage.completion_tokens ?? 0) * output) / 1_000_000;
+    return found === null ? null : usdAt(found.pricing, usage);
   }
+}
+
+/** USD for a request's usage at these prices: cached prompt tokens at the cached price, the rest at the input price. */
+export function usdAt(pricing: Pricing, usage: Usage): number {
+  const { input, output, cachedInput } = pricing;
+  const prompt = usage.prompt_tokens ?? 0;
+  const cached = Math.min(usage.prompt_tokens_details?.cached_tokens ?? 0, prompt);
+  return ((prompt - cached) * input + cached * (cachedInput ?? input) + (usage.completion_tokens ?? 0) * output) / 1_000_000;
 }
 
 /** Checks the file's shape; a bad entry throws an Error naming it, so the gateway refuses to start. */

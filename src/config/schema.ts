@@ -10,10 +10,14 @@
  */
 import { PROVIDER_SETTINGS } from '../providers/settings.js';
 import { parsePath } from '../shared/dot-path.js';
+import { forwardProblem } from '../shared/headers.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth.js';
 import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import { ajv, formatPath, object, optional, schemaError, schemaProblem, type SchemaPath as Path, type SchemaProblem as Problem } from '../shared/json-schema.js';
+import { upstreamUrlProblem } from '../shared/upstream-url.js';
 import { validateQuery, type RegexBudget } from './query.js';
+import { sealedPath, SEALED_INPUT } from './secrets.js';
 import { NODE, PROVIDER_FIELDS_SHAPE } from './shape.js';
 import type { CacheConfig, Config, ConfigNode, ProviderFields, Strategy } from './types.js';
 
@@ -23,12 +27,8 @@ const MEMO_SIZE = 256;
 export const MAX_TARGETS = 100;
 
 // The config is taken as written: the only conversion (retry codes) is explicit.
-ajv.addFormat('http-url', { type: 'string', validate: isHttpUrl });
-
-/** custom_host is joined with the endpoint path as given, so it must be an exact http(s) URL. */
-export function isHttpUrl(value: string): boolean {
-  return value === value.trim() && /^https?:\/\//i.test(value) && URL.canParse(value);
-}
+// custom_host is joined with the endpoint path as given: the rule of x-gateway-custom-host.
+ajv.addFormat('http-url', { type: 'string', validate: (value: string) => upstreamUrlProblem(value) === null });
 
 const validateNode = ajv.compile<ConfigNode>(NODE);
 
@@ -92,6 +92,8 @@ export function parseConfig(raw: unknown): Result<Config> {
 
 /** Validates `data`, which no one else holds: it is converted and frozen in place. */
 function parseOwned(data: unknown): Result<Config> {
+  const sealed = sealedPath(data);
+  if (sealed !== null) return err(toGatewayError({ path: sealed, message: SEALED_INPUT }, 'sealed_not_allowed'));
   if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors)));
   const problem = checkNode(data, [], { regex: { left: MAX_PATTERN_WEIGHT }, targets: MAX_TARGETS }) ?? checkRoot(data);
   if (problem !== null) return err(toGatewayError(problem));
@@ -120,6 +122,7 @@ export function parseConfigHeader(header: string): Result<Config> {
 }
 
 function parseHeader(header: string): Result<Config> {
+  if (nestsDeeperThan(header)) return err(invalid(`the ${HEADER} header nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`, HEADER));
   let raw: unknown;
   try {
     raw = JSON.parse(header);
@@ -147,6 +150,10 @@ function checkNode(n: ConfigNode, at: Path, allowance: Allowance): Problem | nul
   // Checked with the parser the router uses, so a path that validates is a path that works.
   const badDrop = (n.drop_params ?? []).findIndex((p) => parsePath(p) === null);
   if (badDrop !== -1) return { path: [...at, 'drop_params', badDrop], message: 'must be a non-empty dot path such as messages.0.name or a.b[2].c' };
+  for (const [i, name] of (n.forward_headers ?? []).entries()) {
+    const problem = forwardProblem(name.toLowerCase());
+    if (problem !== null) return { path: [...at, 'forward_headers', i], message: problem };
+  }
   if (n.strategy !== undefined) {
     const problem = checkStrategy(n.strategy, [...at, 'strategy'], allowance.regex);
     if (problem !== null) return problem;
@@ -223,9 +230,9 @@ function convertRetryCodes(n: ConfigNode): void {
   n.targets?.forEach(convertRetryCodes);
 }
 
-function toGatewayError({ path, message }: Problem): GatewayError {
+function toGatewayError({ path, message }: Problem, code?: string): GatewayError {
   const param = formatPath(path);
-  return invalid(`config${param === '' ? '' : `.${param}`}: ${message}`, param === '' ? null : param);
+  return invalid(`config${param === '' ? '' : `.${param}`}: ${message}`, param === '' ? null : param, code);
 }
 
 function deepFreeze<T>(value: T): T {

@@ -12,6 +12,7 @@ import {
   arrayOf,
   bool,
   enumOf,
+  headerValue,
   int,
   jsonObject,
   must,
@@ -33,10 +34,8 @@ const statusCodes = arrayOf(int(100, 599), 'an array of HTTP status codes');
 const retryStatusCode = Type.Unsafe<number>({ ...int(100, 599), type: ['integer', 'string'], pattern: /^0*[1-5]\d\d$/.source });
 const retryStatusCodes = arrayOf(retryStatusCode, 'an array of HTTP status codes');
 
-// RFC 9110 token characters.
-const headerName = refine(str, { pattern: /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.source }, 'must be an HTTP header name');
-/** Checked by isHttpUrl (schema.ts): custom_host is joined with the endpoint path as given. */
-const customHost = Type.String({ format: 'http-url', ...must('an http(s) URL') });
+/** Checked by upstreamUrlProblem (schema.ts): custom_host is joined with the endpoint path as given. */
+const customHost = Type.String({ format: 'http-url', ...must('an absolute http(s) URL of printable ASCII characters, without spaces') });
 
 export const STRATEGY = object({
   mode: enumOf(['single', 'loadbalance', 'fallback', 'conditional'], 'one of single, loadbalance, fallback, conditional'),
@@ -89,7 +88,7 @@ function guardrails(kind: 'input' | 'output') {
 /** How a target names its provider and credentials: in the config's nodes and in the semantic cache's embedding target. */
 const reach = {
   provider: nonEmptyStr,
-  api_key: str,
+  api_key: headerValue,
   virtual_key: nonEmptyStr,
   request_timeout: int(1),
 };
@@ -131,12 +130,13 @@ export const NODE = Type.Recursive(
         weight: num(0),
         on_status_codes: statusCodes,
         passthrough: bool,
-        forward_headers: arrayOf(headerName, 'an array of header names'),
+        // Each name is checked by forwardProblem (schema.ts), the rule of x-gateway-forward-headers.
+        forward_headers: arrayOf(str, 'an array of header names'),
         before_request_hooks: hooks('before'),
         after_request_hooks: hooks('after'),
         input_guardrails: guardrails('input'),
         output_guardrails: guardrails('output'),
-        Authorization: str,
+        Authorization: headerValue,
         ...PROVIDER_KEYS,
       }),
       'a JSON object',

@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth.js';
 
 export function readBody(req: IncomingMessage, limit: number): Promise<Result<Buffer>> {
   if (Number(req.headers['content-length']) > limit) return Promise.resolve(refuse(req, limit, 0));
@@ -47,10 +48,14 @@ function refuse(req: IncomingMessage, limit: number, read: number): Result<never
   return { ok: false, error: new GatewayError(413, message, { code: 'payload_too_large' }) };
 }
 
-/** A body's bytes as JSON; a 400 saying why when they are not. */
+/** A body's bytes as JSON; a 400 saying why when they are not, or when they nest too deeply for the gateway to walk. */
 export function parseJson(buf: Buffer): Result<unknown> {
+  const text = buf.toString('utf8');
+  if (nestsDeeperThan(text)) {
+    return { ok: false, error: invalid(`request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`, null, 'invalid_json') };
+  }
   try {
-    return { ok: true, value: JSON.parse(buf.toString('utf8')) };
+    return { ok: true, value: JSON.parse(text) };
   } catch (e) {
     return { ok: false, error: invalid(`request body is not valid JSON: ${(e as Error).message}`, null, 'invalid_json') };
   }

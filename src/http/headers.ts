@@ -4,9 +4,8 @@
  * so a bad one is a 400 naming the header, never a failed provider call.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { forwardProblem } from '../routing/headers.js';
 import { invalid, type Result } from '../shared/errors.js';
-import { single } from '../shared/headers.js';
+import { forwardProblem, single } from '../shared/headers.js';
 import { upstreamUrlProblem } from '../shared/upstream-url.js';
 
 export interface GatewayHeaders {
@@ -16,6 +15,9 @@ export interface GatewayHeaders {
   strict: boolean | undefined;
 }
 
+/** The last custom host that passed: clients send the same one request after request, and a URL parse is not free. */
+let lastGoodHost: string | undefined;
+
 const EMPTY_METADATA: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const NONE: readonly string[] = Object.freeze([]);
 
@@ -24,8 +26,11 @@ export function parseGatewayHeaders(h: IncomingHttpHeaders, rawHeaders: readonly
   const twice = repeated(rawHeaders);
   if (twice !== null) return { ok: false, error: invalid(`${twice}: sent more than once`, twice) };
   const host = single(h['x-gateway-custom-host']);
-  const badHost = host === undefined ? null : upstreamUrlProblem(host);
-  if (badHost !== null) return { ok: false, error: invalid(`x-gateway-custom-host: ${badHost}`, 'x-gateway-custom-host') };
+  if (host !== undefined && host !== lastGoodHost) {
+    const badHost = upstreamUrlProblem(host);
+    if (badHost !== null) return { ok: false, error: invalid(`x-gateway-custom-host: ${badHost}`, 'x-gateway-custom-host') };
+    lastGoodHost = host;
+  }
   let metadata = EMPTY_METADATA;
   const rawMeta = single(h['x-gateway-metadata']);
   if (rawMeta !== undefined) {
@@ -72,16 +77,33 @@ export function parseGatewayHeaders(h: IncomingHttpHeaders, rawHeaders: readonly
   return { ok: true, value: { metadata, timeoutMs, forwardHeaders, strict } };
 }
 
-/** The first x-gateway-* header that appears more than once (case aside), or null; allocates only for gateway headers. */
+/** Indices in `raw` of the gateway headers seen so far; reused, since this runs for every request and cannot be re-entered. */
+const seen: number[] = [];
+
+/** The first x-gateway-* header that appears more than once (case aside), or null; allocates nothing unless one does. */
 function repeated(raw: readonly string[]): string | null {
-  let seen: string[] | null = null;
+  seen.length = 0;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
-    if (name.length < 10 || (name.charCodeAt(0) | 32) !== 120 /* x */ || name.charCodeAt(1) !== 45 /* - */) continue;
-    const lower = name.toLowerCase();
-    if (!lower.startsWith('x-gateway-')) continue;
-    if (seen?.includes(lower) === true) return lower;
-    (seen ??= []).push(lower);
+    if (name.length < 11 || !isGatewayHeader(name)) continue;
+    for (const j of seen) if (sameName(raw[j]!, name)) return name.toLowerCase();
+    seen.push(i);
   }
   return null;
 }
+
+const PREFIX = 'x-gateway-';
+
+function isGatewayHeader(name: string): boolean {
+  for (let k = 0; k < PREFIX.length; k++) if (lower(name.charCodeAt(k)) !== PREFIX.charCodeAt(k)) return false;
+  return true;
+}
+
+/** Header names equal but for ASCII case. */
+function sameName(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k++) if (lower(a.charCodeAt(k)) !== lower(b.charCodeAt(k))) return false;
+  return true;
+}
+
+const lower = (c: number): number => (c >= 65 && c <= 90 ? c | 32 : c);

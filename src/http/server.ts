@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import { listModels } from '../catalog/list.js';
 import type { ConnectionLimits } from '../settings.js';
 import type { Endpoint } from '../shared/endpoint.js';
-import { GatewayError } from '../shared/errors.js';
+import { GatewayError, invalid } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import { readRequestIds, type RequestIds } from '../tracing/tracer.js';
 import { requireScope, type KeyAuthenticator } from './auth.js';
@@ -68,8 +68,11 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
   let draining = false;
   let idle: (() => void) | null = null;
 
+  // The response being written on each connection, for clientError below.
+  const answering = new WeakMap<Duplex, ServerResponse>();
   const server = createServer(serverOptions(deps.limits), (req, res) => {
     inflight++;
+    answering.set(req.socket, res);
     if (draining) res.setHeader('connection', 'close');
     res.once('close', () => {
       if (--inflight === 0 && idle !== null) idle();
@@ -84,6 +87,12 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
+      return;
+    }
+    // A 400 written now would land inside an answer already under way (a stream's chunks): that answer ends as it would, then the connection closes.
+    const current = answering.get(socket);
+    if (current?.headersSent === true && !current.writableFinished) {
+      current.once('close', () => socket.destroy());
       return;
     }
     const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
@@ -120,6 +129,8 @@ function serverOptions(limits: ConnectionLimits): ServerOptions {
     headersTimeout: Math.min(limits.headersTimeoutMs, limits.bodyTimeoutMs),
     requestTimeout: limits.bodyTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
+    // Node answers a missing Host with a bare 400; handle() answers it in the envelope.
+    requireHostHeader: false,
     // How often Node checks the two timeouts above: often enough that neither runs far over.
     connectionsCheckingInterval: Math.max(50, Math.min(1000, limits.headersTimeoutMs / 4)),
   };
@@ -130,6 +141,11 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const pathname = q === -1 ? url : url.slice(0, q);
+  // RFC 9112 §3.2: an HTTP/1.1 request without Host is answered 400.
+  if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor === 1) {
+    res.setHeader('connection', 'close');
+    return sendError(res, invalid('request has no Host header, which HTTP/1.1 requires', 'host'));
+  }
 
   // 200 either way (contract): 'degraded' tells a load balancer's probe the database writer or the shared Redis is unreachable.
   if (req.method === 'GET' && pathname === '/health') return sendJson(res, 200, { status: (await deps.healthy()) ? 'ok' : 'degraded' });

@@ -13,7 +13,7 @@
  * limits do.
  */
 import type { UsageLimitPolicy, UsageLimitPolicyRepo } from '../store/usage-limit-policies.js';
-import type { Amounts } from './budget-estimate.js';
+import type { Amounts, Demand } from './budget-estimate.js';
 import type { BudgetCheck, BudgetCounter } from './budget-counter.js';
 import { periodOf } from './budget-period.js';
 import { refuses } from './counter.js';
@@ -37,7 +37,11 @@ export interface Hold {
   settled: boolean;
 }
 
-export type BudgetAdmission = { allowed: true; hold: Hold } | { allowed: false; policy: UsageLimitPolicy; exhausted: boolean; unavailable: boolean };
+export type BudgetAdmission =
+  | { allowed: true; hold: Hold }
+  | { allowed: false; policy: UsageLimitPolicy; exhausted: boolean; unavailable: boolean }
+  /** A cost budget applies and the request may send a model nobody prices: what it costs could not be counted. */
+  | { allowed: false; policy: UsageLimitPolicy; unpriced: string };
 
 export interface BudgetOptions {
   counter: BudgetCounter;
@@ -65,20 +69,22 @@ export class BudgetLimiter {
    * `demand` is asked only when a budget applies: a workspace without budgets
    * pays for no estimate, and (its policies cached) for no promise either.
    */
-  reserve(facts: RequestFacts, demand: () => Amounts, now: number): BudgetAdmission | Promise<BudgetAdmission> {
+  reserve(facts: RequestFacts, demand: () => Demand | Promise<Demand>, now: number): BudgetAdmission | Promise<BudgetAdmission> {
     const all = this.opts.policies(facts.workspaceId);
     return all instanceof Promise ? all.then((ps) => this.against(ps, facts, demand, now)) : this.against(all, facts, demand, now);
   }
 
-  private against(all: readonly UsageLimitPolicy[], facts: RequestFacts, demand: () => Amounts, now: number): BudgetAdmission | Promise<BudgetAdmission> {
+  private against(all: readonly UsageLimitPolicy[], facts: RequestFacts, demand: () => Demand | Promise<Demand>, now: number): BudgetAdmission | Promise<BudgetAdmission> {
     // No array unless a budget applies: most workspaces have none, and this runs for every request.
     let policies: UsageLimitPolicy[] | null = null;
     for (const p of all) if (applies(p, facts)) (policies ??= []).push(p);
     return policies === null ? UNRESERVED : this.reserveIn(policies, facts, demand, now);
   }
 
-  private async reserveIn(policies: readonly UsageLimitPolicy[], facts: RequestFacts, demand: () => Amounts, now: number): Promise<BudgetAdmission> {
-    const estimate = demand();
+  private async reserveIn(policies: readonly UsageLimitPolicy[], facts: RequestFacts, demand: () => Demand | Promise<Demand>, now: number): Promise<BudgetAdmission> {
+    const estimate = await demand();
+    const costBudget = estimate.unpriced === null ? undefined : policies.find((p) => p.type === 'cost');
+    if (costBudget !== undefined) return { allowed: false, policy: costBudget, unpriced: estimate.unpriced! };
     const held: Held[] = policies.map((p) => {
       const period = periodOf(p, now);
       return {

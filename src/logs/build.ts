@@ -3,7 +3,7 @@
  * store keeps, on the log writer thread: the answer's usage read (or
  * counted), the cost priced, bodies, headers, metadata and errors redacted.
  */
-import { catalog } from '../catalog/catalog.js';
+import { priceOf, usdOf } from '../catalog/price.js';
 import { newId } from '../store/ids.js';
 import { LOG_FORMAT, type LogRecord } from '../store/log-record.js';
 import type { LogEntry } from './entry.js';
@@ -68,8 +68,8 @@ function record(e: LogEntry, answerText: string | null, usage: TokenUsage | null
 
 function costOf(e: LogEntry, u: TokenUsage): number | null {
   if (e.provider === null || e.model === null) return null;
-  const usd = catalog.cost(e.provider, e.model, { prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens });
-  return usd === null ? null : usd * e.pricingMultiplier;
+  const price = priceOf(e.provider, e.model, e.customPricing, e.pricingMultiplier);
+  return price === null ? null : usdOf(price, { prompt_tokens: u.promptTokens, completion_tokens: u.completionTokens });
 }
 
 function errorOf(e: LogEntry, answerText: string | null, ok: boolean): unknown {

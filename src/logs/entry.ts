@@ -10,6 +10,7 @@
  * collection than anything else the log does (they outlive young-generation
  * collections); a batch waits at most a few milliseconds (writer.ts).
  */
+import type { Pricing } from '../catalog/catalog.js';
 import type { CacheStatus } from '../shared/cache-status.js';
 import type { Endpoint } from '../shared/endpoint.js';
 import type { LogRecord } from '../store/log-record.js';
@@ -45,6 +46,8 @@ export interface LogEntry extends Known {
   upstreamTtfbMs: number | null;
   /** The integration's pricing_adjustments.multiplier (1 without stored credentials). */
   pricingMultiplier: number;
+  /** The integration's own price for the model sent (its pricing_config); null: the catalog's. */
+  customPricing: Pricing | null;
   metadata: Readonly<Record<string, string>> | null;
   /** The gateway's own error envelope, or null (a provider's error body is in the answer). */
   gatewayError: unknown;
@@ -67,7 +70,7 @@ export interface LogEntry extends Known {
 }
 
 /** Values per entry in a batch: its scalar fields, then [offset, length] (-1 when null) of each bytes field in the buffer. */
-const WIDTH = 37;
+const WIDTH = 38;
 /** A batch as it crosses: `values` cloned, `bytes` transferred. */
 export interface PackedBatch {
   values: unknown[];
@@ -88,7 +91,7 @@ export class EntryBatch {
       e.createdAtMs, e.latencyMs, e.traceId, e.spanId, e.parentSpanId, e.spanName, e.workspaceId, e.apiKeyId, e.userId, e.configId,
       e.virtualKeyId, e.integrationId, e.pricingMultiplier, e.provider, e.model, e.endpoint, e.method, e.path, e.status, e.upstreamTtfbMs,
       e.cacheStatus, e.retryCount, e.lastUsedOptionIndex, e.metadata, e.gatewayError, e.cut, e.headers, e.contentType, e.bodies, e.requestBytes,
-      e.answerText,
+      e.answerText, e.customPricing,
     );
     this.bytes(e.requestBody);
     this.bytes(e.answerHead);
@@ -163,9 +166,10 @@ export function unpack(batch: PackedBatch): LogEntry[] {
       bodies: v[i + 28] as boolean,
       requestBytes: v[i + 29] as number,
       answerText: v[i + 30] as string | null,
-      requestBody: bytes(i + 31),
-      answerHead: bytes(i + 33),
-      answerTail: bytes(i + 35),
+      customPricing: v[i + 31] as Pricing | null,
+      requestBody: bytes(i + 32),
+      answerHead: bytes(i + 34),
+      answerTail: bytes(i + 36),
     });
   }
   return out;

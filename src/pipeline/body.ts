@@ -1,8 +1,10 @@
 /**
  * Body: a model endpoint's body read (bounded by GATEWAY_MAX_BODY_BYTES),
- * parsed and validated (pass-through mode sends the bytes unread); the
- * generic proxy's body streamed straight through unless the plan may send it
- * twice (retries, fallback), when one copy is kept.
+ * parsed and validated; in pass-through mode it is sent on as it came, only
+ * peeked at. The generic proxy's JSON bodies are read and peeked at too (the
+ * model they name is held to the same allow-lists and budgets); its other
+ * bodies stream straight through unless the plan may send them twice
+ * (retries, fallback), when one copy is kept.
  */
 import { parseJson, readBody } from '../http/body.js';
 import type { Plan } from '../routing/plan.js';
@@ -21,6 +23,7 @@ export function body(maxBodyBytes: number): Stage {
       if (endpoint !== 'proxy') return modelBody(ctx, maxBodyBytes, endpoint, plan);
       const h = ctx.req.headers;
       if (h['content-length'] === undefined && h['transfer-encoding'] === undefined) return 'next';
+      if (isJson(h['content-type'])) return peeked(ctx, maxBodyBytes);
       if (mayRepeat(plan.root)) return read(ctx, maxBodyBytes);
       ctx.raw = ctx.req; // streamed straight through: one attempt only
       return 'next';
@@ -35,9 +38,30 @@ async function read(ctx: RequestContext, limit: number): Promise<Outcome> {
   return 'next';
 }
 
-async function modelBody(ctx: RequestContext, limit: number, endpoint: ModelEndpoint, plan: Plan): Promise<Outcome> {
+/** Read, and parsed for what it names; sent on as read whatever it holds (a body the provider judges). */
+async function peeked(ctx: RequestContext, limit: number): Promise<Outcome> {
   const got = await read(ctx, limit);
-  if (got === 'done' || plan.passthrough) return got;
+  if (got === 'done') return got;
+  const parsed = parseJson(ctx.requestBody!);
+  if (parsed.ok && typeof parsed.value === 'object' && parsed.value !== null && !Array.isArray(parsed.value)) {
+    const json = (ctx.peeked = parsed.value as Record<string, unknown>);
+    if (typeof json.model === 'string') ctx.model = json.model;
+  }
+  return 'next';
+}
+
+/** application/json or any `+json` type, parameters aside. */
+function isJson(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const semi = contentType.indexOf(';');
+  const type = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+  return type === 'application/json' || type.endsWith('+json');
+}
+
+async function modelBody(ctx: RequestContext, limit: number, endpoint: ModelEndpoint, plan: Plan): Promise<Outcome> {
+  if (plan.passthrough) return peeked(ctx, limit);
+  const got = await read(ctx, limit);
+  if (got === 'done') return got;
   const parsed = parseJson(ctx.requestBody!);
   if (!parsed.ok) return ctx.refuse(parsed.error);
   const problem = validateBody(endpoint, parsed.value) ?? strictCheck(plan, ctx.gateway!.strict, parsed.value);

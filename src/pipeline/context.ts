@@ -17,6 +17,8 @@ import type { Arrival } from '../http/server.js';
 import type { GatewayHeaders } from '../http/headers.js';
 import { sendError } from '../http/respond.js';
 import type { AnswerCapture } from '../logs/capture.js';
+import type { Price } from '../catalog/price.js';
+import { sentPrice } from '../routing/credentials.js';
 import type { Plan } from '../routing/plan.js';
 import type { RouteResult } from '../routing/router.js';
 import type { Endpoint } from '../shared/endpoint.js';
@@ -69,6 +71,12 @@ export class RequestContext {
   raw: Buffer | Readable | null = null;
   /** The parsed JSON body of a model endpoint; null on the proxy and in pass-through mode. */
   body: Record<string, unknown> | null = null;
+  /**
+   * A JSON body the gateway sends on as it came (pass-through mode, the
+   * generic proxy), parsed for what it names — the model its allow-lists and
+   * budgets apply to — and never changed; null otherwise.
+   */
+  peeked: Record<string, unknown> | null = null;
   /** The model the client asked for; the answering attempt's model wins when known. */
   model: string | undefined = undefined;
   // cache
@@ -115,6 +123,12 @@ export class RequestContext {
   /** The model the answering attempt sent, else the one asked for. */
   get sentModel(): string | undefined {
     return this.result?.model ?? this.model;
+  }
+
+  /** The price of what the answering attempt sent; null when unpriced or nothing was sent. */
+  get sentPrice(): Price | null {
+    const r = this.result;
+    return r === null || r.provider === undefined || r.model === undefined ? null : sentPrice(r.provider, r.model, r.credential);
   }
 
   /**

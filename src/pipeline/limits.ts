@@ -17,17 +17,22 @@ import { lastUsage } from '../logs/usage.js';
 import type { Endpoint } from '../shared/endpoint.js';
 import { endpointType } from '../limits/endpoint-types.js';
 import type { RateAdmission, RateLimiter } from '../limits/limiter.js';
-import type { CatalogModel } from '../catalog/catalog.js';
-import { actual, estimate, pricedModel, type Amounts } from '../limits/budget-estimate.js';
+import { actual, estimate, type Demand } from '../limits/budget-estimate.js';
+import type { Price } from '../catalog/price.js';
+import type { SentTarget } from '../routing/sent-targets.js';
 import type { BudgetAdmission, BudgetLimiter } from '../limits/budgets.js';
 import type { RequestFacts } from '../limits/policies.js';
-import { GatewayError, type Result } from '../shared/errors.js';
+import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { RateLimitType } from '../store/rate-limit-policies.js';
 
-/** Takes an answer's usage: `settle` with its usage object (null: unreadable, the reservation stands), or `release` when nothing was used. */
+/**
+ * Takes an answer's usage: `settle` with its usage object (null: unreadable,
+ * the reservation stands) and the price of what was sent, or `release` when
+ * nothing was used.
+ */
 interface Charger {
-  settle(usage: Record<string, unknown> | null): Promise<void>;
+  settle(usage: Record<string, unknown> | null, price: Price | null): Promise<void>;
   release(): Promise<void>;
 }
 
@@ -35,6 +40,8 @@ interface Charger {
 export interface CountedRequest {
   endpoint: Endpoint;
   body: Record<string, unknown> | null;
+  /** The price of the model the answering attempt sent; null when unpriced or nothing was sent. */
+  readonly sentPrice: Price | null;
 }
 
 /**
@@ -66,13 +73,13 @@ export class AnswerUsage {
   async settle(tail: string, passed: () => string, request: CountedRequest): Promise<void> {
     if (this.done()) return;
     const usage = lastUsage(tail) ?? (await counted(request, passed()));
-    await Promise.all(this.chargers.map((c) => c.settle(usage)));
+    await Promise.all(this.chargers.map((c) => c.settle(usage, request.sentPrice)));
   }
 
   /** The answer cannot be read (compressed): the reservations stand as the charge. */
   async keep(): Promise<void> {
     if (this.done()) return;
-    await Promise.all(this.chargers.map((c) => c.settle(null)));
+    await Promise.all(this.chargers.map((c) => c.settle(null, null)));
   }
 
   /** Nothing was used (no answer, an error answer): reservations are given back. */
@@ -166,13 +173,13 @@ export class RequestLimits {
 
   /**
    * Once the body is known: reserves the request's estimated usage in the
-   * budgets it falls under (412 when one is exhausted or has no room for it),
-   * adding their settlement to the admission's usage.
+   * budgets it falls under (412 when one is exhausted or has no room for it;
+   * 400 under a cost budget when a target would send a model nobody prices),
+   * adding their settlement, at the price of what was sent, to the admission's
+   * usage. `targets` is asked only when a budget applies.
    */
-  reserve(admitted: Admission, body: Record<string, unknown> | null, provider: string | undefined): Result<AnswerUsage> | Promise<Result<AnswerUsage>> {
-    let model: CatalogModel | null = null;
-    const demand = (): Amounts => estimate(body, (model = pricedModel(provider, body?.model)));
-    const a = this.budgets.reserve(admitted.facts, demand, this.now());
+  reserve(admitted: Admission, targets: () => Promise<readonly SentTarget[]>): Result<AnswerUsage> | Promise<Result<AnswerUsage>> {
+    const a = this.budgets.reserve(admitted.facts, async () => demandOf(await targets()), this.now());
     const reserved = (b: BudgetAdmission): Result<AnswerUsage> => {
       if (!b.allowed) return { ok: false, error: budgetRefusal(b) };
       if (b.hold.settled) return { ok: true, value: admitted.usage };
@@ -180,7 +187,7 @@ export class RequestLimits {
       return {
         ok: true,
         value: admitted.usage.with({
-          settle: (u) => this.budgets.settle(hold, u === null ? null : actual(u, model), this.now()),
+          settle: (u, price) => this.budgets.settle(hold, u === null ? null : actual(u, price), this.now()),
           release: () => this.budgets.settle(hold, { tokens: 0, cost: 0 }, this.now()),
         }),
       };
@@ -210,8 +217,29 @@ export function keyMetadata(key: ApiKeyRecord): Readonly<Record<string, string>>
   return (key.defaults?.metadata ?? undefined) as Readonly<Record<string, string>> | undefined;
 }
 
+/** The most any target may use: the dearest target's estimate; a target sending an unpriced model names it. */
+function demandOf(targets: readonly SentTarget[]): Demand {
+  let tokens = 0;
+  let cost: number | null = null;
+  let unpriced: string | null = null;
+  for (const t of targets) {
+    const e = estimate(t.body, t.price);
+    tokens = Math.max(tokens, e.tokens);
+    if (e.cost !== null) cost = Math.max(cost ?? 0, e.cost);
+    if (t.price === null && t.model !== undefined) unpriced ??= t.model;
+  }
+  return { tokens, cost, unpriced };
+}
+
 function budgetRefusal(a: Extract<BudgetAdmission, { allowed: false }>): GatewayError {
   const p = a.policy;
+  if ('unpriced' in a) {
+    return invalid(
+      `model '${a.unpriced}' has no known price, and cost budget ${p.id} applies: give the model a price (the integration model's pricing_config) or send a priced model`,
+      'model',
+      'model_not_priced',
+    );
+  }
   if (a.unavailable) return unchecked(412, 'usage', p.id);
   const limit = `${p.creditLimit} ${p.type === 'cost' ? 'USD' : 'tokens'}`;
   const why = a.exhausted

@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnswerCache } from '../cache/answer-cache.js';
 import type { Arrival, ModelApi } from '../http/server.js';
+import type { CredentialSource } from '../routing/credentials.js';
 import type { Router } from '../routing/router.js';
 import { GatewayError } from '../shared/errors.js';
 import type { Tracer } from '../tracing/tracer.js';
@@ -28,6 +29,8 @@ export interface RequestPathDeps {
   maxBodyBytes: number;
   cache: AnswerCache;
   router: Router;
+  /** Stored credentials, for the price of what a target would send. */
+  credentials: CredentialSource;
   /** Request logs are on: answers are copied for them as they pass. */
   logging: boolean;
   /** Steps of the hooks stages, in order. */
@@ -46,7 +49,7 @@ export function requestPath(d: RequestPathDeps): readonly Stage[] {
     body(d.maxBodyBytes), // read, parse, validate
     hooks('before-hooks', d.beforeHooks), // guardrails, prompt rendering
     cache(d.cache), // a hit answers here
-    reserve(d.limits), // budgets reserve the estimate
+    reserve(d.limits, d.credentials), // budgets reserve the estimate
     route(d.router), // retries, fallbacks, circuits → the answer in OpenAI's shape
     hooks('after-hooks', d.afterHooks), // output checks
     respond(d.logging), // headers, body streamed, usage charged, answer kept

@@ -117,6 +117,7 @@ function entry(ctx: RequestContext, latencyMs: number, endedAt: number, bodies: 
     virtualKeyId: r?.credential?.id ?? null,
     integrationId: r?.credential?.integrationId ?? null,
     pricingMultiplier: r?.credential?.pricingMultiplier ?? 1,
+    customPricing: r?.model === undefined ? null : (r.credential?.models.get(r.model)?.pricing ?? null),
     provider: ctx.provider ?? null,
     model: ctx.sentModel ?? null,
     endpoint: ctx.endpoint,

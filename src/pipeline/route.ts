@@ -55,6 +55,7 @@ function routeRequest(ctx: RequestContext, signal: Cancel): RouteRequest {
     path: ctx.path,
     pathname: ctx.pathname,
     body: ctx.body,
+    sentModel: ctx.body === null ? ctx.model : undefined,
     raw: ctx.raw,
     headers: h,
     metadata: gh.metadata,

@@ -10,7 +10,7 @@
  */
 import { parseConfig } from '../config/schema.js';
 import { HEADER_PLAN, planFor, type Plan } from '../routing/plan.js';
-import { openConfig } from '../config/secrets.js';
+import { openConfig, unplacedSecret } from '../config/secrets.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { StoredConfig } from '../store/configs.js';
 import type { Secrets } from '../store/secrets.js';
@@ -116,13 +116,18 @@ function toPlan(c: StoredConfig | null, ref: string | null, secrets: Secrets): R
   if (c.status !== 'active') return { ok: false, error: invalid(`saved config '${c.slug}' is archived`, HEADER, 'archived_config') };
   let body: unknown;
   try {
-    body = openConfig(c.config, secrets, c.workspaceId);
+    body = openConfig(c.config, secrets, c.id);
   } catch {
     return { ok: false, error: new GatewayError(500, `the stored secrets of saved config '${c.slug}' cannot be decrypted`, { code: 'credentials_unreadable' }) };
   }
   // Validated when saved; validated again because the rules may have grown stricter since.
   const parsed = parseConfig(body);
   if (!parsed.ok) return { ok: false, error: invalid(`saved config '${c.slug}' is no longer valid: ${parsed.error.message}`, HEADER, 'invalid_config') };
+  // Saved before such configs were refused: its secret would go wherever the request's headers say.
+  const unplaced = unplacedSecret(body);
+  if (unplaced !== null) {
+    return { ok: false, error: invalid(`saved config '${c.slug}' holds a secret at ${unplaced} but names no provider there: save it again with one`, HEADER, 'invalid_config') };
+  }
   // The version id names the plan's circuits: a new version starts with fresh circuit state.
   return { ok: true, value: { ...planFor(parsed.value, c.versionId), configId: c.id } };
 }

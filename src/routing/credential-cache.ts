@@ -9,7 +9,8 @@
  */
 import type { CredentialKind, CredentialSource, ModelRule, StoredCredential } from './credentials.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
-import type { Integration } from '../store/integrations.js';
+import type { Integration, IntegrationModel } from '../store/integrations.js';
+import { customPricing } from '../catalog/price.js';
 import type { Secrets } from '../store/secrets.js';
 import type { Store } from '../store/store.js';
 import type { VirtualKey } from '../store/virtual-keys.js';
@@ -124,7 +125,7 @@ function credential(
   vk: VirtualKey,
   fields: Record<string, unknown>,
   integration: Integration | null,
-  models: readonly { slug: string; enabled: boolean; configurations: { custom_host?: string } | null }[],
+  models: readonly IntegrationModel[],
 ): StoredCredential {
   return Object.freeze({
     id: vk.id,
@@ -133,9 +134,15 @@ function credential(
     provider: vk.provider,
     fields: Object.freeze(fields),
     allowAllModels: integration?.allowAllModels ?? true,
-    models: new Map<string, ModelRule>(models.map((m) => [m.slug, { enabled: m.enabled, customHost: m.configurations?.custom_host }])),
+    models: new Map<string, ModelRule>(models.map((m) => [m.slug, modelRule(m)])),
     pricingMultiplier: integration?.pricingAdjustments?.multiplier ?? 1,
   });
+}
+
+function modelRule(m: IntegrationModel): ModelRule {
+  // Checked when written (admin/integration-models.ts); a row that no longer reads as a price prices nothing.
+  const pricing = m.pricingConfig === null ? null : customPricing(m.pricingConfig, 'pricing_config');
+  return { enabled: m.enabled, customHost: m.configurations?.custom_host, pricing: typeof pricing === 'string' ? null : pricing };
 }
 
 /**

@@ -10,8 +10,13 @@
  * are sent only to the host stored with them (the integration model's
  * custom_host, else the stored custom_host, else the provider's own): a
  * custom_host from the config or x-gateway-custom-host on such a target is
- * refused, since it would hand the stored key to whoever runs that host.
+ * refused, since it would hand the stored key to whoever runs that host, and
+ * so is any other key that decides where credentials go (a region, an Azure
+ * resource, an Entra tenant or scope: config/secrets.ts DESTINATION_FIELDS).
  */
+import type { Pricing } from '../catalog/catalog.js';
+import { priceOf, type Price } from '../catalog/price.js';
+import { DESTINATION_FIELDS } from '../config/secrets.js';
 import type { ConfigNode } from '../config/types.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 
@@ -21,6 +26,8 @@ export interface ModelRule {
   enabled: boolean;
   /** Base URL for this model, instead of the credential's. */
   customHost: string | undefined;
+  /** The integration's own price for this model (its pricing_config), instead of the catalog's. */
+  pricing: Pricing | null;
 }
 
 export interface StoredCredential {
@@ -36,8 +43,13 @@ export interface StoredCredential {
   allowAllModels: boolean;
   /** Integration models by slug; empty for a virtual key with its own credentials. */
   models: ReadonlyMap<string, ModelRule>;
-  /** The integration's pricing_adjustments.multiplier (1 without one): logged cost is catalog price times this. */
+  /** The integration's pricing_adjustments.multiplier (1 without one): cost is the model's price times this. */
   pricingMultiplier: number;
+}
+
+/** The price of a model sent to a provider, through stored credentials or none. */
+export function sentPrice(provider: string, model: string, cred: StoredCredential | null): Price | null {
+  return cred === null ? priceOf(provider, model) : priceOf(provider, model, cred.models.get(model)?.pricing ?? null, cred.pricingMultiplier);
 }
 
 /** Synchronous when cached (the hot path); null: no such credential in this workspace. */
@@ -92,8 +104,9 @@ export function fillTarget(
   headerHost: string | undefined,
   model: unknown,
 ): Result<FilledTarget> {
-  if (node.custom_host !== undefined) return refusedHost(`${path}.custom_host`, ref);
-  if (headerHost !== undefined) return refusedHost('x-gateway-custom-host', ref);
+  const moved = DESTINATION_FIELDS.find((k) => (node as Record<string, unknown>)[k] !== undefined);
+  if (moved !== undefined) return refusedDestination(`${path}.${moved}`, ref, moved === 'custom_host' ? 'custom_host_not_allowed' : 'destination_not_allowed');
+  if (headerHost !== undefined) return refusedDestination('x-gateway-custom-host', ref, 'custom_host_not_allowed');
   const rule = typeof model === 'string' ? cred.models.get(model) : undefined;
   if (typeof model === 'string' && (rule?.enabled === false || (rule === undefined && !cred.allowAllModels))) {
     return {
@@ -112,13 +125,9 @@ export function fillTarget(
   return { ok: true, value: { node: merged, customHost: rule?.customHost ?? cred.fields.custom_host } };
 }
 
-function refusedHost(param: string, ref: CredentialRef): Result<never> {
+function refusedDestination(param: string, ref: CredentialRef, code: string): Result<never> {
   return {
     ok: false,
-    error: invalid(
-      `${param}: cannot be combined with stored credentials ('${ref.ref}'): they are sent only to the host stored with them`,
-      param,
-      'custom_host_not_allowed',
-    ),
+    error: invalid(`${param}: cannot be combined with stored credentials ('${ref.ref}'): they are sent only where they were stored`, param, code),
   };
 }

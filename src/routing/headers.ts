@@ -1,7 +1,5 @@
 /** Which headers cross the gateway, in each direction. */
-
-/** Hop-by-hop headers (RFC 9110 §7.6.1): they describe one connection, never forwarded either way. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+import { HOP_BY_HOP } from '../shared/headers.js';
 
 /**
  * Request headers the gateway sets itself or keeps: the provider credential
@@ -13,16 +11,6 @@ const NOT_FORWARDED = new Set(['host', 'content-length', 'authorization', 'forwa
 export function isHopByHop(name: string): boolean {
   return HOP_BY_HOP.has(name);
 }
-
-/** Why a client may not ask for header `name` to be forwarded (forward_headers), or null when it may. */
-export function forwardProblem(name: string): string | null {
-  if (!HEADER_NAME.test(name)) return 'is not an HTTP header name';
-  if (HOP_BY_HOP.has(name) || name === 'expect') return 'describes the client’s own connection and is never forwarded';
-  return null;
-}
-
-/** RFC 9110 token characters. */
-export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Client headers that never reach a provider: hop-by-hop, the gateway's own, x-forwarded-* and the like. */
 export function isPrivateHeader(name: string): boolean {

@@ -18,6 +18,7 @@
 import { Type, type SchemaOptions, type Static, type TArray, type TInteger, type TNever, type TNumber, type TObject, type TOptional, type TProperties, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type SchemaObject } from 'ajv';
 import { invalid, type GatewayError } from './errors.js';
+import { HEADER_VALUE } from './headers.js';
 
 export const ajv = new Ajv({
   // Stop at the first failure: it is the one reported.
@@ -153,6 +154,14 @@ export function refine<T extends TSchema>(base: T, constraint: SchemaOptions, me
 
 export const str = Type.String(must('a string'));
 export const nonEmptyStr = refine(str, { minLength: 1 }, 'must be a non-empty string');
+/** The rule of a string sent in an upstream call's header (an API key, an organisation id), as a schema constraint with its message. */
+export const HEADER_SAFE = {
+  pattern: HEADER_VALUE.source,
+  message: 'must hold only characters an HTTP header value may: no CR, LF, NUL or other control characters, nothing beyond \\xff',
+} as const;
+/** A string that becomes an upstream header value: what undici would refuse is a 400 naming it, never a failed call. */
+export const headerValue = refine(str, { pattern: HEADER_SAFE.pattern }, HEADER_SAFE.message);
+
 export const bool = Type.Boolean(must('a boolean'));
 export const number = Type.Number(must('a number'));
 

@@ -42,6 +42,8 @@ export interface ConfigVersion {
 }
 
 export interface NewConfig {
+  /** Given when the caller needs it before the insert (secrets sealed bound to it); else made here. */
+  id?: string;
   workspaceId: string;
   slug: string;
   name: string;
@@ -118,7 +120,7 @@ export class ConfigRepo {
   /** Inserts a config and its version 1; a default config takes the flag from the workspace's previous default. */
   async create(c: NewConfig): Promise<StoredConfig> {
     const at = nowSeconds();
-    const id = newId();
+    const id = c.id ?? newId();
     const versionId = newId();
     const cleared = await this.db.transaction(async (tx) => {
       const cleared = c.isDefault ? await clearDefault(tx, c.workspaceId, id, at) : [];

@@ -46,6 +46,8 @@ export interface UpstreamRequest {
   method: string;
   headers: Record<string, string | string[]>;
   body: string | Buffer | Readable | null;
+  /** How long to wait for the answer's headers once the request is sent; undefined: the pool's (none). */
+  headersTimeoutMs?: number;
 }
 
 export type UpstreamResponse = Dispatcher.ResponseData;
@@ -60,8 +62,12 @@ export function send(req: UpstreamRequest, signal: Cancel): Promise<UpstreamResp
     headers: req.headers,
     body: req.body,
     signal,
+    headersTimeout: req.headersTimeoutMs,
   });
 }
+
+/** The error `send` rejects with when headersTimeoutMs passed without an answer. */
+export const isHeadersTimeout = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === 'UND_ERR_HEADERS_TIMEOUT';
 
 /** A 3xx: where an exchange expects a final answer (token endpoints), an error with this code, never followed. */
 export const isRedirect = (status: number): boolean => status >= 300 && status < 400;

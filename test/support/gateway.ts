@@ -10,7 +10,7 @@ import { pino, type Logger } from 'pino';
 import { startGateway, type Gateway } from '../../src/gateway.js';
 import { readSettings, type Settings } from '../../src/settings.js';
 
-export const ADMIN_KEY = 'test-admin-key';
+export const ADMIN_KEY = 'test-admin-key-0123456789abcdefghij';
 
 export interface TestGateway extends Gateway {
   /** base URL including /v1 */

@@ -60,6 +60,7 @@ export function logEntry(over: Partial<LogEntry> = {}): LogEntry {
     virtualKeyId: 'vk-1',
     integrationId: null,
     pricingMultiplier: 2,
+    customPricing: null,
     provider: 'openai',
     model: 'gpt-4o-mini',
     endpoint: 'chat',

@@ -7,6 +7,7 @@
 // unrelated. The model WORDS_EMBEDDING_MODEL is the semantic cache's test model, under
 // which a paraphrase is close and a different question far (see wordVector).
 import type http from 'node:http';
+import { after, afterEach, before } from 'node:test';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { countWords, float32Base64, pause, startMockServer, type RecordedRequest } from './mock-server.js';
@@ -59,6 +60,17 @@ const WORDS_DIMS = 256;
 const STOP_WORDS = new Set(
   'a an the is are was were be am what whats s of to in on at for and or do does did i you me my your it its this that please can could would will tell how'.split(' '),
 );
+
+/** A mock for the tests of a file or describe block: started before them, reset after each, closed after all. The returned function gives it. */
+export function useMockOpenAI(opts: { apiKey?: string; name?: string } = {}): () => MockOpenAI {
+  let mock: MockOpenAI | undefined;
+  before(async () => {
+    mock = await startMockOpenAI(opts);
+  });
+  afterEach(() => mock?.reset());
+  after(() => mock?.close());
+  return () => mock!;
+}
 
 export async function startMockOpenAI(opts: { apiKey?: string; name?: string } = {}): Promise<MockOpenAI> {
   const name = opts.name ?? 'mock';

@@ -5,6 +5,6 @@
  */
 import { providerSettings, type SettingsOf } from '../shared/settings.js';
 
-export const ANTHROPIC_SETTINGS = providerSettings({ keys: {}, secrets: [], keyGroups: [] });
+export const ANTHROPIC_SETTINGS = providerSettings({ keys: {}, secrets: [], destinations: [], keyGroups: [] });
 
 export type AnthropicSettings = SettingsOf<typeof ANTHROPIC_SETTINGS>;

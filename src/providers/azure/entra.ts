@@ -12,10 +12,12 @@
  * {authority} is https://login.microsoftonline.com unless AZURE_AUTHORITY_HOST
  * says otherwise (sovereign clouds, tests), as Azure's SDKs do; it is read
  * when a token is needed, so a test may set it in process.env at any time.
- * Tokens are cached per credential until shortly before they expire, and
+ * Tokens are cached per credential until shortly before they expire (at
+ * most MAX_CACHED credentials, least recently used out first), and
  * concurrent requests wait on one exchange.
  */
 import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
 import { Cancel } from '../../upstream/cancel.js';
 import { isRedirect, REDIRECT_CODE, send } from '../../upstream/client.js';
@@ -53,7 +55,7 @@ export const DEFAULT_AUTHORITY = 'https://login.microsoftonline.com';
 /** Renew this long before expiry (azure-identity's refresh offset), or at half-life for short-lived tokens. */
 const REFRESH_MARGIN_S = 300;
 const TOKEN_TIMEOUT_MS = 10_000;
-const MAX_CACHED = 1000;
+export const MAX_CACHED = 1000;
 
 /** The Entra credentials of a target; null when it has none; a 400 naming the missing key when only some are set. */
 export function entraCredentials(provider: string, node: AzureSettings, defaultScope: string): Result<EntraCredentials | null> {
@@ -80,7 +82,8 @@ export function authorityHost(env: NodeJS.ProcessEnv = process.env): Result<stri
   return ok(trimSlash(withScheme));
 }
 
-const cache = new Map<string, CachedToken>();
+/** Credentials come from configs, inline ones too: the least recently used token goes when the cache is full. */
+const cache = new LRUCache<string, CachedToken>({ max: MAX_CACHED });
 const pending = new Map<string, Promise<Result<CachedToken>>>();
 
 /** An access token for `c`: cached, shared with concurrent callers, or freshly exchanged. */
@@ -94,7 +97,7 @@ export async function entraToken(c: EntraCredentials): Promise<Result<string>> {
   let exchange = pending.get(key);
   if (exchange === undefined) {
     exchange = requestToken(authority.value, c).then((r) => {
-      if (r.ok) remember(key, r.value);
+      if (r.ok) cache.set(key, r.value);
       return r;
     });
     pending.set(key, exchange);
@@ -105,12 +108,6 @@ export async function entraToken(c: EntraCredentials): Promise<Result<string>> {
   // A token still valid outlives a failed renewal: an identity-platform hiccup costs nothing yet.
   if (hit !== undefined && hit.expiresAt > Date.now()) return ok(hit.token);
   return fresh;
-}
-
-function remember(key: string, token: CachedToken): void {
-  cache.delete(key);
-  if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);
-  cache.set(key, token);
 }
 
 async function requestToken(authority: string, c: EntraCredentials): Promise<Result<CachedToken>> {

@@ -8,7 +8,7 @@
  */
 import { Type } from '@sinclair/typebox';
 import { invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
-import { arrayOf, bool, enumOf, object, str } from '../../shared/json-schema.js';
+import { arrayOf, bool, enumOf, headerValue, object, str } from '../../shared/json-schema.js';
 import { providerSettings, type SettingsOf, type TargetCredential } from '../shared/settings.js';
 
 /** One Azure OpenAI deployment a request's model may pick by alias (deployments.ts). */
@@ -23,7 +23,8 @@ export const AZURE_SETTINGS = providerSettings({
     api_version: str,
     deployments: arrayOf(deployment, 'an array'),
     cloud3_region: str,
-    cloud3_deployment_name: str,
+    // A managed endpoint's deployment is sent as azureml-model-deployment.
+    cloud3_deployment_name: headerValue,
     cloud3_endpoint_name: str,
     cloud3_api_version: str,
     cloud3_deployment_type: enumOf(['serverless', 'managed'], 'serverless or managed'),
@@ -37,6 +38,18 @@ export const AZURE_SETTINGS = providerSettings({
     cloud3_model_name: str,
   },
   secrets: ['cloud3_entra_client_secret'],
+  // The resource or endpoint host (name, type, region: adapter.ts), and whose tenant and which
+  // resource an Entra token is asked for.
+  destinations: [
+    'resource_name',
+    'cloud3_resource_name',
+    'cloud3_endpoint_name',
+    'cloud3_deployment_name',
+    'cloud3_deployment_type',
+    'cloud3_region',
+    'cloud3_entra_tenant_id',
+    'cloud3_entra_scope',
+  ],
   keyGroups: [
     ['cloud3_deployment_name', 'cloud3_deployment_type', 'cloud3_region', 'cloud3_api_version'],
     ['cloud3_endpoint_name', 'cloud3_deployment_type'],

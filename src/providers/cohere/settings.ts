@@ -5,6 +5,6 @@
  */
 import { providerSettings, type SettingsOf } from '../shared/settings.js';
 
-export const COHERE_SETTINGS = providerSettings({ keys: {}, secrets: [], keyGroups: [] });
+export const COHERE_SETTINGS = providerSettings({ keys: {}, secrets: [], destinations: [], keyGroups: [] });
 
 export type CohereSettings = SettingsOf<typeof COHERE_SETTINGS>;

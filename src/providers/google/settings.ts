@@ -5,6 +5,6 @@
  */
 import { providerSettings, type SettingsOf } from '../shared/settings.js';
 
-export const GOOGLE_SETTINGS = providerSettings({ keys: {}, secrets: [], keyGroups: [] });
+export const GOOGLE_SETTINGS = providerSettings({ keys: {}, secrets: [], destinations: [], keyGroups: [] });
 
 export type GoogleSettings = SettingsOf<typeof GOOGLE_SETTINGS>;

@@ -3,12 +3,14 @@
  * project headers. Every other key a compatible host needs (api_key,
  * custom_host) is one every target has.
  */
-import { str } from '../../shared/json-schema.js';
+import { headerValue } from '../../shared/json-schema.js';
 import { providerSettings, type SettingsOf } from '../shared/settings.js';
 
 export const OPENAI_SETTINGS = providerSettings({
-  keys: { vendor_organization: str, vendor_project: str },
+  // Both are sent as headers (OpenAI-Organization, OpenAI-Project).
+  keys: { vendor_organization: headerValue, vendor_project: headerValue },
   secrets: [],
+  destinations: [],
   keyGroups: [],
 });
 

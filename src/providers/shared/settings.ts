@@ -14,16 +14,25 @@ export interface ProviderSettings<P extends TProperties = TProperties> {
   readonly keys: P;
   /** Keys that hold credentials: sealed in saved configs, masked when shown. */
   readonly secrets: readonly string[];
+  /**
+   * Keys that decide where the credentials are sent (a host, region, project,
+   * tenant, token scope): stored with a secret, one changes only in a request
+   * that gives the secret again, and a request-time config cannot override it.
+   * Required, so a new provider states its own (custom_host and provider are
+   * every target's: config/secrets.ts adds them).
+   */
+  readonly destinations: readonly string[];
   /** Key sets that, with `provider`, make a root config whole (the spec's key groups). */
   readonly keyGroups: readonly (readonly string[])[];
 }
 
 type KeyName<P> = keyof P & string;
 
-/** Declares a folder's settings; the names in `secrets` and `keyGroups` are checked against `keys`. */
+/** Declares a folder's settings; the names in `secrets`, `destinations` and `keyGroups` are checked against `keys`. */
 export function providerSettings<P extends TProperties>(settings: {
   keys: P;
   secrets: readonly KeyName<P>[];
+  destinations: readonly KeyName<P>[];
   keyGroups: readonly (readonly KeyName<P>[])[];
 }): ProviderSettings<P> {
   return settings;

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createVerify, generateKeyPairSync } from 'node:crypto';
 import { GatewayError, ok } from '../../shared/errors.js';
-import { REFRESH_MARGIN_MS, serviceAccount, signedAssertion, TokenCache, type Exchange, type ServiceAccount } from './auth.js';
+import { MAX_CACHED, REFRESH_MARGIN_MS, serviceAccount, signedAssertion, TokenCache, type Exchange, type ServiceAccount } from './auth.js';
 
 const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const PEM = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
@@ -51,6 +51,19 @@ describe('token cache', () => {
     assert.equal(calls, 2);
   });
 
+  it(`keeps at most ${MAX_CACHED} accounts' tokens, dropping the least recently used`, async () => {
+    let exchanges = 0;
+    const cache = new TokenCache(async () => ok({ accessToken: `t${++exchanges}`, expiresInS: 3600 }));
+    // Only the cache key matters to the cache; parsing a thousand key files would test nothing more.
+    const sa = (i: number) => ({ ...account(), cacheKey: `account-${i}` });
+    for (let i = 0; i < MAX_CACHED; i++) await cache.get(sa(i));
+    assert.deepEqual(await cache.get(sa(0)), ok('t1'), 'used again: the most recently used now');
+    await cache.get(sa(MAX_CACHED));
+    assert.deepEqual(await cache.get(sa(0)), ok('t1'));
+    assert.equal(exchanges, MAX_CACHED + 1);
+    assert.deepEqual(await cache.get(sa(1)), ok(`t${MAX_CACHED + 2}`), 'the least recently used was dropped');
+  });
+
   it('an exchange that throws becomes a 502 and frees the slot', async () => {
     let calls = 0;
     const cache = new TokenCache(async () => {
@@ -90,5 +103,13 @@ describe('signed assertion', () => {
     const r = serviceAccount({ client_email: 'x@y', private_key: ec, token_uri: 'https://t' });
     assert.ok(!r.ok);
     assert.equal(r.error.param, 'cloud2_service_account_json.private_key');
+  });
+
+  it('refuses a token_uri undici could not call (CR/LF, no scheme): a 400 naming it, not a failed exchange', () => {
+    for (const uri of ['https://t/token\r\nx: 1', 'oauth2.googleapis.com/token', 'https://t\u00e9/token']) {
+      const r = serviceAccount({ client_email: 'x@y', private_key: PEM, token_uri: uri });
+      assert.ok(!r.ok, uri);
+      assert.equal(r.error.param, 'cloud2_service_account_json.token_uri');
+    }
   });
 });

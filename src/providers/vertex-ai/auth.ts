@@ -14,10 +14,13 @@
  * {access_token, expires_in, token_type:"Bearer"}; a refused assertion gets
  * 400 {error:"invalid_grant", error_description}.
  * Tokens are cached per service account until five minutes before they
- * expire, and concurrent requests share one exchange in flight.
+ * expire (at most MAX_CACHED accounts, least recently used out first), and
+ * concurrent requests share one exchange in flight.
  */
 import { createHash, createPrivateKey, createSign, type KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
+import { upstreamUrlProblem } from '../../shared/upstream-url.js';
 import { Cancel } from '../../upstream/cancel.js';
 import { isRedirect, REDIRECT_CODE, send } from '../../upstream/client.js';
 import { UpstreamAddressDenied } from '../../upstream/policy.js';
@@ -28,6 +31,8 @@ const JWT_LIFETIME_S = 3600;
 /** A token this close to its expiry is replaced, so none expires in flight. */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
 const EXCHANGE_TIMEOUT_MS = 30_000;
+/** Service accounts whose tokens are kept. */
+export const MAX_CACHED = 1000;
 
 export interface ServiceAccount {
   clientEmail: string;
@@ -57,7 +62,10 @@ function parseServiceAccount(json: Record<string, unknown>): Result<ServiceAccou
   const { client_email: email, private_key: pem, token_uri: tokenUri, private_key_id: keyId, project_id: projectId } = json;
   if (typeof email !== 'string' || email === '') return bad('client_email', 'required (the service account\'s e-mail address)');
   if (typeof pem !== 'string' || pem === '') return bad('private_key', 'required (the PEM private key of the key file)');
-  if (typeof tokenUri !== 'string' || !/^https?:\/\/[^/]/i.test(tokenUri)) return bad('token_uri', 'required: the http(s) URL of the token endpoint');
+  if (typeof tokenUri !== 'string') return bad('token_uri', 'required: the http(s) URL of the token endpoint');
+  // The exchange is an upstream call like any other: the rule of custom_host.
+  const badUri = upstreamUrlProblem(tokenUri);
+  if (badUri !== null) return bad('token_uri', badUri);
   let key: KeyObject;
   try {
     key = createPrivateKey(pem);
@@ -156,7 +164,8 @@ interface Cached {
  * Failures are not cached: the next request tries again.
  */
 export class TokenCache {
-  private readonly tokens = new Map<string, Cached>();
+  /** Service accounts come from configs, inline ones too: the least recently used token goes when full. */
+  private readonly tokens = new LRUCache<string, Cached>({ max: MAX_CACHED });
   private readonly inFlight = new Map<string, Promise<Result<string, GatewayError>>>();
 
   constructor(

@@ -17,6 +17,8 @@ export interface SoakRow {
   /** From its /metrics (process.memoryUsage): V8 heap used, and memory outside it (Buffers, native). */
   heapUsedMiB: number | undefined;
   externalMiB: number | undefined;
+  /** Major (mark-sweep-compact) GCs of the gateway since it started, from its /metrics. */
+  majorGcs: number | undefined;
   /** Event-loop delay over the interval, ms: prom-client's monitorEventLoopDelay (reset at each scrape), less its timer's period. */
   loopP50Ms: number | undefined;
   loopP99Ms: number | undefined;
@@ -26,8 +28,8 @@ export interface SoakRow {
 }
 
 export const ROW_HEAD = [
-  '| # | requests | s | req/s | RSS MiB | RSS peak MiB | heap used MiB | external MiB | loop delay p50 / p99 / max ms | CPU % |',
-  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  '| # | requests | s | req/s | RSS MiB | RSS peak MiB | heap used MiB | external MiB | major GCs | loop delay p50 / p99 / max ms | CPU % |',
+  '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
 ].join('\n');
 
 const fixed = (v: number | undefined, digits: number): string => (v === undefined || Number.isNaN(v) ? '–' : v.toFixed(digits));
@@ -35,11 +37,11 @@ const fixed = (v: number | undefined, digits: number): string => (v === undefine
 /** Row `n` of the table (from 1); the rows of the warm-up are marked. */
 export function rowLine(r: SoakRow, n: number, warmupRows: number): string {
   const mark = n <= warmupRows ? ' warm-up' : '';
-  return `| ${n}${mark} | ${r.requests.toLocaleString('en')} | ${r.seconds.toFixed(0)} | ${r.rps.toFixed(0)} | ${r.rssMiB.toFixed(1)} | ${r.rssPeakMiB.toFixed(1)} | ${fixed(r.heapUsedMiB, 1)} | ${fixed(r.externalMiB, 1)} | ${fixed(r.loopP50Ms, 1)} / ${fixed(r.loopP99Ms, 1)} / ${fixed(r.loopMaxMs, 1)} | ${r.cpuPercent.toFixed(0)} |`;
+  return `| ${n}${mark} | ${r.requests.toLocaleString('en')} | ${r.seconds.toFixed(0)} | ${r.rps.toFixed(0)} | ${r.rssMiB.toFixed(1)} | ${r.rssPeakMiB.toFixed(1)} | ${fixed(r.heapUsedMiB, 1)} | ${fixed(r.externalMiB, 1)} | ${fixed(r.majorGcs, 0)} | ${fixed(r.loopP50Ms, 1)} / ${fixed(r.loopP99Ms, 1)} / ${fixed(r.loopMaxMs, 1)} | ${r.cpuPercent.toFixed(0)} |`;
 }
 
 export interface Verdict {
-  flat: boolean;
+  outcome: 'flat' | 'not flat' | 'undecided';
   text: string;
 }
 
@@ -50,8 +52,8 @@ export interface RssSample {
   rssMiB: number;
 }
 
-/** Fewer samples after the warm-up than this decide nothing. */
-const MIN_SAMPLES = 10;
+/** Fewer major GCs after the warm-up than this decide nothing: a line through a saw of a few teeth leans with where it was cut. */
+export const MIN_GC_CYCLES = 5;
 
 /**
  * RSS after the warm-up flat within ±tolerance: the least-squares line
@@ -60,13 +62,17 @@ const MIN_SAMPLES = 10;
  * not any two samples: V8 lets garbage gather in the old generation until a
  * major GC, so RSS saws up and down by tens of MiB with nothing retained
  * (heap used falls back each time); a leak shows as the whole saw climbing.
- * Too few samples decide nothing, which is no pass.
+ * A trend needs several teeth of the saw: with fewer than MIN_GC_CYCLES major
+ * GCs after the warm-up (`majorGcs`), nothing is decided.
  */
-export function rssVerdict(samples: readonly RssSample[], fromSeconds: number, tolerance = 0.1): Verdict {
+export function rssVerdict(samples: readonly RssSample[], fromSeconds: number, majorGcs: number, tolerance = 0.1): Verdict {
   const after = samples.filter((s) => s.seconds >= fromSeconds);
   const band = `±${(tolerance * 100).toFixed(0)} %`;
-  if (after.length < MIN_SAMPLES) {
-    return { flat: false, text: `undecided: ${after.length} RSS sample(s) after the warm-up, too few to call RSS flat` };
+  if (!(majorGcs >= MIN_GC_CYCLES) || after.length < 2) {
+    return {
+      outcome: 'undecided',
+      text: `undecided: ${Number.isNaN(majorGcs) ? 'no' : majorGcs} major GC(s) after the warm-up, fewer than the ${MIN_GC_CYCLES} that RSS's saw needs to show a trend; run more requests`,
+    };
   }
   const n = after.length;
   const meanT = after.reduce((a, s) => a + s.seconds, 0) / n;
@@ -87,10 +93,10 @@ export function rssVerdict(samples: readonly RssSample[], fromSeconds: number, t
   const flat = Math.abs(drift) <= tolerance;
   const signed = (v: number): string => `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)} %`;
   return {
-    flat,
+    outcome: flat ? 'flat' : 'not flat',
     text:
       `${flat ? `flat within ${band}` : `NOT flat within ${band}`}: the least-squares line through ${n} samples ` +
-      `(${first.toFixed(0)}–${last.toFixed(0)} s) goes from ${start.toFixed(1)} to ${end.toFixed(1)} MiB (${signed(drift)}); ` +
+      `(${first.toFixed(0)}–${last.toFixed(0)} s, ${majorGcs} major GCs) goes from ${start.toFixed(1)} to ${end.toFixed(1)} MiB (${signed(drift)}); ` +
       `samples between ${Math.min(...rss).toFixed(1)} and ${Math.max(...rss).toFixed(1)} MiB, mean ${meanR.toFixed(1)}`,
   };
 }

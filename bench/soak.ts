@@ -9,9 +9,9 @@
  * the outcomes per lane and the verdict: RSS after the warm-up flat within
  * ±10 % of where the warm-up left it. Written up in bench/SOAK.md.
  *
- * Exit status: 0 flat; 1 RSS not flat (or too few rows to say); 2 the load
- * failed (the gateway died, a request had an outcome its lane does not
- * expect, set-up failed).
+ * Exit status: 0 flat; 1 RSS not flat; 2 the load failed (the gateway died,
+ * a request had an outcome its lane does not expect, set-up failed); 3
+ * undecided (too few GC cycles after the warm-up to tell a trend: run more).
  *
  * N: the first argument, else SOAK_REQUESTS, else DEFAULT_REQUESTS (about a
  * minute here). SOAK_CONCURRENCY requests in flight (default 32), SOAK_ROWS
@@ -167,7 +167,7 @@ async function main(tmp: string): Promise<number> {
   };
   const sampling = setInterval(sample, RSS_SAMPLE_MS);
   const rows: SoakRow[] = [];
-  let warmupEnd = Infinity;
+  let warmup: SoakRow | undefined; // its last row
   const loading = load.run();
   const boundary = (k: number): number => Math.round((k * N) / ROWS);
   for (let k = 1; k <= ROWS; k++) {
@@ -195,13 +195,15 @@ async function main(tmp: string): Promise<number> {
       rssPeakMiB,
       heapUsedMiB: metric('nodejs_heap_size_used_bytes', 1 / MiB),
       externalMiB: metric('nodejs_external_memory_bytes', 1 / MiB),
+      // Until the first major GC, prom-client has no series for the kind.
+      majorGcs: text === '' ? undefined : (metricValue(text, 'switchyard_nodejs_gc_duration_seconds_count{kind="major"}') ?? 0),
       loopP50Ms: metric('nodejs_eventloop_lag_p50_seconds', 1000, LOOP_TICK_MS),
       loopP99Ms: metric('nodejs_eventloop_lag_p99_seconds', 1000, LOOP_TICK_MS),
       loopMaxMs: metric('nodejs_eventloop_lag_max_seconds', 1000, LOOP_TICK_MS),
       cpuPercent: ((cpu - prev.cpu) / seconds) * 100,
     };
     rows.push(row);
-    if (k >= WARMUP_ROWS && warmupEnd === Infinity) warmupEnd = row.seconds;
+    if (k >= WARMUP_ROWS && warmup === undefined) warmup = row;
     console.log(rowLine(row, k, WARMUP_ROWS));
     prev = { at, requests: done, cpu };
   }
@@ -217,7 +219,8 @@ async function main(tmp: string): Promise<number> {
 
   const all = [...tallies.values()];
   const wrong = all.reduce((n, t) => n + unexpected(t), 0);
-  const verdict = rssVerdict(samples, warmupEnd);
+  const majorGcs = (rows.at(-1)?.majorGcs ?? NaN) - (warmup?.majorGcs ?? NaN);
+  const verdict = rssVerdict(samples, warmup?.seconds ?? Infinity, majorGcs);
   console.log(`\n${outcomeTable(all)}\n`);
   console.log(`- Duration: ${elapsed.toFixed(0)} s for ${load.done.toLocaleString('en')} requests (${(load.done / elapsed).toFixed(0)} req/s); load average at end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   console.log(`- Gateway peak RSS (VmHWM): ${hwm.toFixed(1)} MiB; request log records dropped: ${logs?.dropped ?? '?'}, spilled: ${logs?.spilled ?? '?'}`);
@@ -225,7 +228,7 @@ async function main(tmp: string): Promise<number> {
   if (wrong > 0) console.log(`- ${wrong} request(s) had an outcome their lane does not expect (column "unexpected")`);
   console.log(`- Verdict: RSS after warm-up ${verdict.text}`);
   if (died || wrong > 0) return 2;
-  return verdict.flat ? 0 : 1;
+  return { flat: 0, 'not flat': 1, undecided: 3 }[verdict.outcome];
 }
 
 const tmp = mkdtempSync(join(os.tmpdir(), 'switchyard-soak-'));

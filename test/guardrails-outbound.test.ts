@@ -320,7 +320,9 @@ describe('openai.moderateContent (third-party guardrail)', () => {
   const KEY = 'sk-moderation-stored';
   before(async () => {
     // OpenAI's /v1/moderations wire format: {input, model} → {id, model, results: [{flagged, categories, category_scores}]}.
-    moderation = await startMockServer((rec, _req, res) => {
+    moderation = await startMockServer(async (rec, _req, res, signal) => {
+      if (rec.json?.model === 'slow-moderation') await pause(60_000, signal);
+      if (signal.aborted) return;
       if (rec.path !== '/v1/moderations' || rec.headers.authorization !== `Bearer ${KEY}`) {
         return void res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } }));
       }
@@ -371,12 +373,14 @@ describe('openai.moderateContent (third-party guardrail)', () => {
     assert.equal(moderation.requests.length, before);
   });
 
-  it('an API error is an error, the keys in no result; failOnError fails the hook', async () => {
+  it('an API error or a timeout is an error, the keys in no result; failOnError fails the hook', async () => {
     const wrongKey: Partial<Reach> = { credential: async () => ({ ok: true, value: { provider: 'openai', fields: { api_key: 'sk-wrong', custom_host: moderation.url } } }) };
     const r = await run('openai.moderateContent', params(), { reach: wrongKey });
     assert.match(r.check.error!.message, /answered 401/);
     assert.doesNotMatch(JSON.stringify(r.results), /sk-wrong|sk-moderation/);
     assert.equal((await run('openai.moderateContent', params({ failOnError: true }), { reach: wrongKey })).failed, true);
+    const slow = await run('openai.moderateContent', params({ model: 'slow-moderation', timeout: 100 }), { reach: stored() });
+    assert.match(slow.check.error!.message, /did not answer within 100 ms/);
   });
 
   it('refuses bad parameters: apiDomain and credential are required', () => {

@@ -26,16 +26,8 @@ export interface Inbound {
   body: Buffer;
 }
 
-/** An answer that is not 2xx. */
-export class OutboundStatus extends Error {
-  constructor(
-    readonly status: number,
-    readonly body: Buffer,
-    where: string,
-  ) {
-    super(`${where} answered ${status}`);
-  }
-}
+/** What went wrong with an answer: a redirect, too many bytes, a status other than 2xx. */
+class BadAnswer extends Error {}
 
 /** The answer, read whole; throws on a refused address, a timeout, a redirect, an answer over `maxBytes`, a status other than 2xx. */
 export async function call(o: Outbound): Promise<Inbound> {
@@ -47,12 +39,12 @@ export async function call(o: Outbound): Promise<Inbound> {
     const res = await send({ url: o.url, method: o.method ?? 'POST', headers, body: o.json === undefined ? null : JSON.stringify(o.json) }, timer.cancel);
     if (isRedirect(res.statusCode)) {
       discard(res);
-      throw new Error(`${where} answered ${res.statusCode}, a redirect, which the gateway does not follow`);
+      throw new BadAnswer(`${where} answered ${res.statusCode}, a redirect, which the gateway does not follow`);
     }
     const declared = Number(res.headers['content-length']);
     if (declared > o.maxBytes) {
       discard(res);
-      throw new Error(`${where} answered ${declared} bytes, over the ${o.maxBytes} allowed`);
+      throw new BadAnswer(`${where} answered ${declared} bytes, over the ${o.maxBytes} allowed`);
     }
     const chunks: Buffer[] = [];
     let total = 0;
@@ -60,17 +52,16 @@ export async function call(o: Outbound): Promise<Inbound> {
       total += (chunk as Buffer).length;
       if (total > o.maxBytes) {
         res.body.destroy();
-        throw new Error(`${where} answered more than the ${o.maxBytes} bytes allowed`);
+        throw new BadAnswer(`${where} answered more than the ${o.maxBytes} bytes allowed`);
       }
       chunks.push(chunk as Buffer);
     }
     const body = Buffer.concat(chunks);
-    if (res.statusCode < 200 || res.statusCode >= 300) throw new OutboundStatus(res.statusCode, body, where);
+    if (res.statusCode < 200 || res.statusCode >= 300) throw new BadAnswer(`${where} answered ${res.statusCode}`);
     return { status: res.statusCode, headers: res.headers, body };
   } catch (e) {
     if (timer.timedOut()) throw new Error(`${where} did not answer within ${o.timeoutMs} ms`);
-    if (e instanceof UpstreamAddressDenied || e instanceof OutboundStatus) throw e;
-    if (e instanceof Error && e.message.startsWith(where)) throw e;
+    if (e instanceof UpstreamAddressDenied || e instanceof BadAnswer) throw e;
     throw new Error(`could not reach ${where}: ${(e as { code?: string }).code ?? (e as Error).message}`);
   } finally {
     timer.release();

@@ -6,8 +6,8 @@
  * their batch) is done on the thread that serves requests. On a machine
  * with a second core the request thread does not pay for it at all.
  *
- * Reports to the request thread: entries taken (a shared counter, for its
- * back-pressure), the queue's stats (a shared array, read when /metrics is
+ * Reports to the request thread: entries taken and their size (shared
+ * counters, by which it bounds what waits for this thread), the queue's stats (a shared array, read when /metrics is
  * scraped), tokens and cost per provider and model (messages, for the
  * metrics), errors (messages, for its logger).
  */
@@ -19,10 +19,10 @@ import type { LogRecord } from '../store/log-record.js';
 import { LogRepo } from '../store/logs.js';
 import { openDb } from '../store/open.js';
 import { buildRecord } from './build.js';
-import { unpack } from './entry.js';
+import { unpack, type PackedBatch } from './entry.js';
 import { LogQueue } from './queue.js';
 import { SpillFiles } from './spill.js';
-import { STAT_SLOTS, type FromWriter, type ToWriter, type UsageRow, type WriterData } from './writer.js';
+import { STAT_SLOTS, TAKEN, type FromWriter, type ToWriter, type UsageRow, type WriterData } from './writer.js';
 
 const port = parentPort!;
 const data = workerData as WriterData;
@@ -90,9 +90,9 @@ function addUsage(records: readonly LogRecord[]): void {
   usageTimer ??= setTimeout(sendUsage, USAGE_EVERY_MS);
 }
 
-function taking(n: number): void {
-  Atomics.add(taken, 0, n);
-  Atomics.notify(taken, 0);
+function taking(batch: PackedBatch): void {
+  Atomics.add(taken, TAKEN.entries, batch.count);
+  Atomics.add(taken, TAKEN.size, batch.size);
 }
 
 async function onBatch(m: ToWriter & { type: 'batch' }): Promise<void> {
@@ -111,7 +111,7 @@ async function onBatch(m: ToWriter & { type: 'batch' }): Promise<void> {
   for (const r of records) queue.enqueue(r);
   addUsage(records);
   publish();
-  taking(m.batch.count);
+  taking(m.batch);
 }
 
 /** Batches are handled in order, one at a time (a batch whose answers are counted by the tokenizer waits for it). */

@@ -178,7 +178,8 @@ describe('log queue', { timeout: 30_000 }, () => {
     await until(() => spillFiles(dir).length === 0, 'spill files deleted');
   });
 
-  it('keeps memory bounded: the overflow goes to disk while the store is slow, then into the store', async () => {
+  /** The fake store, answering nothing until release(): a store that cannot keep up. */
+  function held(): { slow: LogSink; release: () => void } {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const slow: LogSink = {
@@ -188,6 +189,11 @@ describe('log queue', { timeout: 30_000 }, () => {
       },
       isDataError: () => false,
     };
+    return { slow, release };
+  }
+
+  it('keeps memory bounded: the overflow goes to disk while the store is slow, then into the store', async () => {
+    const { slow, release } = held();
     queue = make({ sink: slow, maxDepth: 100, batchSize: 50 });
     queue.start();
     // Enqueued a turn at a time, as batches of entries reach the writer: the overflow drains between them.
@@ -204,18 +210,10 @@ describe('log queue', { timeout: 30_000 }, () => {
   });
 
   it('drops and counts what neither memory nor the overflow has room for: enqueue never waits for the disk', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    const stuck: LogSink = {
-      insert: async (batch) => {
-        await gate;
-        await sink.insert(batch);
-      },
-      isDataError: () => false,
-    };
+    const { slow, release } = held();
     const spill = new SpillFiles(dir, 20);
     spill.appendSync = () => assert.fail('a synchronous append on the caller’s turn');
-    queue = make({ sink: stuck, spill, maxDepth: 100, batchSize: 50 });
+    queue = make({ sink: slow, spill, maxDepth: 100, batchSize: 50 });
     queue.start();
     for (const r of records(400)) queue.enqueue(r);
     const s = queue.stats();

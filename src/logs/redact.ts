@@ -156,15 +156,20 @@ function utf8(bytes: Uint8Array): string {
 function redactBody(text: string): string {
   const json = rewritten(text);
   if (json !== null) return json;
-  const lines = text.replace(JSON_LINE, (line, prefix: string, doc: string) => {
-    const r = rewritten(doc);
-    return r === null ? line : prefix + r;
-  });
+  // One line (a cut JSON body) that did not parse whole will not as a line either: spare a second parse.
+  const lines = ONE_LINE.test(text) && !text.startsWith('data:')
+    ? text
+    : text.replace(JSON_LINE, (line, prefix: string, doc: string) => {
+        const r = rewritten(doc);
+        return r === null ? line : prefix + r;
+      });
   return redactFieldsInText(redactText(lines));
 }
 
 /** A line that may be JSON, alone or as an SSE `data:` field. */
 const JSON_LINE = /^(data:[ \t]?|)([{["].*)$/gm;
+/** No line terminator as JSON_LINE's `.` and `$` know them. */
+const ONE_LINE = /^[^\n\r\u2028\u2029]*$/;
 
 /** JSON rewritten with secret-named fields replaced; null when the text is not JSON after all. */
 function rewritten(s: string): string | null {

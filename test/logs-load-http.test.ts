@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request } from 'undici';
-import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { useMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { spawnGateway, type GatewayProcess } from './support/process.js';
 
 const MiB = 1024 * 1024;
@@ -27,26 +27,22 @@ const BIG_EVERY_MS = 50;
 const KEY = 'logs-load-admin-key-0123456789abcdef';
 const PEM_START = '-----BEGIN PRIVATE KEY-----';
 
-// A gateway process of its own (one worker): what the request thread does is measured apart from this client and the mocks.
+// A gateway process of its own: what its request thread does is measured apart from this client and the mocks.
 describe('log redaction under load (issue 14 item 2)', { timeout: 180_000 }, () => {
   let gw: GatewayProcess;
   let dataDir: string;
-  let big: MockOpenAI;
-  let small: MockOpenAI;
+  const big = useMockOpenAI({ name: 'big' });
+  const small = useMockOpenAI({ name: 'small' });
   const agent = new Agent({ connections: 2, keepAliveTimeout: 30_000 });
 
   before(async () => {
-    big = await startMockOpenAI({ name: 'big' });
-    small = await startMockOpenAI({ name: 'small' });
     dataDir = mkdtempSync(join(tmpdir(), 'switchyard-logs-load-'));
-    gw = await spawnGateway({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_API_KEY: KEY, GATEWAY_WORKERS: '1' });
+    gw = await spawnGateway({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_API_KEY: KEY });
   });
   after(async () => {
     gw.kill();
     await gw.exited;
     await agent.close();
-    await big.close();
-    await small.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -74,19 +70,19 @@ describe('log redaction under load (issue 14 item 2)', { timeout: 180_000 }, () 
     const content = PEM_START.repeat(Math.ceil(MiB / PEM_START.length)).slice(0, MiB);
     const body = Buffer.from(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] }));
     // The big upstream answers briefly: the subject is the request body's log, not the mock's echo of it.
-    big.enqueue('/v1/chat/completions', ...Array.from({ length: BIG_REQUESTS }, () => ({ body: { id: 'c', object: 'chat.completion', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } })));
+    big().enqueue('/v1/chat/completions', ...Array.from({ length: BIG_REQUESTS }, () => ({ body: { id: 'c', object: 'chat.completion', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } } })));
     const smallBody = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
     // Warm: connections, the log writer thread, the first JIT.
     const WARM = 20;
-    for (let i = 0; i < WARM; i++) assert.equal(await chat(small, `warm-${i}`, smallBody), 200);
+    for (let i = 0; i < WARM; i++) assert.equal(await chat(small(), `warm-${i}`, smallBody), 200);
 
     const statuses: number[] = [];
     const load = (async () => {
       for (let i = 0; i < BIG_REQUESTS; i++) {
         const pace = sleep(BIG_EVERY_MS);
-        statuses.push(await chat(big, `big-${i}`, body));
+        statuses.push(await chat(big(), `big-${i}`, body));
         // The mock keeps every request it got: not these.
-        big.requests.length = 0;
+        big().requests.length = 0;
         await pace;
       }
     })();
@@ -95,7 +91,7 @@ describe('log redaction under load (issue 14 item 2)', { timeout: 180_000 }, () 
     const latencies: number[] = [];
     while (loading) {
       const started = performance.now();
-      assert.equal(await chat(small, `small-${latencies.length}`, smallBody), 200);
+      assert.equal(await chat(small(), `small-${latencies.length}`, smallBody), 200);
       latencies.push(performance.now() - started);
     }
     await load;

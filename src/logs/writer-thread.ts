@@ -12,6 +12,7 @@
  * metrics), errors (messages, for its logger).
  */
 import { writeFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { isDataError } from '../store/db.js';
@@ -28,12 +29,21 @@ const port = parentPort!;
 const data = workerData as WriterData;
 const taken = new Int32Array(data.taken);
 const stats = new Float64Array(data.stats);
+/** Niceness of this thread: 10 (of 19), as for background work. */
+const WRITER_NICE = 10;
 
 // Named, so `top -H` shows it and a benchmark can pin it to a core of its own.
 try {
   writeFileSync('/proc/thread-self/comm', 'sy-log-writer');
 } catch {
   // Not Linux: the name is only a convenience.
+}
+// Below the request thread when they contend for a core (on Linux a thread's nice value is its own): a body slow to
+// redact delays logs, not requests; if the writer then falls behind, logs are dropped and counted (writer.ts).
+try {
+  setPriority(WRITER_NICE);
+} catch {
+  // Not permitted, or not supported: the writer competes as an equal.
 }
 
 function send(m: FromWriter): void {

@@ -111,7 +111,9 @@ describe('memory keyed by caller strings is bounded (issue 14 item 5)', { timeou
     // Counter values grow a digit or two; no series is added.
     assert.ok(growth.metricsBytes < warm.metricsBytes * 0.02, seen);
     assert.ok(growth.heapMB < 10, seen);
-    assert.ok(growth.rssMB < 50, seen);
+    // RSS also holds the heap V8 keeps reserved, which rises and falls by tens of MiB with major
+    // collections (bench/SOAK.md); unbounded, this load grew the heap by some 2 GiB.
+    assert.ok(growth.rssMB < 100, seen);
 
     const value = (line: string): number => Number(done.metrics.split('\n').find((l) => l.startsWith(line))?.split(' ').at(-1) ?? NaN);
     assert.equal(value('switchyard_requests_total{endpoint="chat",provider="openai",model="other",status="200"}'), TOTAL - TOTAL / CIRCUIT_EVERY);

@@ -139,6 +139,8 @@ export const NODE = Type.Recursive(
         after_request_hooks: hooks('after'),
         input_guardrails: guardrails('input'),
         output_guardrails: guardrails('output'),
+        // Characters of a streamed answer held back while output hooks judge it (guardrails/stream.ts).
+        guardrails_stream_window: int(0, 100_000),
         Authorization: headerValue,
         ...PROVIDER_KEYS,
       }),

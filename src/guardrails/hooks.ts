@@ -48,9 +48,23 @@ export interface Hook {
 export interface Hooks {
   before: readonly Hook[];
   after: readonly Hook[];
+  /** Characters of a streamed answer held back while after hooks judge it (guardrails_stream_window). */
+  streamWindow: number;
+  /**
+   * Where an after hook transforms the answer (`output_guardrails[0]`, the
+   * check's id): a streamed request is refused, as text a client already
+   * has cannot be changed; null when no waited-for after hook transforms.
+   */
+  streamTransform: string | null;
 }
 
-export const NO_HOOKS: Hooks = { before: [], after: [] };
+/** Characters held back while output hooks judge a stream, unless the config's guardrails_stream_window says otherwise. */
+export const DEFAULT_STREAM_WINDOW = 100;
+
+export const NO_HOOKS: Hooks = { before: [], after: [], streamWindow: DEFAULT_STREAM_WINDOW, streamTransform: null };
+
+/** Checks that rewrite the text they judge. */
+const TRANSFORMS = new Set(['default.regexReplace']);
 
 interface Outcome {
   deny?: boolean;
@@ -77,9 +91,10 @@ export interface HookConfig {
   after_request_hooks?: readonly HookItem[];
   input_guardrails?: readonly GuardrailItem[];
   output_guardrails?: readonly GuardrailItem[];
+  guardrails_stream_window?: number;
 }
 
-export const HOOK_KEYS = ['before_request_hooks', 'after_request_hooks', 'input_guardrails', 'output_guardrails'] as const;
+export const HOOK_KEYS = ['before_request_hooks', 'after_request_hooks', 'input_guardrails', 'output_guardrails', 'guardrails_stream_window'] as const;
 
 const GUARDRAIL_OWN_KEYS = new Set(['id', 'deny', 'async', 'sequential', 'on_fail', 'on_success']);
 
@@ -91,13 +106,15 @@ export interface HookProblem {
 type Compiled<T> = { ok: true; value: T } | { ok: false; problem: HookProblem };
 
 export function compileHooks(c: HookConfig, budget: RegexBudget): Compiled<Hooks> {
-  const out: { before: Hook[]; after: Hook[] } = { before: [], after: [] };
+  const out = { before: [] as Hook[], after: [] as Hook[], streamWindow: c.guardrails_stream_window ?? DEFAULT_STREAM_WINDOW, streamTransform: null as string | null };
   for (const [key, kind] of [['before_request_hooks', 'before'], ['input_guardrails', 'before'], ['after_request_hooks', 'after'], ['output_guardrails', 'after']] as const) {
     const items: readonly (HookItem | GuardrailItem)[] = c[key] ?? [];
     for (const [i, item] of items.entries()) {
       const hook = key.endsWith('_hooks') ? fromHook(item as HookItem, kind, [key, i], budget) : fromGuardrail(item as GuardrailItem, kind, [key, i], budget);
       if (!hook.ok) return hook;
       out[kind].push(hook.value);
+      const transform = kind === 'after' && !hook.value.async ? hook.value.checks.find((x) => TRANSFORMS.has(x.id)) : undefined;
+      if (transform !== undefined) out.streamTransform ??= `${key}[${i}] (${transform.id})`;
     }
   }
   return { ok: true, value: out };

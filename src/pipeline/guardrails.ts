@@ -10,8 +10,13 @@
  *   there is something to do). A denying failure is a 446; a failure without
  *   deny, here or before, answers 246 with the answer and its hook_results.
  *
- * Streamed answers are not judged yet: a failure before the request makes
- * them a 246, body unchanged. Configs without hooks cost one check per step.
+ * - streams: judged as they pass (guardrails/stream.ts), the client's
+ *   status sent first; a denial ends the stream with an error event, a
+ *   stream without one ends with its hook_results. A streamed request whose
+ *   output hooks would rewrite the answer is a 400 before anything is sent.
+ *
+ * Configs without hooks cost one check per step: without output hooks, a
+ * stream passes with nothing added to its pipe.
  */
 import type { Readable } from 'node:stream';
 import type { AnswerKeeper } from '../cache/answer-cache.js';
@@ -19,7 +24,9 @@ import type { HookEndpoint } from '../guardrails/check.js';
 import { HookLog, runHooks, type HookInput } from '../guardrails/engine.js';
 import type { Hook } from '../guardrails/hooks.js';
 import { isHopByHop } from '../routing/headers.js';
-import { GatewayError } from '../shared/errors.js';
+import { StreamGuard } from '../guardrails/stream.js';
+import { GatewayError, invalid } from '../shared/errors.js';
+import { through } from '../shared/through.js';
 import type { Answer, Outcome, RequestContext, Stage } from './context.js';
 
 /** A relayed answer larger than this is not held for output checks (the request fails with a 502). */
@@ -34,10 +41,17 @@ export function inputGuardrails(): Stage {
   return {
     name: 'input-guardrails',
     run(ctx) {
-      const hooks = ctx.plan!.hooks.before;
+      const all = ctx.plan!.hooks;
+      const hooks = all.before;
+      if (all.streamTransform !== null && ctx.body?.stream === true) return ctx.refuse(streamTransform(all.streamTransform));
       return hooks.length === 0 || ctx.body === null || ctx.endpoint === 'proxy' ? 'next' : beforeRequest(ctx, hooks);
     },
   };
+}
+
+/** An output transform cannot rewrite text a streaming client already has: refused before the provider is called. */
+function streamTransform(where: string): GatewayError {
+  return invalid(`stream: an output guardrail that rewrites the answer (${where}) cannot apply to a streamed answer; ask without stream, or use a config without it`, 'stream');
 }
 
 async function beforeRequest(ctx: RequestContext, hooks: readonly Hook[]): Promise<Outcome> {
@@ -64,6 +78,7 @@ export function outputGuardrails(): Stage {
       const a = ctx.answer!;
       // As Portkey's: hooks judge answers, not a provider's errors.
       if (a.status !== 200) return 'next';
+      if (isEventStream(a) && hooks.length > 0) return guardStream(ctx, a, hooks);
       if (!isWhole(a)) {
         if (failedBefore) {
           a.status = ctx.status = 246;
@@ -106,6 +121,40 @@ async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook
   ctx.status = log.failed ? 246 : 200;
   ctx.answer = { status: ctx.status, headers: wholeHeaders(a.headers), body, addedUsage: false };
   return 'next';
+}
+
+/**
+ * A streamed answer judged as it passes (guardrails/stream.ts): its status
+ * and headers go out first; a denial ends it with an error event, and the
+ * log records a 446. Not cached: a hit would replay it without its hooks.
+ */
+function guardStream(ctx: RequestContext, a: Answer, hooks: readonly Hook[]): Outcome {
+  const log = (ctx.hooks ??= new HookLog());
+  if (log.failed) a.status = ctx.status = 246;
+  const guard = new StreamGuard({
+    hooks,
+    window: ctx.plan!.hooks.streamWindow,
+    input: hookInput(ctx, 'after', null),
+    denied: DENIED,
+    judged(run) {
+      log.add('after', run);
+      if (run.denied) {
+        ctx.status = DENIED.status;
+        ctx.error = DENIED;
+      }
+    },
+  });
+  a.body = through(a.body as Readable, guard);
+  ctx.keeper = UNKEPT;
+  return 'next';
+}
+
+/** A readable (not compressed) event stream. */
+function isEventStream(a: Answer): boolean {
+  if (typeof a.body === 'string') return false;
+  const type = a.headers['content-type'];
+  const encoding = a.headers['content-encoding'];
+  return typeof type === 'string' && type.trim().toLowerCase().startsWith('text/event-stream') && (encoding === undefined || encoding === 'identity');
 }
 
 function hookInput(ctx: RequestContext, kind: 'before' | 'after', answer: Record<string, unknown> | null): HookInput {

@@ -195,5 +195,9 @@ describe('output guardrails on streamed answers', () => {
     it('with them, text within the window is held until it is judged', async () => {
       assert.equal(await firstContent({ output_guardrails: [{ 'default.notNull': {} }] }), 2);
     });
+
+    it('async output hooks hold nothing back: they never change the answer', async () => {
+      assert.equal(await firstContent({ after_request_hooks: [{ id: 'later', async: true, checks: [{ id: 'default.notNull', parameters: {} }] }] }), 1);
+    });
   });
 });

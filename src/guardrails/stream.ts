@@ -46,13 +46,16 @@ export class StreamGuard extends Transform {
   /** Text so far, per choice index. */
   private readonly texts: string[] = [];
   private readonly midStream: readonly Hook[];
+  /** Characters held back: none when every hook is async (they never hold the answer). */
+  private readonly window: number;
   private over = false;
   /** id, object, created and model of the stream's chunks, for the results chunk. */
   private meta: Json = { object: 'chat.completion.chunk' };
 
   constructor(private readonly o: StreamGuardOptions) {
     super();
-    this.midStream = o.window === 0 ? [] : prefixHooks(o.hooks);
+    this.window = o.hooks.every((h) => h.async) ? 0 : o.window;
+    this.midStream = this.window === 0 ? [] : prefixHooks(o.hooks);
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
@@ -68,7 +71,7 @@ export class StreamGuard extends Transform {
         const run = await runHooks(this.o.hooks, { ...this.o.input, answer: this.answer() });
         if (!this.judged(run, true)) return;
         this.release();
-        this.push(sseEvent({ ...this.meta, choices: [], hook_results: { before_request_hooks: [], after_request_hooks: run.results } }));
+        if (run.results.length > 0) this.push(sseEvent({ ...this.meta, choices: [], hook_results: { before_request_hooks: [], after_request_hooks: run.results } }));
         for (const e of this.tail) this.push(e);
       })
       .then(() => done(), done);
@@ -90,8 +93,8 @@ export class StreamGuard extends Transform {
       if (chunk !== null && this.meta.id === undefined) this.meta = { id: chunk.id, object: chunk.object, created: chunk.created, model: chunk.model };
       this.held.push(raw);
       this.heldChars += chunk === null ? 0 : this.add(chunk);
-      if (this.o.window === 0) this.release();
-      else if (this.heldChars >= this.o.window) await this.judgeSoFar();
+      if (this.window === 0) this.release();
+      else if (this.heldChars >= this.window) await this.judgeSoFar();
     }
   }
 

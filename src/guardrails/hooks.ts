@@ -9,12 +9,13 @@
  * `deny` is read where the spec puts it (a hook's `on_fail.deny`, a
  * guardrail's `deny` or `on_fail.deny`) and on the hook itself, where configs
  * written for Portkey put it. A guardrail item's keys other than its own
- * (id, deny, async, sequential, on_fail, on_success) name checks.
+ * (id, deny, async, sequential, scope, on_fail, on_success) name checks.
  */
 import { schemaProblem, type SchemaPath } from '../shared/json-schema.js';
 import type { RegexBudget } from '../shared/linear-regex.js';
 import type { CheckDefinition, HookKind } from './check.js';
 import { CHECKS } from './registry.js';
+import type { TextScope } from './text.js';
 
 export interface ReadyCheck {
   /** As the config names it, e.g. default.regexMatch. */
@@ -43,6 +44,8 @@ export interface Hook {
   sequential: boolean;
   onSuccess: Feedback | undefined;
   onFail: Feedback | undefined;
+  /** What text of a chat request its checks read (text.ts). */
+  scope: TextScope;
 }
 
 export interface Hooks {
@@ -77,6 +80,7 @@ interface HookItem {
   async?: boolean;
   deny?: boolean;
   sequential?: boolean;
+  scope?: TextScope;
   checks?: readonly { id: string; parameters: Record<string, unknown> }[];
   on_fail?: Outcome;
   on_success?: Outcome;
@@ -96,7 +100,7 @@ export interface HookConfig {
 
 export const HOOK_KEYS = ['before_request_hooks', 'after_request_hooks', 'input_guardrails', 'output_guardrails', 'guardrails_stream_window'] as const;
 
-const GUARDRAIL_OWN_KEYS = new Set(['id', 'deny', 'async', 'sequential', 'on_fail', 'on_success']);
+const GUARDRAIL_OWN_KEYS = new Set(['id', 'deny', 'async', 'sequential', 'scope', 'on_fail', 'on_success']);
 
 export interface HookProblem {
   path: SchemaPath;
@@ -153,6 +157,7 @@ function hook(h: Omit<HookItem, 'id'>, id: string, type: string, checks: ReadyCh
     sequential: sequential || h.sequential === true,
     onSuccess: h.on_success?.feedback,
     onFail: h.on_fail?.feedback,
+    scope: h.scope ?? 'last_user_message',
   };
 }
 

@@ -7,6 +7,8 @@
  * (a string, or each string of an array; token arrays have no text).
  * After the request (output): the whole answer — every choice's
  * `message.content` (chat) or `text` (completions), a part per choice.
+ * A hook's `scope: "all_messages"` widens a chat request's text to every
+ * message's, in order (system, user, assistant and tool alike).
  * A check reads the parts joined by newlines; a transform returns one new
  * text per part and it is written back in the same place.
  */
@@ -14,15 +16,19 @@ import type { HookEndpoint, HookKind } from './check.js';
 
 type Json = Record<string, unknown>;
 
+/** What a hook judges of a chat request: its last user message (the default) or every message. */
+export const TEXT_SCOPES = ['last_user_message', 'all_messages'] as const;
+export type TextScope = (typeof TEXT_SCOPES)[number];
+
 /** The text parts of `json`: the request's (before) or the answer's (after). */
-export function textsOf(kind: HookKind, endpoint: HookEndpoint, json: Readonly<Json>): string[] {
-  return slots(kind, endpoint, json).map((s) => s.get());
+export function textsOf(kind: HookKind, endpoint: HookEndpoint, json: Readonly<Json>, scope: TextScope = 'last_user_message'): string[] {
+  return slots(kind, endpoint, json, scope).map((s) => s.get());
 }
 
 /** A copy of `json` with its text parts replaced by `texts`, in order; parts beyond `texts` are kept. */
-export function withTexts(kind: HookKind, endpoint: HookEndpoint, json: Readonly<Json>, texts: readonly string[]): Json {
+export function withTexts(kind: HookKind, endpoint: HookEndpoint, json: Readonly<Json>, texts: readonly string[], scope: TextScope = 'last_user_message'): Json {
   const copy = structuredClone(json) as Json;
-  slots(kind, endpoint, copy).forEach((slot, i) => {
+  slots(kind, endpoint, copy, scope).forEach((slot, i) => {
     const text = texts[i];
     if (text !== undefined) slot.set(text);
   });
@@ -44,10 +50,11 @@ interface Slot {
   set(text: string): void;
 }
 
-function slots(kind: HookKind, endpoint: HookEndpoint, json: Json): Slot[] {
+function slots(kind: HookKind, endpoint: HookEndpoint, json: Json, scope: TextScope): Slot[] {
   if (kind === 'before') {
     if (endpoint === 'chat') {
       const messages = json.messages as Json[];
+      if (scope === 'all_messages') return messages.flatMap((m) => (typeof m === 'object' && m !== null ? contentSlots(m) : []));
       const i = lastUserMessage(messages);
       return i === -1 ? [] : contentSlots(messages[i]!);
     }

@@ -186,6 +186,21 @@ describe('hooks and guardrails over HTTP', () => {
     assert.equal(mock.requests.length, 2);
   });
 
+  it('a cache hit passes the output guardrails too: a HIT when they pass, 446 when they fail', async () => {
+    // The rule reads the request's metadata, which the cache key leaves out: the same stored answer passes for one caller and not another.
+    const hooks = { cache: { mode: 'simple' }, output_guardrails: [{ deny: true, 'default.modelRules': { rules: { defaults: ['other-model'], metadata: { tier: { gold: ['gpt-4o-mini'] } } } } }] };
+    const as = (tier: string) => ({ headers: { ...opts(hooks).headers, 'x-gateway-metadata': JSON.stringify({ tier }) } });
+    assert.equal((await client.chat.completions.create(ask('cache this'), as('gold')).withResponse()).response.status, 200);
+    const hit = await client.chat.completions.create(ask('cache this'), as('gold')).withResponse();
+    assert.equal(hit.response.headers.get('x-gateway-cache-status'), 'HIT');
+    assert.equal(hit.response.status, 200);
+    assert.equal(hit.data.choices[0]!.message.content, '[mock] echo: cache this');
+    const r = await refusal(client.chat.completions.create(ask('cache this'), as('free')));
+    assert.equal(r.status, 446);
+    assert.equal(r.body.hook_results.after_request_hooks[0].checks[0].id, 'default.modelRules');
+    assert.equal(mock.requests.length, 1, 'both later answers came from the cache');
+  });
+
   it('judges a translated answer (Anthropic) as text', async () => {
     const hooks = { provider: 'anthropic', api_key: ANTHROPIC_KEY, custom_host: anthropic.url, output_guardrails: [{ deny: true, 'default.endsWith': { suffix: 'never' } }] };
     const r = await refusal(client.chat.completions.create({ ...ask('hi'), model: 'claude-3-5-haiku-latest', max_tokens: 50 }, opts(hooks)));

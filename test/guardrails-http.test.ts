@@ -226,6 +226,43 @@ describe('hooks and guardrails over HTTP', () => {
     assert.equal(text, '[mock] echo: quiet words');
   });
 
+  describe('the generic proxy: POST /v1/responses', () => {
+    const responses = (hooks: Json, input: unknown) => gw.call('/responses', { method: 'POST', body: { model: 'gpt-4o-mini', input }, headers: { 'x-gateway-config': JSON.stringify(config(hooks)) } });
+    const answer = (text: string) => ({
+      body: { id: 'resp_1', object: 'response', status: 'completed', model: 'gpt-4o-mini', output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] }] },
+    });
+
+    it('input checks judge its input (a string, or the last user item): 446 and the provider never called', async () => {
+      const hooks = { input_guardrails: [{ deny: true, 'default.contains': { words: ['password'], operator: 'none' } }] };
+      const denied = await expectJson(await responses(hooks, 'my password is hunter2'), 446);
+      assert.equal(denied.error.type, 'hooks_failed');
+      assert.equal(denied.hook_results.before_request_hooks[0].checks[0].verdict, false);
+      const items = [{ role: 'user', content: [{ type: 'input_text', text: 'the password' }] }];
+      await expectJson(await responses(hooks, items), 446);
+      assert.equal(mock.requests.length, 0);
+      mock.enqueue('/v1/responses', answer('fine'));
+      const ok = await responses(hooks, [{ role: 'system', content: 'no password here' }, { role: 'user', content: 'hello' }]);
+      assert.equal(ok.status, 200, 'the default scope reads the last user item only');
+      assert.equal((await ok.json()).output[0].content[0].text, 'fine');
+      assert.equal(mock.requests.length, 1);
+    });
+
+    it('output checks judge a whole answer: 246 with hook_results', async () => {
+      mock.enqueue('/v1/responses', answer('one two three'));
+      const hooks = { output_guardrails: [{ 'default.wordCount': { maxWords: 2 } }] };
+      const body = await expectJson(await responses(hooks, 'count'), 246);
+      assert.equal(body.output[0].content[0].text, 'one two three');
+      assert.equal(body.hook_results.after_request_hooks[0].verdict, false);
+    });
+
+    it('a hook that would rewrite the request is a 400: the proxy sends the body as it came', async () => {
+      const hooks = { before_request_hooks: [{ id: 'r', checks: [{ id: 'default.regexReplace', parameters: { rule: 'x', redactText: 'y' } }] }] };
+      const body = await expectJson(await responses(hooks, 'x'), 400);
+      assert.equal(body.error.param, 'before_request_hooks[0]');
+      assert.equal(mock.requests.length, 0);
+    });
+  });
+
   it('a bad check parameter is a 400 naming its config path', async () => {
     const hooks = { before_request_hooks: [{ id: 'h', checks: [{ id: 'default.regexMatch', parameters: { rule: '(a)\\1' } }] }] };
     const r = await refusal(client.chat.completions.create(ask('x'), opts(hooks)));

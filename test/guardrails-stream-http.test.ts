@@ -128,7 +128,7 @@ describe('output guardrails on streamed answers', () => {
     const res = await gw.call('/chat/completions', { method: 'POST', body: ask('hi'), headers: { 'x-gateway-config': JSON.stringify(config(hooks)) } });
     const body = await expectJson(res, 400);
     assert.equal(body.error.param, 'stream');
-    assert.match(body.error.message, /output_guardrails\[0\] \(default\.regexReplace\)/);
+    assert.match(body.error.message, /output_guardrails\[0\] rewrites the answer \(default\.regexReplace\)/);
     assert.equal(mock.requests.length, 0);
   });
 

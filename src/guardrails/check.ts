@@ -10,8 +10,8 @@ import type { RegexBudget } from '../shared/linear-regex.js';
 /** A before-request hook (and input guardrail) or an after-request hook (and output guardrail). */
 export type HookKind = 'before' | 'after';
 
-/** The endpoints hooks run for. */
-export type HookEndpoint = 'chat' | 'completions' | 'embeddings';
+/** The endpoints hooks run for: the model endpoints, and the generic proxy's POST /v1/responses. */
+export type HookEndpoint = 'chat' | 'completions' | 'embeddings' | 'responses';
 
 /** What one check judges. Texts are read from the JSON by text.ts; a transform's result is written back there. */
 export interface Subject {

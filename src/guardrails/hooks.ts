@@ -54,20 +54,28 @@ export interface Hooks {
   /** Characters of a streamed answer held back while after hooks judge it (guardrails_stream_window). */
   streamWindow: number;
   /**
-   * Where an after hook transforms the answer (`output_guardrails[0]`, the
-   * check's id): a streamed request is refused, as text a client already
-   * has cannot be changed; null when no waited-for after hook transforms.
+   * Where a waited-for hook of each side first rewrites what it judges
+   * (`output_guardrails[0]`, `default.regexReplace`), null where none does:
+   * what cannot take a rewrite refuses the request with it (a stream, whose
+   * text the client already has; the generic proxy, which sends the body as
+   * it came).
    */
-  streamTransform: string | null;
+  transformAt: { before: TransformAt | null; after: TransformAt | null };
+}
+
+/** A hook (its config path, `output_guardrails[0]`) and the check of it that rewrites. */
+export interface TransformAt {
+  at: string;
+  check: string;
 }
 
 /** Characters held back while output hooks judge a stream, unless the config's guardrails_stream_window says otherwise. */
 export const DEFAULT_STREAM_WINDOW = 100;
 
-export const NO_HOOKS: Hooks = { before: [], after: [], streamWindow: DEFAULT_STREAM_WINDOW, streamTransform: null };
+export const NO_HOOKS: Hooks = { before: [], after: [], streamWindow: DEFAULT_STREAM_WINDOW, transformAt: { before: null, after: null } };
 
-/** Checks that rewrite the text they judge. */
-const TRANSFORMS = new Set(['default.regexReplace']);
+/** Checks that rewrite what they judge. */
+const TRANSFORMS = new Set(['default.regexReplace', 'default.addPrefix']);
 
 interface Outcome {
   deny?: boolean;
@@ -110,15 +118,20 @@ export interface HookProblem {
 type Compiled<T> = { ok: true; value: T } | { ok: false; problem: HookProblem };
 
 export function compileHooks(c: HookConfig, budget: RegexBudget): Compiled<Hooks> {
-  const out = { before: [] as Hook[], after: [] as Hook[], streamWindow: c.guardrails_stream_window ?? DEFAULT_STREAM_WINDOW, streamTransform: null as string | null };
+  const out = {
+    before: [] as Hook[],
+    after: [] as Hook[],
+    streamWindow: c.guardrails_stream_window ?? DEFAULT_STREAM_WINDOW,
+    transformAt: { before: null as TransformAt | null, after: null as TransformAt | null },
+  };
   for (const [key, kind] of [['before_request_hooks', 'before'], ['input_guardrails', 'before'], ['after_request_hooks', 'after'], ['output_guardrails', 'after']] as const) {
     const items: readonly (HookItem | GuardrailItem)[] = c[key] ?? [];
     for (const [i, item] of items.entries()) {
       const hook = key.endsWith('_hooks') ? fromHook(item as HookItem, kind, [key, i], budget) : fromGuardrail(item as GuardrailItem, kind, [key, i], budget);
       if (!hook.ok) return hook;
       out[kind].push(hook.value);
-      const transform = kind === 'after' && !hook.value.async ? hook.value.checks.find((x) => TRANSFORMS.has(x.id)) : undefined;
-      if (transform !== undefined) out.streamTransform ??= `${key}[${i}] (${transform.id})`;
+      const transform = hook.value.async ? undefined : hook.value.checks.find((x) => TRANSFORMS.has(x.id));
+      if (transform !== undefined) out.transformAt[kind] ??= { at: `${key}[${i}]`, check: transform.id };
     }
   }
   return { ok: true, value: out };

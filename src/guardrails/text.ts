@@ -7,6 +7,9 @@
  * (a string, or each string of an array; token arrays have no text).
  * After the request (output): the whole answer — every choice's
  * `message.content` (chat) or `text` (completions), a part per choice.
+ * The generic proxy's POST /v1/responses: its `input` (a string, or the
+ * last user item's text parts, as a chat message) before; after, the text
+ * parts of its `message` output items.
  * A hook's `scope: "all_messages"` widens a chat request's text to every
  * message's, in order (system, user, assistant and tool alike).
  * A check reads the parts joined by newlines; a transform returns one new
@@ -51,13 +54,9 @@ interface Slot {
 }
 
 function slots(kind: HookKind, endpoint: HookEndpoint, json: Json, scope: TextScope): Slot[] {
+  if (endpoint === 'responses') return kind === 'before' ? responsesInput(json, scope) : responsesOutput(json);
   if (kind === 'before') {
-    if (endpoint === 'chat') {
-      const messages = json.messages as Json[];
-      if (scope === 'all_messages') return messages.flatMap((m) => (typeof m === 'object' && m !== null ? contentSlots(m) : []));
-      const i = lastUserMessage(messages);
-      return i === -1 ? [] : contentSlots(messages[i]!);
-    }
+    if (endpoint === 'chat') return messageSlots(json.messages, scope);
     return stringsOf(json, endpoint === 'completions' ? 'prompt' : 'input');
   }
   const choices = Array.isArray(json.choices) ? (json.choices as unknown[]) : [];
@@ -74,14 +73,39 @@ function slots(kind: HookKind, endpoint: HookEndpoint, json: Json, scope: TextSc
   });
 }
 
-/** A message's string content, or each `text` part of its array content. */
+/** The last user message's text parts, or every message's (scope all_messages). */
+function messageSlots(messages: unknown, scope: TextScope): Slot[] {
+  if (!Array.isArray(messages)) return [];
+  if (scope === 'all_messages') return messages.flatMap((m: unknown) => (typeof m === 'object' && m !== null ? contentSlots(m as Json) : []));
+  const i = lastUserMessage(messages);
+  return i === -1 ? [] : contentSlots(messages[i] as Json);
+}
+
+/** A Responses request's `input`: a string, or its items read as chat messages are. */
+function responsesInput(json: Json, scope: TextScope): Slot[] {
+  return typeof json.input === 'string' ? stringsOf(json, 'input') : messageSlots(json.input, scope);
+}
+
+/** A Responses answer's text: each `output_text` part of its `message` output items. */
+function responsesOutput(json: Json): Slot[] {
+  if (!Array.isArray(json.output)) return [];
+  return (json.output as unknown[]).flatMap((item) => {
+    const o = item as Json | null;
+    return typeof o === 'object' && o !== null && o.type === 'message' ? contentSlots(o) : [];
+  });
+}
+
+/** The part types that carry text: chat's `text`, the Responses API's `input_text` and `output_text`. */
+const TEXT_PARTS = new Set(['text', 'input_text', 'output_text']);
+
+/** A message's string content, or each text part of its array content. */
 function contentSlots(message: Json): Slot[] {
   const content = message.content;
   if (typeof content === 'string') return [{ get: () => message.content as string, set: (t) => void (message.content = t) }];
   if (!Array.isArray(content)) return [];
   return content.flatMap((part): Slot[] => {
     const p = part as Json | null;
-    return typeof p === 'object' && p !== null && p.type === 'text' && typeof p.text === 'string'
+    return typeof p === 'object' && p !== null && TEXT_PARTS.has(p.type as string) && typeof p.text === 'string'
       ? [{ get: () => p.text as string, set: (t) => void (p.text = t) }]
       : [];
   });

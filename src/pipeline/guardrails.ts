@@ -1,6 +1,8 @@
 /**
  * The config's hooks and guardrails (guardrails/) as steps of the hooks
- * stages, for chat, completions and embeddings (before the request only):
+ * stages, for chat, completions and embeddings (before the request only),
+ * and the generic proxy's POST /v1/responses (its peeked JSON body, judged
+ * but never rewritten: a rewriting hook there is a 400):
  *
  * - input: before the cache is asked, the before-request hooks judge the
  *   request; a denying failure is a 446 with hook_results, and transforms
@@ -42,24 +44,42 @@ export function inputGuardrails(): Stage {
     name: 'input-guardrails',
     run(ctx) {
       const all = ctx.plan!.hooks;
-      const hooks = all.before;
-      if (all.streamTransform !== null && ctx.body?.stream === true) return ctx.refuse(streamTransform(all.streamTransform));
-      return hooks.length === 0 || ctx.body === null || ctx.endpoint === 'proxy' ? 'next' : beforeRequest(ctx, hooks);
+      if (all.before.length === 0 && all.transformAt.after === null) return 'next';
+      const on = judged(ctx);
+      if (on === null) return 'next';
+      const json = (ctx.body ?? ctx.peeked)!;
+      const rewrite = all.transformAt;
+      if (rewrite.after !== null && json.stream === true) {
+        // Text a streaming client already has cannot be rewritten: refused before the provider is called.
+        const { at, check } = rewrite.after;
+        return ctx.refuse(invalid(`stream: ${at} rewrites the answer (${check}), which cannot apply to a streamed answer; ask without stream, or use a config without it`, 'stream'));
+      }
+      if (on === 'responses' && rewrite.before !== null) {
+        const { at, check } = rewrite.before;
+        return ctx.refuse(invalid(`${at}: rewrites the request (${check}), which the generic proxy sends on as it came; use a config without it for ${ctx.pathname}`, at));
+      }
+      return all.before.length === 0 ? 'next' : beforeRequest(ctx, on, all.before);
     },
   };
 }
 
-/** An output transform cannot rewrite text a streaming client already has: refused before the provider is called. */
-function streamTransform(where: string): GatewayError {
-  return invalid(`stream: an output guardrail that rewrites the answer (${where}) cannot apply to a streamed answer; ask without stream, or use a config without it`, 'stream');
+/**
+ * What hooks judge of this request: a model endpoint's parsed body, or the
+ * generic proxy's JSON body (ctx.peeked) on a path whose text is known;
+ * null when there is none (pass-through mode, other proxied paths).
+ */
+function judged(ctx: RequestContext): HookEndpoint | null {
+  if (ctx.body !== null) return ctx.endpoint as HookEndpoint;
+  if (ctx.endpoint === 'proxy' && ctx.peeked !== null && ctx.req.method === 'POST' && ctx.pathname === '/v1/responses') return 'responses';
+  return null;
 }
 
-async function beforeRequest(ctx: RequestContext, hooks: readonly Hook[]): Promise<Outcome> {
-  const run = await runHooks(hooks, hookInput(ctx, 'before', null));
+async function beforeRequest(ctx: RequestContext, on: HookEndpoint, hooks: readonly Hook[]): Promise<Outcome> {
+  const run = await runHooks(hooks, hookInput(ctx, on, 'before', null));
   const log = (ctx.hooks = new HookLog());
   log.add('before', run);
   if (run.denied) return ctx.refuse(DENIED, { hook_results: log.answered() });
-  if (run.json !== ctx.body) {
+  if (run.json !== ctx.body && ctx.body !== null) {
     // Transformed: the cache keys, and the provider receives, the new body.
     ctx.body = run.json;
     ctx.raw = Buffer.from(JSON.stringify(run.json));
@@ -72,13 +92,15 @@ export function outputGuardrails(): Stage {
   return {
     name: 'output-guardrails',
     run(ctx) {
-      const hooks = ctx.endpoint === 'embeddings' ? [] : ctx.plan!.hooks.after;
+      const on = judged(ctx);
+      const hooks = on === null || on === 'embeddings' ? [] : ctx.plan!.hooks.after;
       const failedBefore = ctx.hooks?.failed === true;
-      if ((hooks.length === 0 && !failedBefore) || ctx.body === null) return 'next';
+      if ((hooks.length === 0 && !failedBefore) || on === null) return 'next';
       const a = ctx.answer!;
       // As Portkey's: hooks judge answers, not a provider's errors.
       if (a.status !== 200) return 'next';
-      if (isEventStream(a) && hooks.length > 0) return guardStream(ctx, a, hooks);
+      // The Responses API streams events of its own: a proxied stream is not judged.
+      if (isEventStream(a) && hooks.length > 0 && on !== 'responses') return guardStream(ctx, a, on, hooks);
       if (!isWhole(a)) {
         if (failedBefore) {
           a.status = ctx.status = 246;
@@ -86,12 +108,12 @@ export function outputGuardrails(): Stage {
         }
         return 'next';
       }
-      return afterRequest(ctx, a, hooks);
+      return afterRequest(ctx, a, on, hooks);
     },
   };
 }
 
-async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook[]): Promise<Outcome> {
+async function afterRequest(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: readonly Hook[]): Promise<Outcome> {
   const text = typeof a.body === 'string' ? a.body : await readWhole(a.body, MAX_CHECKED_ANSWER_BYTES);
   if (text === null) {
     // The provider broke off: as the route stage does with a cut translated answer.
@@ -107,7 +129,7 @@ async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook
   const log = (ctx.hooks ??= new HookLog());
   let out = answer;
   if (answer !== null && hooks.length > 0) {
-    const run = await runHooks(hooks, hookInput(ctx, 'after', answer));
+    const run = await runHooks(hooks, hookInput(ctx, on, 'after', answer));
     log.add('after', run);
     if (run.denied) {
       // The provider answered: what it used is charged, though the client does not get it.
@@ -128,13 +150,13 @@ async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook
  * and headers go out first; a denial ends it with an error event, and the
  * log records a 446. Not cached: a hit would replay it without its hooks.
  */
-function guardStream(ctx: RequestContext, a: Answer, hooks: readonly Hook[]): Outcome {
+function guardStream(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: readonly Hook[]): Outcome {
   const log = (ctx.hooks ??= new HookLog());
   if (log.failed) a.status = ctx.status = 246;
   const guard = new StreamGuard({
     hooks,
     window: ctx.plan!.hooks.streamWindow,
-    input: hookInput(ctx, 'after', null),
+    input: hookInput(ctx, on, 'after', null),
     denied: DENIED,
     judged(run) {
       log.add('after', run);
@@ -157,19 +179,16 @@ function isEventStream(a: Answer): boolean {
   return typeof type === 'string' && type.trim().toLowerCase().startsWith('text/event-stream') && (encoding === undefined || encoding === 'identity');
 }
 
-function hookInput(ctx: RequestContext, kind: 'before' | 'after', answer: Record<string, unknown> | null): HookInput {
-  const endpoint = ctx.endpoint as HookEndpoint;
-  const request = ctx.body!;
-  const stream = request.stream === true ? 'stream-' : '';
-  return {
-    kind,
-    endpoint,
-    requestType: endpoint === 'embeddings' ? 'embed' : `${stream}${endpoint === 'chat' ? 'chatComplete' : 'complete'}`,
-    model: ctx.model,
-    metadata: ctx.gateway!.metadata,
-    request,
-    answer,
-  };
+function hookInput(ctx: RequestContext, endpoint: HookEndpoint, kind: 'before' | 'after', answer: Record<string, unknown> | null): HookInput {
+  const request = (ctx.body ?? ctx.peeked)!;
+  return { kind, endpoint, requestType: requestType(endpoint, request.stream === true), model: ctx.model, metadata: ctx.gateway!.metadata, request, answer };
+}
+
+/** Portkey's name of the request type. */
+function requestType(endpoint: HookEndpoint, stream: boolean): string {
+  if (endpoint === 'embeddings') return 'embed';
+  if (endpoint === 'responses') return 'createModelResponse';
+  return `${stream ? 'stream-' : ''}${endpoint === 'chat' ? 'chatComplete' : 'complete'}`;
 }
 
 /** Text the gateway holds, or a relayed JSON answer it can read (not compressed). */

@@ -30,17 +30,23 @@ export interface StreamGuardOptions {
   input: Omit<HookInput, 'answer'>;
   /** The error a denying hook ends the stream with. */
   denied: GatewayError;
-  /** The run whose results are the stream's (a denying one, or the one at the end), once. */
-  judged(run: HookRun): void;
+  /** The run whose results are the stream's (a denying one, or the one at the end), once: the hook_results its event carries. */
+  judged(run: HookRun): Record<string, unknown>;
 }
 
 type Json = Record<string, unknown>;
+
+/** Choices kept apart (OpenAI's largest `n`); text of a choice past them is not judged. */
+const MAX_CHOICES = 128;
+/** Held events carrying no text (tool-call deltas) are judged and released at this size, so holding stays bounded. */
+const MAX_HELD_BYTES = 64 * 1024;
 
 export class StreamGuard extends Transform {
   private readonly reader = new SseReader();
   /** Events not yet released, and the characters of text they carry. */
   private held: string[] = [];
   private heldChars = 0;
+  private heldBytes = 0;
   /** The usage chunk and [DONE]: released last, after the results. */
   private readonly tail: string[] = [];
   /** Text so far, per choice index. */
@@ -69,9 +75,10 @@ export class StreamGuard extends Transform {
       .then(async () => {
         if (this.over) return;
         const run = await runHooks(this.o.hooks, { ...this.o.input, answer: this.answer() });
-        if (!this.judged(run, true)) return;
+        if (run.denied) return this.deny(run);
+        const results = this.o.judged(run);
         this.release();
-        if (run.results.length > 0) this.push(sseEvent({ ...this.meta, choices: [], hook_results: { before_request_hooks: [], after_request_hooks: run.results } }));
+        if (run.results.length > 0) this.push(sseEvent({ ...this.meta, choices: [], hook_results: results }));
         for (const e of this.tail) this.push(e);
       })
       .then(() => done(), done);
@@ -93,8 +100,9 @@ export class StreamGuard extends Transform {
       if (chunk !== null && this.meta.id === undefined) this.meta = { id: chunk.id, object: chunk.object, created: chunk.created, model: chunk.model };
       this.held.push(raw);
       this.heldChars += chunk === null ? 0 : this.add(chunk);
+      this.heldBytes += raw.length;
       if (this.window === 0) this.release();
-      else if (this.heldChars >= this.window) await this.judgeSoFar();
+      else if (this.heldChars >= this.window || this.heldBytes >= MAX_HELD_BYTES) await this.judgeSoFar();
     }
   }
 
@@ -107,6 +115,7 @@ export class StreamGuard extends Transform {
       const piece = this.o.input.endpoint === 'completions' ? c.text : (c.delta as Json | undefined)?.content;
       if (typeof piece !== 'string') continue;
       const i = typeof c.index === 'number' ? c.index : 0;
+      if (!Number.isInteger(i) || i < 0 || i >= MAX_CHOICES) continue;
       this.texts[i] = (this.texts[i] ?? '') + piece;
       n += piece.length;
     }
@@ -116,30 +125,27 @@ export class StreamGuard extends Transform {
   private async judgeSoFar(): Promise<void> {
     if (this.midStream.length > 0) {
       const run = await runHooks(this.midStream, { ...this.o.input, answer: this.answer() });
-      if (!this.judged(run, false)) return;
+      if (run.denied) return this.deny(run);
     }
     this.release();
   }
 
-  /** Hands a run on when it is the stream's (it denied, or it is the last); false when it denied and the stream has ended. */
-  private judged(run: HookRun, last: boolean): boolean {
-    if (last || run.denied) this.o.judged(run);
-    if (run.denied) {
-      this.over = true;
-      this.held = [];
-      this.push(sseEvent({ ...this.o.denied.toJSON(), hook_results: { before_request_hooks: [], after_request_hooks: run.results } }));
-      this.push(null);
-      // As a translated stream's error ends: the provider's body is let go once the client has read the event.
-      this.once('end', () => this.destroy());
-      return false;
-    }
-    return true;
+  /** A hook denied: its error event ends the stream instead of the held text, and no [DONE] follows. */
+  private deny(run: HookRun): void {
+    const results = this.o.judged(run);
+    this.over = true;
+    this.held = [];
+    this.push(sseEvent({ ...this.o.denied.toJSON(), hook_results: results }));
+    this.push(null);
+    // As a translated stream's error ends: the provider's body is let go once the client has read the event.
+    this.once('end', () => this.destroy());
   }
 
   private release(): void {
     for (const e of this.held) this.push(e);
     this.held = [];
     this.heldChars = 0;
+    this.heldBytes = 0;
   }
 
   /** The answer so far, in the shape after-request hooks judge (text.ts reads its choices). */

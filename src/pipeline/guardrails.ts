@@ -164,6 +164,7 @@ function guardStream(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: re
         ctx.status = DENIED.status;
         ctx.error = DENIED;
       }
+      return log.answered();
     },
   });
   a.body = through(a.body as Readable, guard);

@@ -11,6 +11,7 @@ import { ADMIN_KEY } from './support/gateway.js';
 import { expectJson } from './support/tenants.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { logOf } from './support/logs.js';
 import { useGateway } from './support/use-gateway.js';
 
 const KEY = 'sk-upstream-guardrails';
@@ -36,15 +37,6 @@ describe('hooks and guardrails over HTTP', () => {
     );
     assert.ok(e instanceof OpenAI.APIError, String(e));
     return { status: e.status!, body: lastBody! };
-  }
-
-  async function logOf(traceId: string): Promise<Json> {
-    for (let i = 0; ; i++) {
-      const page = await expectJson(await gw.call(`/logs?trace_id=${traceId}`), 200);
-      if (page.data.length > 0) return expectJson(await gw.call(`/logs/${page.data[0].id}`), 200);
-      if (i === 100) assert.fail(`no log for ${traceId}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
   }
 
   before(async () => {
@@ -104,7 +96,7 @@ describe('hooks and guardrails over HTTP', () => {
     assert.equal(results.before_request_hooks[0].verdict, false);
     assert.equal(results.after_request_hooks[0].verdict, true);
     assert.equal(mock.requests.length, 1);
-    const log = await logOf(traceId);
+    const log = await logOf(gw, traceId);
     assert.equal(log.status, 246);
     assert.equal(log.hook_results.before_request_hooks[0].checks[0].id, 'default.wordCount');
     assert.equal(log.hook_results.after_request_hooks[0].checks[0].verdict, true);
@@ -124,7 +116,7 @@ describe('hooks and guardrails over HTTP', () => {
     const { data, response } = await client.chat.completions.create(ask('a few words here'), opts(hooks, traceId)).withResponse();
     assert.equal(response.status, 200);
     assert.equal((data as Json).hook_results, undefined);
-    const log = await logOf(traceId);
+    const log = await logOf(gw, traceId);
     const [hook] = log.hook_results.after_request_hooks;
     assert.equal(hook.id, 'later');
     assert.equal(hook.async, true);

@@ -14,6 +14,7 @@ import { expectJson } from './support/tenants.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { startMockServer, type MockServer } from './support/mock-server.js';
+import { logOf } from './support/logs.js';
 import { useGateway } from './support/use-gateway.js';
 
 const KEY = 'sk-upstream-guardrails-stream';
@@ -30,13 +31,16 @@ describe('output guardrails on streamed answers', () => {
   const opts = (hooks: Json, traceId = randomUUID()) => ({ headers: { 'x-gateway-config': JSON.stringify(config(hooks)), 'x-gateway-trace-id': traceId } });
   const ask = (content: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content }], stream: true as const });
 
-  async function logOf(traceId: string): Promise<Json> {
-    for (let i = 0; ; i++) {
-      const page = await expectJson(await gw.call(`/logs?trace_id=${traceId}`), 200);
-      if (page.data.length > 0) return expectJson(await gw.call(`/logs/${page.data[0].id}`), 200);
-      if (i === 100) assert.fail(`no log for ${traceId}`);
-      await new Promise((r) => setTimeout(r, 50));
+  /** A stream the SDK reads until it raises the gateway's error event: the text before it, and the error. */
+  async function cutShort(started: Promise<AsyncIterable<OpenAI.ChatCompletionChunk>>): Promise<{ text: string; err: InstanceType<typeof OpenAI.APIError> }> {
+    let text = '';
+    try {
+      for await (const chunk of await started) text += chunk.choices[0]?.delta.content ?? '';
+    } catch (err) {
+      assert.ok(err instanceof OpenAI.APIError, String(err));
+      return { text, err };
     }
+    return assert.fail(`expected the stream to end in an error; it ended whole: ${JSON.stringify(text)}`);
   }
 
   /** The raw SSE text of a streamed chat answer. */
@@ -57,20 +61,12 @@ describe('output guardrails on streamed answers', () => {
   it('a denying check ends the stream with an error event the SDK raises; the held-back text never arrives', async () => {
     const traceId = randomUUID();
     const hooks = { guardrails_stream_window: 5, output_guardrails: [{ id: 'no-secret', deny: true, 'default.contains': { words: ['secret'], operator: 'none' } }] };
-    const stream = await client.chat.completions.create(ask('alpha beta gamma secret delta epsilon'), opts(hooks, traceId));
-    let text = '';
-    const err = await (async () => {
-      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
-    })().then(
-      () => assert.fail('expected the stream to end in an error'),
-      (e: unknown) => e,
-    );
-    assert.ok(err instanceof OpenAI.APIError, String(err));
+    const { text, err } = await cutShort(client.chat.completions.create(ask('alpha beta gamma secret delta epsilon'), opts(hooks, traceId)));
     assert.match(err.message, /guardrail checks defined in the config failed/);
     assert.equal((err.error as Json).type, 'hooks_failed');
     assert.ok(text.startsWith('[mock] echo: alpha'), `text judged and released before the denial: ${JSON.stringify(text)}`);
     assert.ok(!text.includes('secret'), text);
-    const log = await logOf(traceId);
+    const log = await logOf(gw, traceId);
     assert.equal(log.status, 446);
     const [hook] = log.hook_results.after_request_hooks;
     assert.equal(hook.id, 'no-secret');
@@ -105,7 +101,7 @@ describe('output guardrails on streamed answers', () => {
     assert.ok(results !== undefined, 'a hook_results chunk');
     assert.equal(results.after_request_hooks[0].id, 'words');
     assert.equal(results.after_request_hooks[0].verdict, false);
-    const log = await logOf(traceId);
+    const log = await logOf(gw, traceId);
     assert.equal(log.status, 200);
     assert.equal(log.hook_results.after_request_hooks[0].checks[0].verdict, false);
   });
@@ -134,15 +130,7 @@ describe('output guardrails on streamed answers', () => {
 
   it('judges a translated stream (Anthropic): a denial ends it with the error event', async () => {
     const hooks = { provider: 'anthropic', api_key: ANTHROPIC_KEY, custom_host: anthropic.url, output_guardrails: [{ deny: true, 'default.contains': { words: ['forbidden'], operator: 'none' } }] };
-    const stream = await client.chat.completions.create({ ...ask('say forbidden things'), model: 'claude-3-5-haiku-latest', max_tokens: 50 }, opts(hooks));
-    let text = '';
-    const err = await (async () => {
-      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
-    })().then(
-      () => assert.fail('expected the stream to end in an error'),
-      (e: unknown) => e,
-    );
-    assert.ok(err instanceof OpenAI.APIError, String(err));
+    const { text } = await cutShort(client.chat.completions.create({ ...ask('say forbidden things'), model: 'claude-3-5-haiku-latest', max_tokens: 50 }, opts(hooks)));
     assert.ok(!text.includes('forbidden'), text);
     const ok = await client.chat.completions.create({ ...ask('say nice things'), model: 'claude-3-5-haiku-latest', max_tokens: 50 }, opts(hooks));
     let said = '';

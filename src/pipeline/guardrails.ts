@@ -168,6 +168,8 @@ function guardStream(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: re
     },
   });
   a.body = through(a.body as Readable, guard);
+  // The guard adds an event (or cuts the stream short): a length the provider sent no longer holds.
+  a.headers = wholeHeaders(a.headers);
   ctx.keeper = UNKEPT;
   return 'next';
 }
@@ -200,7 +202,7 @@ function isWhole(a: Answer): boolean {
   return typeof type === 'string' && /^application\/(?:[\w.+-]*\+)?json\b/i.test(type.trim()) && (encoding === undefined || encoding === 'identity');
 }
 
-/** A relayed answer's headers for the whole text that replaces its stream: its connection's headers and length go. */
+/** A relayed answer's headers for a body the gateway changed (whole text for a stream, a guarded stream): its connection's headers and length go. */
 function wholeHeaders(h: Answer['headers']): Answer['headers'] {
   const out: Record<string, string | string[] | undefined> = {};
   for (const name in h) if (!isHopByHop(name) && name !== 'content-length') out[name] = h[name];

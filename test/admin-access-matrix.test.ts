@@ -96,6 +96,10 @@ class Fixtures {
     return (await this.made('/configs', { name: this.name('config'), config: { provider: 'openai', api_key: 'sk-matrix' }, workspace_id: ws })).id;
   }
 
+  async guardrail(ws: string): Promise<string> {
+    return (await this.made('/guardrails', { ...GUARDRAIL, name: this.name('guardrail'), workspace_id: ws })).id;
+  }
+
   async ratePolicy(ws: string): Promise<string> {
     return (await this.made('/policies/rate-limits', { ...POLICY, type: 'requests', unit: 'rpm', value: 100, workspace_id: ws })).id;
   }
@@ -133,6 +137,7 @@ class Fixtures {
   }
 }
 
+const GUARDRAIL = { checks: [{ id: 'default.wordCount', parameters: { minWords: 1 } }], actions: { deny: true } };
 const POLICY = { conditions: [{ key: 'api_key', value: '*' }], group_by: [{ key: 'api_key' }] };
 
 /** Workspace-bound routes over an object of the workspace, `made` fresh for each cell. */
@@ -213,6 +218,12 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
     answers: [ALL, HIDDEN],
     request: async (f, ws) => ({ params: { id: await f.config(ws), versionId: '1' } }),
   },
+
+  'POST /guardrails': inWorkspace(ALL, (f, ws) => ({ body: { ...GUARDRAIL, name: f.name('guardrail'), workspace_id: ws } })),
+  'GET /guardrails': inWorkspace(ALL, (_, ws) => listed(ws)),
+  'GET /guardrails/:id': onObject((f, ws) => f.guardrail(ws), ALL),
+  'PUT /guardrails/:id': onObject((f, ws) => f.guardrail(ws), ALL, { body: { name: 'changed' } }),
+  'DELETE /guardrails/:id': onObject((f, ws) => f.guardrail(ws), ALL),
 
   'POST /policies/rate-limits': inWorkspace(ALL, (_, ws) => ({ body: { ...POLICY, type: 'requests', unit: 'rpm', value: 100, workspace_id: ws } })),
   'GET /policies/rate-limits': inWorkspace(ALL, (_, ws) => listed(ws)),

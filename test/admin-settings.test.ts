@@ -21,6 +21,8 @@ const DEFAULTS = {
     managersWriteMcpServers: true,
   },
   log_bodies: true,
+  default_input_guardrails: [],
+  default_output_guardrails: [],
 };
 
 for (const engine of engines()) {

@@ -292,6 +292,7 @@ describe('property: whatever a caller sends, the gateway answers it properly', {
       ['POST', '/v1/workspaces', { name: 'w', description: 'd' }],
       ['POST', '/v1/api-keys/organisation/service', { name: 'k', scopes: ['completions.write'] }],
       ['POST', '/v1/prompts', { name: 'p', string: 'hi {{x}}', parameters: { x: 'y' }, model: 'gpt-4o-mini' }],
+      ['POST', '/v1/guardrails', { name: 'g', checks: [{ id: 'default.wordCount', parameters: { minWords: 1 } }], actions: { deny: true } }],
       ['POST', '/v1/policies/rate-limits', { name: 'r', conditions: [], group_by: [], type: 'requests', unit: 'rpm', value: 1 }],
       ['PUT', '/v1/configs/nope', { config: target }],
       ['POST', '/v1/api-keys/nope/rotate', { key_transition_period_ms: 1 }],

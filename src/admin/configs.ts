@@ -14,7 +14,7 @@ import type { ConfigBody, ConfigStatus, ConfigVersion, SavedConfig, StoredConfig
 import { isUniqueViolation } from '../store/db.js';
 import { newId, newSlug } from '../store/ids.js';
 import { byIdOrSlug, listedWorkspace, notFound, writableWorkspace, type Caller } from './access.js';
-import { bodyChecker, listReply, reply, S } from './input.js';
+import { bodyChecker, idShapedSlug, listReply, reply, S } from './input.js';
 import { route, type AdminDeps, type Route } from './router.js';
 
 interface CreateBody {
@@ -54,8 +54,6 @@ const checkUpdate = bodyChecker<UpdateBody>({
   properties: { ...fields, status: { enum: ['active', 'archived'] } },
 });
 
-/** Ids are UUIDs; a slug of that shape could name another config by its id. */
-const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /** Generated slugs get a random tail; a collision is retried this often before it is reported. */
 const SLUG_TRIES = 3;
 
@@ -123,8 +121,7 @@ export const configRoutes: Route[] = [
     scope: 'configs.create',
     body: checkCreate,
     async handler({ caller, body: b }, deps) {
-      if (b.slug !== undefined && UUID_SHAPE.test(b.slug)) return { ok: false, error: invalid('slug: must not have the shape of an id', 'slug') };
-      const bad = checkConfig(b.config);
+      const bad = idShapedSlug(b.slug) ?? checkConfig(b.config);
       if (bad !== null) return { ok: false, error: bad };
       const ws = await writableWorkspace(deps.store, caller, b.workspace_id);
       if (!ws.ok) return ws;

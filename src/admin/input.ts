@@ -1,8 +1,8 @@
 /** Reading management requests: JSON bodies checked against a schema, list paging, list replies. */
 import type { SchemaObject } from 'ajv';
-import { invalid, type Result } from '../shared/errors.js';
+import { invalid, type GatewayError, type Result } from '../shared/errors.js';
 import { ajv, schemaError } from '../shared/json-schema.js';
-import type { Page, PageRequest } from '../store/page.js';
+import type { OffsetPage, Page, PageRequest } from '../store/page.js';
 
 /** What a management route answers. */
 export interface Reply {
@@ -36,6 +36,18 @@ export function pageRequest(query: URLSearchParams): Result<PageRequest> {
   return { ok: true, value: { limit, after: after === '' ? undefined : after } };
 }
 
+/** `current_page` (0-based, default 0) and `page_size` 1..100 (default 20): the spec's paging of GET /guardrails. */
+export function offsetPage(query: URLSearchParams): Result<OffsetPage> {
+  const page = query.get('current_page') ?? '0';
+  // Six digits: a page past a million of a hundred each is no page of this gateway's.
+  if (!/^\d{1,6}$/.test(page)) return { ok: false, error: invalid('current_page: must be an integer between 0 and 999999', 'current_page') };
+  const size = query.get('page_size') ?? '20';
+  if (!/^\d{1,3}$/.test(size) || Number(size) < 1 || Number(size) > 100) {
+    return { ok: false, error: invalid('page_size: must be an integer between 1 and 100', 'page_size') };
+  }
+  return { ok: true, value: { page: Number(page), size: Number(size) } };
+}
+
 /** `{object:"list", data, has_more, first_id, last_id}`. */
 export function listReply<T extends { id: string }, J>(page: Page<T>, view: (item: T) => J): Result<Reply> {
   return {
@@ -60,6 +72,14 @@ export function reply(status: number, body: unknown): Result<Reply> {
 /** ISO 8601 for an API answer; stored times are Unix seconds. */
 export function iso(seconds: number | null): string | null {
   return seconds === null ? null : new Date(seconds * 1000).toISOString();
+}
+
+/** Ids are UUIDs; a chosen slug of that shape could name another object by its id. */
+const ID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** 400 naming `slug` when a chosen slug (of an object found by id or slug) has the shape of an id. */
+export function idShapedSlug(slug: string | undefined): GatewayError | null {
+  return slug !== undefined && ID_SHAPE.test(slug) ? invalid('slug: must not have the shape of an id', 'slug') : null;
 }
 
 /** Common schema pieces. */

@@ -4,11 +4,13 @@
  * an override, null removes it, null for the whole object removes all.
  */
 import type { SchemaObject } from 'ajv';
-import { DEFAULT_SETTINGS, type SecuritySettings, type WorkspaceOverrides } from '../store/settings.js';
+import { DEFAULT_GUARDRAIL_KEYS, DEFAULT_SETTINGS, type SecuritySettings, type WorkspaceOverrides } from '../store/settings.js';
+import { DEFAULT_GUARDRAILS_SCHEMA, type DefaultGuardrailsPatch } from './default-guardrails.js';
 
 export const SECURITY_KEYS = Object.keys(DEFAULT_SETTINGS.security_settings) as (keyof SecuritySettings)[];
 
-export interface OverridesPatch {
+/** The workspace's default guardrails are its own, added to the organisation's (default-guardrails.ts). */
+export interface OverridesPatch extends DefaultGuardrailsPatch<string[] | null> {
   user_api_key_auto_create?: boolean | null;
   log_bodies?: boolean | null;
   security_settings?: Partial<Record<keyof SecuritySettings, boolean | null>> | null;
@@ -20,6 +22,7 @@ export const OVERRIDES_SCHEMA: SchemaObject = {
   properties: {
     user_api_key_auto_create: { type: ['boolean', 'null'] },
     log_bodies: { type: ['boolean', 'null'] },
+    ...Object.fromEntries(DEFAULT_GUARDRAIL_KEYS.map((k) => [k, { ...DEFAULT_GUARDRAILS_SCHEMA, type: ['array', 'null'] }])),
     security_settings: {
       type: ['object', 'null'],
       additionalProperties: false,
@@ -32,10 +35,12 @@ export const OVERRIDES_SCHEMA: SchemaObject = {
 export function mergeOverrides(current: WorkspaceOverrides | null, patch: OverridesPatch | null): WorkspaceOverrides | null {
   if (patch === null) return null;
   const next: WorkspaceOverrides = { ...current };
-  if (patch.user_api_key_auto_create === null) delete next.user_api_key_auto_create;
-  else if (patch.user_api_key_auto_create !== undefined) next.user_api_key_auto_create = patch.user_api_key_auto_create;
-  if (patch.log_bodies === null) delete next.log_bodies;
-  else if (patch.log_bodies !== undefined) next.log_bodies = patch.log_bodies;
+  // Keys whose value replaces the override whole.
+  const whole = next as Record<string, unknown>;
+  for (const key of ['user_api_key_auto_create', 'log_bodies', ...DEFAULT_GUARDRAIL_KEYS] as const) {
+    if (patch[key] === null) delete whole[key];
+    else if (patch[key] !== undefined) whole[key] = patch[key];
+  }
   if (patch.security_settings === null) delete next.security_settings;
   else if (patch.security_settings !== undefined) {
     const security: Partial<SecuritySettings> = { ...next.security_settings };

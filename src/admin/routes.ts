@@ -2,6 +2,7 @@
 import { analyticsRoutes } from './analytics.js';
 import { apiKeyRoutes } from './api-keys.js';
 import { configRoutes } from './configs.js';
+import { guardrailRoutes } from './guardrails.js';
 import { integrationRoutes } from './integrations.js';
 import { inviteRoutes } from './invites.js';
 import { logRoutes } from './logs.js';
@@ -26,6 +27,7 @@ export const ADMIN_ROUTES: readonly Route[] = [
   ...scimProvisioningRoutes,
   ...apiKeyRoutes,
   ...configRoutes,
+  ...guardrailRoutes,
   ...rateLimitRoutes,
   ...usageLimitRoutes,
   ...virtualKeyRoutes,

@@ -5,6 +5,7 @@
  * PUT /v1/workspaces/:id `settings`, see overrides.ts).
  */
 import type { OrgSettings, SecuritySettings } from '../store/settings.js';
+import { DEFAULT_GUARDRAILS_SCHEMA, resolveDefaultGuardrails, type DefaultGuardrailsPatch } from './default-guardrails.js';
 import { bodyChecker, reply } from './input.js';
 import { SECURITY_KEYS } from './overrides.js';
 import { route, type Route } from './router.js';
@@ -15,7 +16,7 @@ const MIN_SESSION_TTL_S = 900;
 /** A key living less than a minute is a mistake, not a policy. */
 const MIN_USER_KEY_TTL_S = 60;
 
-interface OrgPatch {
+interface OrgPatch extends DefaultGuardrailsPatch {
   user_api_key_auto_create?: boolean;
   user_api_key_ttl?: number | null;
   user_api_key_rotation_period?: OrgSettings['user_api_key_rotation_period'];
@@ -30,6 +31,8 @@ const checkOrgPatch = bodyChecker<OrgPatch>({
   properties: {
     user_api_key_auto_create: { type: 'boolean' },
     log_bodies: { type: 'boolean' },
+    default_input_guardrails: DEFAULT_GUARDRAILS_SCHEMA,
+    default_output_guardrails: DEFAULT_GUARDRAILS_SCHEMA,
     user_api_key_ttl: { type: ['integer', 'null'], minimum: MIN_USER_KEY_TTL_S },
     user_api_key_rotation_period: { enum: ['weekly', 'monthly', null] },
     session_settings: {
@@ -68,7 +71,9 @@ export const settingsRoutes: Route[] = [
     async handler({ caller, body }, deps) {
       const input = checkOrgPatch(body);
       if (!input.ok) return input;
-      const patch = input.value;
+      const resolved = await resolveDefaultGuardrails(deps.store, input.value, null);
+      if (!resolved.ok) return resolved;
+      const patch = resolved.value;
       const current = await deps.store.settings.organisation();
       const next: OrgSettings = {
         ...current,

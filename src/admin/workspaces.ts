@@ -4,12 +4,13 @@
  * overrides of organisation settings through `settings`), delete (only an
  * empty workspace; never the default one).
  */
-import { GatewayError, type Result } from '../shared/errors.js';
+import { GatewayError, ok, type Result } from '../shared/errors.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../store/db.js';
 import { newSlug } from '../store/ids.js';
 import type { WorkspaceOverrides } from '../store/settings.js';
 import type { Workspace, WorkspaceStatus } from '../store/workspaces.js';
 import { isOrgAdmin, notFound, visibleTo, type Caller } from './access.js';
+import { resolveDefaultGuardrails } from './default-guardrails.js';
 import { bodyChecker, listReply, reply, S } from './input.js';
 import { mergeOverrides, OVERRIDES_SCHEMA, type OverridesPatch } from './overrides.js';
 import { route, type AdminDeps, type Route } from './router.js';
@@ -146,8 +147,10 @@ export const workspaceRoutes: Route[] = [
         return { ok: false, error: new GatewayError(409, 'the default workspace cannot be archived', { code: 'conflict', param: 'status' }) };
       }
       const { settings, ...fields } = body;
+      const resolved = settings == null ? ok(settings) : await resolveDefaultGuardrails(deps.store, settings, ws.value.id, 'settings.');
+      if (!resolved.ok) return resolved;
       // `settings` patches the stored overrides rather than replacing them.
-      const overrides = settings === undefined ? undefined : mergeOverrides(ws.value.settings as WorkspaceOverrides | null, settings);
+      const overrides = resolved.value === undefined ? undefined : mergeOverrides(ws.value.settings as WorkspaceOverrides | null, resolved.value);
       const patch = overrides === undefined ? fields : { ...fields, settings: overrides as Workspace['settings'] };
       const updated = await deps.store.workspaces.update(ws.value.id, patch);
       return updated === null ? { ok: false, error: notFound('workspace', params.id!) } : reply(200, workspaceView(updated));
@@ -166,7 +169,7 @@ export const workspaceRoutes: Route[] = [
         await deps.store.workspaces.delete(ws.value.id);
       } catch (e) {
         if (isForeignKeyViolation(e)) {
-          return { ok: false, error: new GatewayError(409, `workspace '${ws.value.slug}' still holds keys, configs, credentials, members or SCIM mappings: delete them or archive the workspace`, { code: 'conflict' }) };
+          return { ok: false, error: new GatewayError(409, `workspace '${ws.value.slug}' still holds keys, configs, guardrails, credentials, members or SCIM mappings: delete them or archive the workspace`, { code: 'conflict' }) };
         }
         throw e;
       }

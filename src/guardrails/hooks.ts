@@ -74,8 +74,12 @@ export const DEFAULT_STREAM_WINDOW = 100;
 
 export const NO_HOOKS: Hooks = { before: [], after: [], streamWindow: DEFAULT_STREAM_WINDOW, transformAt: { before: null, after: null } };
 
-/** Checks that rewrite what they judge. */
-const TRANSFORMS = new Set(['default.regexReplace', 'default.addPrefix']);
+/**
+ * Checks that always rewrite what they judge. A webhook may: what it returns
+ * is applied where the body can take it and not on a stream or the proxy
+ * (docs/guardrails.md), rather than refusing every such request.
+ */
+const TRANSFORMS = new Set(['default.regexReplace', 'default.addPrefix', 'default.inlineImageUrls']);
 
 interface Outcome {
   deny?: boolean;
@@ -145,7 +149,7 @@ function fromHook(h: HookItem, kind: HookKind, at: SchemaPath, budget: RegexBudg
     checks.push(ready.value);
   }
   const type = h.type ?? 'guardrail';
-  return { ok: true, value: hook(h, h.id, type, checks, type === 'mutator') };
+  return { ok: true, value: hook(denyDefault(h, checks), h.id, type, checks, type === 'mutator') };
 }
 
 function fromGuardrail(g: GuardrailItem, kind: HookKind, at: SchemaPath, budget: RegexBudget): Compiled<Hook> {
@@ -157,7 +161,13 @@ function fromGuardrail(g: GuardrailItem, kind: HookKind, at: SchemaPath, budget:
     if (!ready.ok) return ready;
     checks.push(ready.value);
   }
-  return { ok: true, value: hook(g, g.id ?? `${String(at[0])}[${String(at[1])}]`, 'guardrail', checks, false) };
+  return { ok: true, value: hook(denyDefault(g, checks), g.id ?? `${String(at[0])}[${String(at[1])}]`, 'guardrail', checks, false) };
+}
+
+/** A third-party guardrail denies unless the item says otherwise (its deny, or its on_fail's). */
+function denyDefault<H extends { deny?: boolean; on_fail?: Outcome }>(h: H, checks: readonly ReadyCheck[]): H {
+  const denies = h.deny === undefined && h.on_fail?.deny === undefined && checks.some((c) => c.definition.denies === true);
+  return denies ? { ...h, deny: true } : h;
 }
 
 function hook(h: Omit<HookItem, 'id'>, id: string, type: string, checks: ReadyCheck[], sequential: boolean): Hook {

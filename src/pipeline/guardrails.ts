@@ -22,12 +22,14 @@
  */
 import type { Readable } from 'node:stream';
 import type { AnswerKeeper } from '../cache/answer-cache.js';
-import type { HookEndpoint } from '../guardrails/check.js';
+import type { HookEndpoint, Reach } from '../guardrails/check.js';
 import { HookLog, runHooks, type HookInput } from '../guardrails/engine.js';
 import type { Hook } from '../guardrails/hooks.js';
+import type { CredentialSource } from '../routing/credentials.js';
 import { isHopByHop } from '../routing/headers.js';
 import { StreamGuard } from '../guardrails/stream.js';
 import { GatewayError, invalid } from '../shared/errors.js';
+import { single } from '../shared/headers.js';
 import { through } from '../shared/through.js';
 import type { Answer, Outcome, RequestContext, Stage } from './context.js';
 
@@ -39,7 +41,8 @@ const DENIED = new GatewayError(446, 'The guardrail checks defined in the config
   code: 'hooks_failed',
 });
 
-export function inputGuardrails(): Stage {
+/** `credentials`: the stored credentials third-party checks call their APIs with. */
+export function inputGuardrails(credentials: CredentialSource): Stage {
   return {
     name: 'input-guardrails',
     run(ctx) {
@@ -58,7 +61,7 @@ export function inputGuardrails(): Stage {
         const { at, check } = rewrite.before;
         return ctx.refuse(invalid(`${at}: rewrites the request (${check}), which the generic proxy sends on as it came; use a config without it for ${ctx.pathname}`, at));
       }
-      return all.before.length === 0 ? 'next' : beforeRequest(ctx, on, all.before);
+      return all.before.length === 0 ? 'next' : beforeRequest(ctx, on, all.before, credentials);
     },
   };
 }
@@ -74,8 +77,8 @@ function judged(ctx: RequestContext): HookEndpoint | null {
   return null;
 }
 
-async function beforeRequest(ctx: RequestContext, on: HookEndpoint, hooks: readonly Hook[]): Promise<Outcome> {
-  const run = await runHooks(hooks, hookInput(ctx, on, 'before', null));
+async function beforeRequest(ctx: RequestContext, on: HookEndpoint, hooks: readonly Hook[], credentials: CredentialSource): Promise<Outcome> {
+  const run = await runHooks(hooks, hookInput(ctx, on, 'before', null, credentials));
   const log = (ctx.hooks = new HookLog());
   log.add('before', run);
   if (run.denied) return ctx.refuse(DENIED, { hook_results: log.answered() });
@@ -88,7 +91,7 @@ async function beforeRequest(ctx: RequestContext, on: HookEndpoint, hooks: reado
   return 'next';
 }
 
-export function outputGuardrails(): Stage {
+export function outputGuardrails(credentials: CredentialSource): Stage {
   return {
     name: 'output-guardrails',
     run(ctx) {
@@ -100,7 +103,7 @@ export function outputGuardrails(): Stage {
       // As Portkey's: hooks judge answers, not a provider's errors.
       if (a.status !== 200) return 'next';
       // The Responses API streams events of its own: a proxied stream is not judged.
-      if (isEventStream(a) && hooks.length > 0 && on !== 'responses') return guardStream(ctx, a, on, hooks);
+      if (isEventStream(a) && hooks.length > 0 && on !== 'responses') return guardStream(ctx, a, on, hooks, credentials);
       if (!isWhole(a)) {
         if (failedBefore) {
           a.status = ctx.status = 246;
@@ -108,12 +111,12 @@ export function outputGuardrails(): Stage {
         }
         return 'next';
       }
-      return afterRequest(ctx, a, on, hooks);
+      return afterRequest(ctx, a, on, hooks, credentials);
     },
   };
 }
 
-async function afterRequest(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: readonly Hook[]): Promise<Outcome> {
+async function afterRequest(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: readonly Hook[], credentials: CredentialSource): Promise<Outcome> {
   const text = typeof a.body === 'string' ? a.body : await readWhole(a.body, MAX_CHECKED_ANSWER_BYTES);
   if (text === null) {
     // The provider broke off: as the route stage does with a cut translated answer.
@@ -129,7 +132,7 @@ async function afterRequest(ctx: RequestContext, a: Answer, on: HookEndpoint, ho
   const log = (ctx.hooks ??= new HookLog());
   let out = answer;
   if (answer !== null && hooks.length > 0) {
-    const run = await runHooks(hooks, hookInput(ctx, on, 'after', answer));
+    const run = await runHooks(hooks, hookInput(ctx, on, 'after', answer, credentials));
     log.add('after', run);
     if (run.denied) {
       // The provider answered: what it used is charged, though the client does not get it.
@@ -150,13 +153,13 @@ async function afterRequest(ctx: RequestContext, a: Answer, on: HookEndpoint, ho
  * and headers go out first; a denial ends it with an error event, and the
  * log records a 446. Not cached: a hit would replay it without its hooks.
  */
-function guardStream(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: readonly Hook[]): Outcome {
+function guardStream(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: readonly Hook[], credentials: CredentialSource): Outcome {
   const log = (ctx.hooks ??= new HookLog());
   if (log.failed) a.status = ctx.status = 246;
   const guard = new StreamGuard({
     hooks,
     window: ctx.plan!.hooks.streamWindow,
-    input: hookInput(ctx, on, 'after', null),
+    input: hookInput(ctx, on, 'after', null, credentials),
     denied: DENIED,
     judged(run) {
       log.add('after', run);
@@ -182,9 +185,18 @@ function isEventStream(a: Answer): boolean {
   return typeof type === 'string' && type.trim().toLowerCase().startsWith('text/event-stream') && (encoding === undefined || encoding === 'identity');
 }
 
-function hookInput(ctx: RequestContext, endpoint: HookEndpoint, kind: 'before' | 'after', answer: Record<string, unknown> | null): HookInput {
+function hookInput(ctx: RequestContext, endpoint: HookEndpoint, kind: 'before' | 'after', answer: Record<string, unknown> | null, credentials: CredentialSource): HookInput {
   const request = (ctx.body ?? ctx.peeked)!;
-  return { kind, endpoint, requestType: requestType(endpoint, request.stream === true), model: ctx.model, metadata: ctx.gateway!.metadata, request, answer };
+  return {
+    kind,
+    endpoint,
+    requestType: requestType(endpoint, request.stream === true),
+    model: ctx.model,
+    metadata: ctx.gateway!.metadata,
+    request,
+    answer,
+    reach: reachOf(ctx, kind, credentials),
+  };
 }
 
 /** Portkey's name of the request type. */
@@ -192,6 +204,23 @@ function requestType(endpoint: HookEndpoint, stream: boolean): string {
   if (endpoint === 'embeddings') return 'embed';
   if (endpoint === 'responses') return 'createModelResponse';
   return `${stream ? 'stream-' : ''}${endpoint === 'chat' ? 'chatComplete' : 'complete'}`;
+}
+
+/** What checks that call out may use: the client's headers, the provider, the workspace's stored credentials. */
+function reachOf(ctx: RequestContext, kind: 'before' | 'after', credentials: CredentialSource): Reach {
+  return {
+    headers: ctx.req.headers,
+    provider: kind === 'after' ? ctx.provider : providerBefore(ctx),
+    credential: async (k, ref) => credentials.resolve(ctx.key.workspaceId, k, ref),
+  };
+}
+
+/** Before the request, the provider is known when the plan has one target naming it, or leaving it to x-gateway-provider; not behind stored credentials. */
+function providerBefore(ctx: RequestContext): string | undefined {
+  const root = ctx.plan!.root;
+  if (root.kind !== 'leaf' || root.node.virtual_key !== undefined) return undefined;
+  const name = root.node.provider ?? (ctx.req.headers['x-gateway-virtual-key'] === undefined ? single(ctx.req.headers['x-gateway-provider']) : undefined);
+  return name?.startsWith('@') === false ? name : undefined;
 }
 
 /** Text the gateway holds, or a relayed JSON answer it can read (not compressed). */

@@ -400,6 +400,31 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE request_logs ADD COLUMN hook_results TEXT;
     `,
   },
+  {
+    id: 14,
+    // Saved guardrails: a workspace's, or the organisation's (workspace_id
+    // null). Slugs are unique per workspace and among the organisation's; a
+    // plain UNIQUE (workspace_id, slug) would let NULLs repeat on both
+    // engines, hence the index on COALESCE.
+    name: 'guardrails',
+    sql: `
+      CREATE TABLE guardrails (
+        id TEXT PRIMARY KEY,
+        slug TEXT NOT NULL,
+        workspace_id TEXT REFERENCES workspaces(id),
+        name TEXT NOT NULL,
+        checks TEXT NOT NULL,
+        actions TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'active',
+        version INTEGER NOT NULL,
+        version_id TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        last_updated_at BIGINT NOT NULL
+      );
+      CREATE UNIQUE INDEX guardrails_slug ON guardrails (COALESCE(workspace_id, ''), slug);
+      CREATE INDEX guardrails_workspace ON guardrails (workspace_id, id);
+    `,
+  },
 ];
 
 /**

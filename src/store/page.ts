@@ -10,6 +10,12 @@ export interface PageRequest {
   after: string | undefined;
 }
 
+/** A page by number, where the spec pages so (`current_page` 0-based, `page_size`): the `page`th run of `size`, newest first. */
+export interface OffsetPage {
+  page: number;
+  size: number;
+}
+
 export interface Page<T> {
   data: T[];
   hasMore: boolean;

@@ -31,16 +31,26 @@ export interface OrgSettings {
   security_settings: SecuritySettings;
   /** Request logs keep request and response bodies (redacted); false: metadata, tokens and cost only. */
   log_bodies: boolean;
+  /** Ids of organisation guardrails run on every request of every workspace: on its input, on its output. */
+  default_input_guardrails: string[];
+  default_output_guardrails: string[];
 }
+
+/** The settings naming default guardrails, of the organisation and of a workspace. */
+export const DEFAULT_GUARDRAIL_KEYS = ['default_input_guardrails', 'default_output_guardrails'] as const;
+export type DefaultGuardrailKey = (typeof DEFAULT_GUARDRAIL_KEYS)[number];
 
 /** What a workspace's `settings` may hold. */
 export interface WorkspaceOverrides {
   user_api_key_auto_create?: boolean;
   security_settings?: Partial<SecuritySettings>;
   log_bodies?: boolean;
+  /** Ids of the workspace's (or the organisation's) guardrails run on its requests besides the organisation's defaults. */
+  default_input_guardrails?: string[];
+  default_output_guardrails?: string[];
 }
 
-/** The effective settings for one workspace. */
+/** The effective settings for one workspace: default guardrails are the organisation's, then the workspace's own. */
 export type EffectiveSettings = OrgSettings;
 
 export const DEFAULT_SETTINGS: OrgSettings = Object.freeze({
@@ -58,6 +68,8 @@ export const DEFAULT_SETTINGS: OrgSettings = Object.freeze({
     managersWriteMcpServers: true,
   },
   log_bodies: true,
+  default_input_guardrails: [],
+  default_output_guardrails: [],
 }) as OrgSettings;
 
 export class SettingsRepo {
@@ -89,6 +101,19 @@ export class SettingsRepo {
     if (row?.settings == null) return org;
     return applyOverrides(org, JSON.parse(row.settings) as WorkspaceOverrides);
   }
+
+  /**
+   * Where guardrail `id` is a default: `organisation` and the slugs of the
+   * workspaces whose settings name it. Ids are UUIDs, so a LIKE on the JSON
+   * text finds the candidate rows without a LIKE wildcard in the pattern.
+   */
+  async namingGuardrail(id: string): Promise<string[]> {
+    const names = (s: Partial<Record<DefaultGuardrailKey, string[]>>): boolean => DEFAULT_GUARDRAIL_KEYS.some((k) => s[k]?.includes(id) === true);
+    const where: string[] = names(await this.organisation()) ? ['organisation'] : [];
+    const rows = await this.db.all<{ slug: string; settings: string }>('SELECT slug, settings FROM workspaces WHERE settings LIKE ? ORDER BY id', [`%"${id}"%`]);
+    for (const r of rows) if (names(JSON.parse(r.settings) as WorkspaceOverrides)) where.push(`workspace '${r.slug}'`);
+    return where;
+  }
 }
 
 export function applyOverrides(org: OrgSettings, o: WorkspaceOverrides): EffectiveSettings {
@@ -97,6 +122,9 @@ export function applyOverrides(org: OrgSettings, o: WorkspaceOverrides): Effecti
     user_api_key_auto_create: o.user_api_key_auto_create ?? org.user_api_key_auto_create,
     log_bodies: o.log_bodies ?? org.log_bodies,
     security_settings: { ...org.security_settings, ...o.security_settings },
+    // A workspace adds to the organisation's guardrails; it cannot drop them.
+    default_input_guardrails: [...new Set([...org.default_input_guardrails, ...(o.default_input_guardrails ?? [])])],
+    default_output_guardrails: [...new Set([...org.default_output_guardrails, ...(o.default_output_guardrails ?? [])])],
   };
 }
 

@@ -7,6 +7,7 @@ import { ApiKeyRepo } from './api-keys.js';
 import { Changes } from './changes.js';
 import { ConfigRepo } from './configs.js';
 import type { Db } from './db.js';
+import { GuardrailRepo } from './guardrails.js';
 import { IntegrationRepo } from './integrations.js';
 import { LogRepo } from './logs.js';
 import { migrate } from './migrations.js';
@@ -32,6 +33,7 @@ export class Store {
   readonly configs: ConfigRepo;
   readonly virtualKeys: VirtualKeyRepo;
   readonly integrations: IntegrationRepo;
+  readonly guardrails: GuardrailRepo;
   readonly rateLimitPolicies: RateLimitPolicyRepo;
   readonly usageLimitPolicies: UsageLimitPolicyRepo;
   readonly logs: LogRepo;
@@ -44,6 +46,7 @@ export class Store {
     this.configs = new ConfigRepo(db, this.changes);
     this.virtualKeys = new VirtualKeyRepo(db, this.changes);
     this.integrations = new IntegrationRepo(db, this.changes);
+    this.guardrails = new GuardrailRepo(db, this.changes);
     this.rateLimitPolicies = new RateLimitPolicyRepo(db, this.changes);
     this.usageLimitPolicies = new UsageLimitPolicyRepo(db, this.changes);
     this.logs = new LogRepo(db);

@@ -312,6 +312,18 @@ describe('guardrails', () => {
     rejects({ input_guardrails: [{ on_success: { bogus: 1 } }] }, 'input_guardrails[0].on_success.bogus');
     accepts({ output_guardrails: [{ on_success: { deny: false } }] });
   });
+
+  it('scope widens input text only; guardrails_stream_window is a bounded count at the top level', () => {
+    accepts({ input_guardrails: [{ scope: 'all_messages', 'default.notNull': {} }], before_request_hooks: [{ id: 'h', scope: 'last_user_message', checks: [] }] });
+    rejects({ input_guardrails: [{ scope: 'everything', 'default.notNull': {} }] }, 'input_guardrails[0].scope', /all_messages/);
+    rejects({ output_guardrails: [{ scope: 'all_messages', 'default.notNull': {} }] }, 'output_guardrails[0].scope', /input_guardrails/);
+    rejects({ after_request_hooks: [{ id: 'h', scope: 'all_messages', checks: [] }] }, 'after_request_hooks[0].scope', /before_request_hooks/);
+    accepts({ guardrails_stream_window: 0, output_guardrails: [] });
+    accepts({ ...openai, guardrails_stream_window: 100000 });
+    rejects({ guardrails_stream_window: -1 }, 'guardrails_stream_window');
+    rejects({ guardrails_stream_window: 100001 }, 'guardrails_stream_window');
+    rejects(lb({ ...openai, guardrails_stream_window: 10 }), 'targets[0].guardrails_stream_window', /top level/);
+  });
 });
 
 describe('passthrough', () => {

@@ -112,4 +112,19 @@ describe('the text a check sees', () => {
     assert.deepEqual(textsOf('after', 'chat', { choices: [{ message: { content: 'one' } }, { message: { content: null, tool_calls: [] } }, { message: { content: 'two' } }] }), ['one', '', 'two']);
     assert.deepEqual(textsOf('after', 'completions', { choices: [{ text: 't' }] }), ['t']);
   });
+
+  it('scope all_messages widens a chat request to every message; transforms write back to each', async () => {
+    const request = { model: 'm', messages: [{ role: 'system', content: 'the code is 1234' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'hello' }] };
+    assert.deepEqual(textsOf('before', 'chat', request, 'all_messages'), ['the code is 1234', 'ok', 'hello']);
+    const forbid = { 'default.regexMatch': { rule: '\\d{4}', not: true }, deny: true };
+    const narrow = await runHooks(hooksOf({ input_guardrails: [forbid] }).before, input('', { request }));
+    assert.equal(narrow.denied, false, 'the last user message alone has no digits');
+    const wide = await runHooks(hooksOf({ input_guardrails: [{ ...forbid, scope: 'all_messages' }] }).before, input('', { request }));
+    assert.equal(wide.denied, true);
+    const redacted = await runHooks(hooksOf({ before_request_hooks: [{ id: 'r', scope: 'all_messages', checks: [{ id: 'default.regexReplace', parameters: { rule: '/\\d/g', redactText: '#' } }] }] }).before, input('', { request }));
+    assert.deepEqual((redacted.json.messages as { content: string }[]).map((m) => m.content), ['the code is ####', 'ok', 'hello']);
+    // The next hook, with the default scope, reads the last user message again.
+    const both = hooksOf({ before_request_hooks: [{ id: 'w', scope: 'all_messages', checks: [] }], input_guardrails: [{ 'default.contains': { words: ['code'] } }] });
+    assert.equal((await runHooks(both.before, input('', { request }))).failed, true);
+  });
 });

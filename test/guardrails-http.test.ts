@@ -11,6 +11,7 @@ import { ADMIN_KEY } from './support/gateway.js';
 import { expectJson } from './support/tenants.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { logOf } from './support/logs.js';
 import { useGateway } from './support/use-gateway.js';
 
 const KEY = 'sk-upstream-guardrails';
@@ -36,15 +37,6 @@ describe('hooks and guardrails over HTTP', () => {
     );
     assert.ok(e instanceof OpenAI.APIError, String(e));
     return { status: e.status!, body: lastBody! };
-  }
-
-  async function logOf(traceId: string): Promise<Json> {
-    for (let i = 0; ; i++) {
-      const page = await expectJson(await gw.call(`/logs?trace_id=${traceId}`), 200);
-      if (page.data.length > 0) return expectJson(await gw.call(`/logs/${page.data[0].id}`), 200);
-      if (i === 100) assert.fail(`no log for ${traceId}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
   }
 
   before(async () => {
@@ -104,7 +96,7 @@ describe('hooks and guardrails over HTTP', () => {
     assert.equal(results.before_request_hooks[0].verdict, false);
     assert.equal(results.after_request_hooks[0].verdict, true);
     assert.equal(mock.requests.length, 1);
-    const log = await logOf(traceId);
+    const log = await logOf(gw, traceId);
     assert.equal(log.status, 246);
     assert.equal(log.hook_results.before_request_hooks[0].checks[0].id, 'default.wordCount');
     assert.equal(log.hook_results.after_request_hooks[0].checks[0].verdict, true);
@@ -124,7 +116,7 @@ describe('hooks and guardrails over HTTP', () => {
     const { data, response } = await client.chat.completions.create(ask('a few words here'), opts(hooks, traceId)).withResponse();
     assert.equal(response.status, 200);
     assert.equal((data as Json).hook_results, undefined);
-    const log = await logOf(traceId);
+    const log = await logOf(gw, traceId);
     const [hook] = log.hook_results.after_request_hooks;
     assert.equal(hook.id, 'later');
     assert.equal(hook.async, true);
@@ -186,6 +178,21 @@ describe('hooks and guardrails over HTTP', () => {
     assert.equal(mock.requests.length, 2);
   });
 
+  it('a cache hit passes the output guardrails too: a HIT when they pass, 446 when they fail', async () => {
+    // The rule reads the request's metadata, which the cache key leaves out: the same stored answer passes for one caller and not another.
+    const hooks = { cache: { mode: 'simple' }, output_guardrails: [{ deny: true, 'default.modelRules': { rules: { defaults: ['other-model'], metadata: { tier: { gold: ['gpt-4o-mini'] } } } } }] };
+    const as = (tier: string) => ({ headers: { ...opts(hooks).headers, 'x-gateway-metadata': JSON.stringify({ tier }) } });
+    assert.equal((await client.chat.completions.create(ask('cache this'), as('gold')).withResponse()).response.status, 200);
+    const hit = await client.chat.completions.create(ask('cache this'), as('gold')).withResponse();
+    assert.equal(hit.response.headers.get('x-gateway-cache-status'), 'HIT');
+    assert.equal(hit.response.status, 200);
+    assert.equal(hit.data.choices[0]!.message.content, '[mock] echo: cache this');
+    const r = await refusal(client.chat.completions.create(ask('cache this'), as('free')));
+    assert.equal(r.status, 446);
+    assert.equal(r.body.hook_results.after_request_hooks[0].checks[0].id, 'default.modelRules');
+    assert.equal(mock.requests.length, 1, 'both later answers came from the cache');
+  });
+
   it('judges a translated answer (Anthropic) as text', async () => {
     const hooks = { provider: 'anthropic', api_key: ANTHROPIC_KEY, custom_host: anthropic.url, output_guardrails: [{ deny: true, 'default.endsWith': { suffix: 'never' } }] };
     const r = await refusal(client.chat.completions.create({ ...ask('hi'), model: 'claude-3-5-haiku-latest', max_tokens: 50 }, opts(hooks)));
@@ -209,6 +216,43 @@ describe('hooks and guardrails over HTTP', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     assert.equal(text, '[mock] echo: quiet words');
+  });
+
+  describe('the generic proxy: POST /v1/responses', () => {
+    const responses = (hooks: Json, input: unknown) => gw.call('/responses', { method: 'POST', body: { model: 'gpt-4o-mini', input }, headers: { 'x-gateway-config': JSON.stringify(config(hooks)) } });
+    const answer = (text: string) => ({
+      body: { id: 'resp_1', object: 'response', status: 'completed', model: 'gpt-4o-mini', output: [{ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] }] },
+    });
+
+    it('input checks judge its input (a string, or the last user item): 446 and the provider never called', async () => {
+      const hooks = { input_guardrails: [{ deny: true, 'default.contains': { words: ['password'], operator: 'none' } }] };
+      const denied = await expectJson(await responses(hooks, 'my password is hunter2'), 446);
+      assert.equal(denied.error.type, 'hooks_failed');
+      assert.equal(denied.hook_results.before_request_hooks[0].checks[0].verdict, false);
+      const items = [{ role: 'user', content: [{ type: 'input_text', text: 'the password' }] }];
+      await expectJson(await responses(hooks, items), 446);
+      assert.equal(mock.requests.length, 0);
+      mock.enqueue('/v1/responses', answer('fine'));
+      const ok = await responses(hooks, [{ role: 'system', content: 'no password here' }, { role: 'user', content: 'hello' }]);
+      assert.equal(ok.status, 200, 'the default scope reads the last user item only');
+      assert.equal((await ok.json()).output[0].content[0].text, 'fine');
+      assert.equal(mock.requests.length, 1);
+    });
+
+    it('output checks judge a whole answer: 246 with hook_results', async () => {
+      mock.enqueue('/v1/responses', answer('one two three'));
+      const hooks = { output_guardrails: [{ 'default.wordCount': { maxWords: 2 } }] };
+      const body = await expectJson(await responses(hooks, 'count'), 246);
+      assert.equal(body.output[0].content[0].text, 'one two three');
+      assert.equal(body.hook_results.after_request_hooks[0].verdict, false);
+    });
+
+    it('a hook that would rewrite the request is a 400: the proxy sends the body as it came', async () => {
+      const hooks = { before_request_hooks: [{ id: 'r', checks: [{ id: 'default.regexReplace', parameters: { rule: 'x', redactText: 'y' } }] }] };
+      const body = await expectJson(await responses(hooks, 'x'), 400);
+      assert.equal(body.error.param, 'before_request_hooks[0]');
+      assert.equal(mock.requests.length, 0);
+    });
   });
 
   it('a bad check parameter is a 400 naming its config path', async () => {

@@ -7,6 +7,7 @@
  * are the providers' own, declared in providers/<name>/settings.ts.
  */
 import { Type } from '@sinclair/typebox';
+import { TEXT_SCOPES } from '../guardrails/text.js';
 import { PROVIDER_KEYS } from '../providers/settings.js';
 import {
   arrayOf,
@@ -54,6 +55,9 @@ const feedback = object(optional({ value: number, weight: number, metadata: json
 
 const outcome = (denyReason: string | null) => object(optional({ feedback, deny: denyReason === null ? bool : notAllowed(denyReason) }));
 
+/** What text of a chat request a before hook's checks read (guardrails/text.ts). */
+const textScope = enumOf(TEXT_SCOPES, `one of ${TEXT_SCOPES.join(', ')}`);
+
 const hookCheck = object({ id: str, parameters: jsonObject }, 'an object {id, parameters}');
 
 function hooks(kind: 'before' | 'after') {
@@ -63,6 +67,7 @@ function hooks(kind: 'before' | 'after') {
     ...optional({
       type: str,
       async: kind === 'after' ? bool : notAllowed('is only allowed in after_request_hooks'),
+      scope: kind === 'before' ? textScope : notAllowed('is only allowed in before_request_hooks'),
       // Where configs written for Portkey put them.
       deny: bool,
       sequential: bool,
@@ -76,7 +81,8 @@ function hooks(kind: 'before' | 'after') {
 
 function guardrails(kind: 'input' | 'output') {
   const on = outcome(kind === 'output' ? null : 'is only allowed in output_guardrails');
-  const properties = { id: str, deny: bool, async: bool, sequential: bool, on_fail: on, on_success: on };
+  const scope = kind === 'input' ? textScope : notAllowed('is only allowed in input_guardrails');
+  const properties = { id: str, deny: bool, async: bool, sequential: bool, scope, on_fail: on, on_success: on };
   // An id, or an object whose keys besides these name checks (e.g. default.regexMatch)
   // and carry their parameters. Object keywords do not apply to strings.
   const guardrail = Type.Unsafe<string | (OptionalValues<typeof properties> & Record<string, unknown>)>({
@@ -139,6 +145,8 @@ export const NODE = Type.Recursive(
         after_request_hooks: hooks('after'),
         input_guardrails: guardrails('input'),
         output_guardrails: guardrails('output'),
+        // Characters of a streamed answer held back while output hooks judge it (guardrails/stream.ts).
+        guardrails_stream_window: int(0, 100_000),
         Authorization: headerValue,
         ...PROVIDER_KEYS,
       }),

@@ -11,8 +11,8 @@ import type { RegexBudget } from '../shared/linear-regex.js';
 /** A before-request hook (and input guardrail) or an after-request hook (and output guardrail). */
 export type HookKind = 'before' | 'after';
 
-/** The endpoints hooks run for. */
-export type HookEndpoint = 'chat' | 'completions' | 'embeddings';
+/** The endpoints hooks run for: the model endpoints, and the generic proxy's POST /v1/responses. */
+export type HookEndpoint = 'chat' | 'completions' | 'embeddings' | 'responses';
 
 /** A stored credential as a partner check uses it: the provider it is for and the keys stored with it (api_key, custom_host). */
 export interface StoredKey {

@@ -13,7 +13,7 @@
  */
 import { NO_REACH, type HookEndpoint, type HookKind, type Reach, type Subject, type Verdict } from './check.js';
 import type { Feedback, Hook, ReadyCheck } from './hooks.js';
-import { textsOf, withTexts } from './text.js';
+import { textsOf, withTexts, type TextScope } from './text.js';
 
 /** Portkey's shape of a check's result, as hook_results carry it. */
 export interface CheckResult {
@@ -91,6 +91,8 @@ class State {
   request: Record<string, unknown>;
   answer: Record<string, unknown> | null;
   subject: Subject;
+  /** The scope of the hook now running. */
+  private scope: TextScope = 'last_user_message';
 
   constructor(private readonly input: HookInput) {
     this.request = input.request;
@@ -107,12 +109,19 @@ class State {
     return { request: this.request, answer: this.answer };
   }
 
+  /** The hook that runs next reads its own scope of the text. */
+  enter(h: Hook): void {
+    if (h.scope === this.scope) return;
+    this.scope = h.scope;
+    this.subject = this.make();
+  }
+
   apply(v: Verdict): boolean {
     if (v.request === undefined && v.answer === undefined && v.texts === undefined) return false;
     if (v.request !== undefined && this.input.kind === 'before') this.request = v.request;
     if (v.answer !== undefined && this.input.kind === 'after') this.answer = v.answer;
     if (v.texts !== undefined) {
-      const json = withTexts(this.input.kind, this.input.endpoint, this.json, v.texts);
+      const json = withTexts(this.input.kind, this.input.endpoint, this.json, v.texts, this.scope);
       if (this.input.kind === 'before') this.request = json;
       else this.answer = json;
     }
@@ -122,7 +131,7 @@ class State {
 
   private make(): Subject {
     const i = this.input;
-    const texts = textsOf(i.kind, i.endpoint, this.json);
+    const texts = textsOf(i.kind, i.endpoint, this.json, this.scope);
     return { kind: i.kind, endpoint: i.endpoint, requestType: i.requestType, model: i.model, metadata: i.metadata, request: this.request, answer: this.answer, texts, text: texts.join('\n'), reach: i.reach ?? NO_REACH };
   }
 }
@@ -132,6 +141,7 @@ async function runHook(h: Hook, state: State): Promise<HookResult> {
   const t0 = performance.now();
   const checks: CheckResult[] = [];
   let transformed = false;
+  state.enter(h);
   if (h.sequential) {
     for (const c of h.checks) {
       const [result, v] = await runCheck(c, state.subject);

@@ -9,12 +9,13 @@
  * `deny` is read where the spec puts it (a hook's `on_fail.deny`, a
  * guardrail's `deny` or `on_fail.deny`) and on the hook itself, where configs
  * written for Portkey put it. A guardrail item's keys other than its own
- * (id, deny, async, sequential, on_fail, on_success) name checks.
+ * (id, deny, async, sequential, scope, on_fail, on_success) name checks.
  */
 import { schemaProblem, type SchemaPath } from '../shared/json-schema.js';
 import type { RegexBudget } from '../shared/linear-regex.js';
 import type { CheckDefinition, HookKind } from './check.js';
 import { CHECKS } from './registry.js';
+import type { TextScope } from './text.js';
 
 export interface ReadyCheck {
   /** As the config names it, e.g. default.regexMatch. */
@@ -43,14 +44,42 @@ export interface Hook {
   sequential: boolean;
   onSuccess: Feedback | undefined;
   onFail: Feedback | undefined;
+  /** What text of a chat request its checks read (text.ts). */
+  scope: TextScope;
 }
 
 export interface Hooks {
   before: readonly Hook[];
   after: readonly Hook[];
+  /** Characters of a streamed answer held back while after hooks judge it (guardrails_stream_window). */
+  streamWindow: number;
+  /**
+   * Where a waited-for hook of each side first rewrites what it judges
+   * (`output_guardrails[0]`, `default.regexReplace`), null where none does:
+   * what cannot take a rewrite refuses the request with it (a stream, whose
+   * text the client already has; the generic proxy, which sends the body as
+   * it came).
+   */
+  transformAt: { before: TransformAt | null; after: TransformAt | null };
 }
 
-export const NO_HOOKS: Hooks = { before: [], after: [] };
+/** A hook (its config path, `output_guardrails[0]`) and the check of it that rewrites. */
+export interface TransformAt {
+  at: string;
+  check: string;
+}
+
+/** Characters held back while output hooks judge a stream, unless the config's guardrails_stream_window says otherwise. */
+export const DEFAULT_STREAM_WINDOW = 100;
+
+export const NO_HOOKS: Hooks = { before: [], after: [], streamWindow: DEFAULT_STREAM_WINDOW, transformAt: { before: null, after: null } };
+
+/**
+ * Checks that always rewrite what they judge. A webhook may: what it returns
+ * is applied where the body can take it and not on a stream or the proxy
+ * (docs/guardrails.md), rather than refusing every such request.
+ */
+const TRANSFORMS = new Set(['default.regexReplace', 'default.addPrefix', 'default.inlineImageUrls']);
 
 interface Outcome {
   deny?: boolean;
@@ -63,6 +92,7 @@ interface HookItem {
   async?: boolean;
   deny?: boolean;
   sequential?: boolean;
+  scope?: TextScope;
   checks?: readonly { id: string; parameters: Record<string, unknown> }[];
   on_fail?: Outcome;
   on_success?: Outcome;
@@ -77,11 +107,12 @@ export interface HookConfig {
   after_request_hooks?: readonly HookItem[];
   input_guardrails?: readonly GuardrailItem[];
   output_guardrails?: readonly GuardrailItem[];
+  guardrails_stream_window?: number;
 }
 
-export const HOOK_KEYS = ['before_request_hooks', 'after_request_hooks', 'input_guardrails', 'output_guardrails'] as const;
+export const HOOK_KEYS = ['before_request_hooks', 'after_request_hooks', 'input_guardrails', 'output_guardrails', 'guardrails_stream_window'] as const;
 
-const GUARDRAIL_OWN_KEYS = new Set(['id', 'deny', 'async', 'sequential', 'on_fail', 'on_success']);
+const GUARDRAIL_OWN_KEYS = new Set(['id', 'deny', 'async', 'sequential', 'scope', 'on_fail', 'on_success']);
 
 export interface HookProblem {
   path: SchemaPath;
@@ -91,13 +122,20 @@ export interface HookProblem {
 type Compiled<T> = { ok: true; value: T } | { ok: false; problem: HookProblem };
 
 export function compileHooks(c: HookConfig, budget: RegexBudget): Compiled<Hooks> {
-  const out: { before: Hook[]; after: Hook[] } = { before: [], after: [] };
+  const out = {
+    before: [] as Hook[],
+    after: [] as Hook[],
+    streamWindow: c.guardrails_stream_window ?? DEFAULT_STREAM_WINDOW,
+    transformAt: { before: null as TransformAt | null, after: null as TransformAt | null },
+  };
   for (const [key, kind] of [['before_request_hooks', 'before'], ['input_guardrails', 'before'], ['after_request_hooks', 'after'], ['output_guardrails', 'after']] as const) {
     const items: readonly (HookItem | GuardrailItem)[] = c[key] ?? [];
     for (const [i, item] of items.entries()) {
       const hook = key.endsWith('_hooks') ? fromHook(item as HookItem, kind, [key, i], budget) : fromGuardrail(item as GuardrailItem, kind, [key, i], budget);
       if (!hook.ok) return hook;
       out[kind].push(hook.value);
+      const transform = hook.value.async ? undefined : hook.value.checks.find((x) => TRANSFORMS.has(x.id));
+      if (transform !== undefined) out.transformAt[kind] ??= { at: `${key}[${i}]`, check: transform.id };
     }
   }
   return { ok: true, value: out };
@@ -142,6 +180,7 @@ function hook(h: Omit<HookItem, 'id'>, id: string, type: string, checks: ReadyCh
     sequential: sequential || h.sequential === true,
     onSuccess: h.on_success?.feedback,
     onFail: h.on_fail?.feedback,
+    scope: h.scope ?? 'last_user_message',
   };
 }
 

@@ -7,6 +7,11 @@
  * (a string, or each string of an array; token arrays have no text).
  * After the request (output): the whole answer — every choice's
  * `message.content` (chat) or `text` (completions), a part per choice.
+ * The generic proxy's POST /v1/responses: its `input` (a string, or the
+ * last user item's text parts, as a chat message) before; after, the text
+ * parts of its `message` output items.
+ * A hook's `scope: "all_messages"` widens a chat request's text to every
+ * message's, in order (system, user, assistant and tool alike).
  * A check reads the parts joined by newlines; a transform returns one new
  * text per part and it is written back in the same place.
  */
@@ -14,15 +19,19 @@ import type { HookEndpoint, HookKind } from './check.js';
 
 type Json = Record<string, unknown>;
 
+/** What a hook judges of a chat request: its last user message (the default) or every message. */
+export const TEXT_SCOPES = ['last_user_message', 'all_messages'] as const;
+export type TextScope = (typeof TEXT_SCOPES)[number];
+
 /** The text parts of `json`: the request's (before) or the answer's (after). */
-export function textsOf(kind: HookKind, endpoint: HookEndpoint, json: Readonly<Json>): string[] {
-  return slots(kind, endpoint, json).map((s) => s.get());
+export function textsOf(kind: HookKind, endpoint: HookEndpoint, json: Readonly<Json>, scope: TextScope = 'last_user_message'): string[] {
+  return slots(kind, endpoint, json, scope).map((s) => s.get());
 }
 
 /** A copy of `json` with its text parts replaced by `texts`, in order; parts beyond `texts` are kept. */
-export function withTexts(kind: HookKind, endpoint: HookEndpoint, json: Readonly<Json>, texts: readonly string[]): Json {
+export function withTexts(kind: HookKind, endpoint: HookEndpoint, json: Readonly<Json>, texts: readonly string[], scope: TextScope = 'last_user_message'): Json {
   const copy = structuredClone(json) as Json;
-  slots(kind, endpoint, copy).forEach((slot, i) => {
+  slots(kind, endpoint, copy, scope).forEach((slot, i) => {
     const text = texts[i];
     if (text !== undefined) slot.set(text);
   });
@@ -44,13 +53,10 @@ interface Slot {
   set(text: string): void;
 }
 
-function slots(kind: HookKind, endpoint: HookEndpoint, json: Json): Slot[] {
+function slots(kind: HookKind, endpoint: HookEndpoint, json: Json, scope: TextScope): Slot[] {
+  if (endpoint === 'responses') return kind === 'before' ? responsesInput(json, scope) : responsesOutput(json);
   if (kind === 'before') {
-    if (endpoint === 'chat') {
-      const messages = json.messages as Json[];
-      const i = lastUserMessage(messages);
-      return i === -1 ? [] : contentSlots(messages[i]!);
-    }
+    if (endpoint === 'chat') return messageSlots(json.messages, scope);
     return stringsOf(json, endpoint === 'completions' ? 'prompt' : 'input');
   }
   const choices = Array.isArray(json.choices) ? (json.choices as unknown[]) : [];
@@ -67,14 +73,39 @@ function slots(kind: HookKind, endpoint: HookEndpoint, json: Json): Slot[] {
   });
 }
 
-/** A message's string content, or each `text` part of its array content. */
+/** The last user message's text parts, or every message's (scope all_messages). */
+function messageSlots(messages: unknown, scope: TextScope): Slot[] {
+  if (!Array.isArray(messages)) return [];
+  if (scope === 'all_messages') return messages.flatMap((m: unknown) => (typeof m === 'object' && m !== null ? contentSlots(m as Json) : []));
+  const i = lastUserMessage(messages);
+  return i === -1 ? [] : contentSlots(messages[i] as Json);
+}
+
+/** A Responses request's `input`: a string, or its items read as chat messages are. */
+function responsesInput(json: Json, scope: TextScope): Slot[] {
+  return typeof json.input === 'string' ? stringsOf(json, 'input') : messageSlots(json.input, scope);
+}
+
+/** A Responses answer's text: each `output_text` part of its `message` output items. */
+function responsesOutput(json: Json): Slot[] {
+  if (!Array.isArray(json.output)) return [];
+  return (json.output as unknown[]).flatMap((item) => {
+    const o = item as Json | null;
+    return typeof o === 'object' && o !== null && o.type === 'message' ? contentSlots(o) : [];
+  });
+}
+
+/** The part types that carry text: chat's `text`, the Responses API's `input_text` and `output_text`. */
+const TEXT_PARTS = new Set(['text', 'input_text', 'output_text']);
+
+/** A message's string content, or each text part of its array content. */
 function contentSlots(message: Json): Slot[] {
   const content = message.content;
   if (typeof content === 'string') return [{ get: () => message.content as string, set: (t) => void (message.content = t) }];
   if (!Array.isArray(content)) return [];
   return content.flatMap((part): Slot[] => {
     const p = part as Json | null;
-    return typeof p === 'object' && p !== null && p.type === 'text' && typeof p.text === 'string'
+    return typeof p === 'object' && p !== null && TEXT_PARTS.has(p.type as string) && typeof p.text === 'string'
       ? [{ get: () => p.text as string, set: (t) => void (p.text = t) }]
       : [];
   });

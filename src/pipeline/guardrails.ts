@@ -1,6 +1,8 @@
 /**
  * The config's hooks and guardrails (guardrails/) as steps of the hooks
- * stages, for chat, completions and embeddings (before the request only):
+ * stages, for chat, completions and embeddings (before the request only),
+ * and the generic proxy's POST /v1/responses (its peeked JSON body, judged
+ * but never rewritten: a rewriting hook there is a 400):
  *
  * - input: before the cache is asked, the before-request hooks judge the
  *   request; a denying failure is a 446 with hook_results, and transforms
@@ -10,8 +12,13 @@
  *   there is something to do). A denying failure is a 446; a failure without
  *   deny, here or before, answers 246 with the answer and its hook_results.
  *
- * Streamed answers are not judged yet: a failure before the request makes
- * them a 246, body unchanged. Configs without hooks cost one check per step.
+ * - streams: judged as they pass (guardrails/stream.ts), the client's
+ *   status sent first; a denial ends the stream with an error event, a
+ *   stream without one ends with its hook_results. A streamed request whose
+ *   output hooks would rewrite the answer is a 400 before anything is sent.
+ *
+ * Configs without hooks cost one check per step: without output hooks, a
+ * stream passes with nothing added to its pipe.
  */
 import type { Readable } from 'node:stream';
 import type { AnswerKeeper } from '../cache/answer-cache.js';
@@ -20,8 +27,10 @@ import { HookLog, runHooks, type HookInput } from '../guardrails/engine.js';
 import type { Hook } from '../guardrails/hooks.js';
 import type { CredentialSource } from '../routing/credentials.js';
 import { isHopByHop } from '../routing/headers.js';
-import { GatewayError } from '../shared/errors.js';
+import { StreamGuard } from '../guardrails/stream.js';
+import { GatewayError, invalid } from '../shared/errors.js';
 import { single } from '../shared/headers.js';
+import { through } from '../shared/through.js';
 import type { Answer, Outcome, RequestContext, Stage } from './context.js';
 
 /** A relayed answer larger than this is not held for output checks (the request fails with a 502). */
@@ -37,18 +46,43 @@ export function inputGuardrails(credentials: CredentialSource): Stage {
   return {
     name: 'input-guardrails',
     run(ctx) {
-      const hooks = ctx.plan!.hooks.before;
-      return hooks.length === 0 || ctx.body === null || ctx.endpoint === 'proxy' ? 'next' : beforeRequest(ctx, hooks, credentials);
+      const all = ctx.plan!.hooks;
+      if (all.before.length === 0 && all.transformAt.after === null) return 'next';
+      const on = judged(ctx);
+      if (on === null) return 'next';
+      const json = (ctx.body ?? ctx.peeked)!;
+      const rewrite = all.transformAt;
+      if (rewrite.after !== null && json.stream === true) {
+        // Text a streaming client already has cannot be rewritten: refused before the provider is called.
+        const { at, check } = rewrite.after;
+        return ctx.refuse(invalid(`stream: ${at} rewrites the answer (${check}), which cannot apply to a streamed answer; ask without stream, or use a config without it`, 'stream'));
+      }
+      if (on === 'responses' && rewrite.before !== null) {
+        const { at, check } = rewrite.before;
+        return ctx.refuse(invalid(`${at}: rewrites the request (${check}), which the generic proxy sends on as it came; use a config without it for ${ctx.pathname}`, at));
+      }
+      return all.before.length === 0 ? 'next' : beforeRequest(ctx, on, all.before, credentials);
     },
   };
 }
 
-async function beforeRequest(ctx: RequestContext, hooks: readonly Hook[], credentials: CredentialSource): Promise<Outcome> {
-  const run = await runHooks(hooks, hookInput(ctx, 'before', null, credentials));
+/**
+ * What hooks judge of this request: a model endpoint's parsed body, or the
+ * generic proxy's JSON body (ctx.peeked) on a path whose text is known;
+ * null when there is none (pass-through mode, other proxied paths).
+ */
+function judged(ctx: RequestContext): HookEndpoint | null {
+  if (ctx.body !== null) return ctx.endpoint as HookEndpoint;
+  if (ctx.endpoint === 'proxy' && ctx.peeked !== null && ctx.req.method === 'POST' && ctx.pathname === '/v1/responses') return 'responses';
+  return null;
+}
+
+async function beforeRequest(ctx: RequestContext, on: HookEndpoint, hooks: readonly Hook[], credentials: CredentialSource): Promise<Outcome> {
+  const run = await runHooks(hooks, hookInput(ctx, on, 'before', null, credentials));
   const log = (ctx.hooks = new HookLog());
   log.add('before', run);
   if (run.denied) return ctx.refuse(DENIED, { hook_results: log.answered() });
-  if (run.json !== ctx.body) {
+  if (run.json !== ctx.body && ctx.body !== null) {
     // Transformed: the cache keys, and the provider receives, the new body.
     ctx.body = run.json;
     ctx.raw = Buffer.from(JSON.stringify(run.json));
@@ -61,12 +95,15 @@ export function outputGuardrails(credentials: CredentialSource): Stage {
   return {
     name: 'output-guardrails',
     run(ctx) {
-      const hooks = ctx.endpoint === 'embeddings' ? [] : ctx.plan!.hooks.after;
+      const on = judged(ctx);
+      const hooks = on === null || on === 'embeddings' ? [] : ctx.plan!.hooks.after;
       const failedBefore = ctx.hooks?.failed === true;
-      if ((hooks.length === 0 && !failedBefore) || ctx.body === null) return 'next';
+      if ((hooks.length === 0 && !failedBefore) || on === null) return 'next';
       const a = ctx.answer!;
       // As Portkey's: hooks judge answers, not a provider's errors.
       if (a.status !== 200) return 'next';
+      // The Responses API streams events of its own: a proxied stream is not judged.
+      if (isEventStream(a) && hooks.length > 0 && on !== 'responses') return guardStream(ctx, a, on, hooks, credentials);
       if (!isWhole(a)) {
         if (failedBefore) {
           a.status = ctx.status = 246;
@@ -74,12 +111,12 @@ export function outputGuardrails(credentials: CredentialSource): Stage {
         }
         return 'next';
       }
-      return afterRequest(ctx, a, hooks, credentials);
+      return afterRequest(ctx, a, on, hooks, credentials);
     },
   };
 }
 
-async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook[], credentials: CredentialSource): Promise<Outcome> {
+async function afterRequest(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: readonly Hook[], credentials: CredentialSource): Promise<Outcome> {
   const text = typeof a.body === 'string' ? a.body : await readWhole(a.body, MAX_CHECKED_ANSWER_BYTES);
   if (text === null) {
     // The provider broke off: as the route stage does with a cut translated answer.
@@ -95,7 +132,7 @@ async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook
   const log = (ctx.hooks ??= new HookLog());
   let out = answer;
   if (answer !== null && hooks.length > 0) {
-    const run = await runHooks(hooks, hookInput(ctx, 'after', answer, credentials));
+    const run = await runHooks(hooks, hookInput(ctx, on, 'after', answer, credentials));
     log.add('after', run);
     if (run.denied) {
       // The provider answered: what it used is charged, though the client does not get it.
@@ -111,20 +148,62 @@ async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook
   return 'next';
 }
 
-function hookInput(ctx: RequestContext, kind: 'before' | 'after', answer: Record<string, unknown> | null, credentials: CredentialSource): HookInput {
-  const endpoint = ctx.endpoint as HookEndpoint;
-  const request = ctx.body!;
-  const stream = request.stream === true ? 'stream-' : '';
+/**
+ * A streamed answer judged as it passes (guardrails/stream.ts): its status
+ * and headers go out first; a denial ends it with an error event, and the
+ * log records a 446. Not cached: a hit would replay it without its hooks.
+ */
+function guardStream(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: readonly Hook[], credentials: CredentialSource): Outcome {
+  const log = (ctx.hooks ??= new HookLog());
+  if (log.failed) a.status = ctx.status = 246;
+  const guard = new StreamGuard({
+    hooks,
+    window: ctx.plan!.hooks.streamWindow,
+    input: hookInput(ctx, on, 'after', null, credentials),
+    denied: DENIED,
+    judged(run) {
+      log.add('after', run);
+      if (run.denied) {
+        ctx.status = DENIED.status;
+        ctx.error = DENIED;
+      }
+      return log.answered();
+    },
+  });
+  a.body = through(a.body as Readable, guard);
+  // The guard adds an event (or cuts the stream short): a length the provider sent no longer holds.
+  a.headers = wholeHeaders(a.headers);
+  ctx.keeper = UNKEPT;
+  return 'next';
+}
+
+/** A readable (not compressed) event stream. */
+function isEventStream(a: Answer): boolean {
+  if (typeof a.body === 'string') return false;
+  const type = a.headers['content-type'];
+  const encoding = a.headers['content-encoding'];
+  return typeof type === 'string' && type.trim().toLowerCase().startsWith('text/event-stream') && (encoding === undefined || encoding === 'identity');
+}
+
+function hookInput(ctx: RequestContext, endpoint: HookEndpoint, kind: 'before' | 'after', answer: Record<string, unknown> | null, credentials: CredentialSource): HookInput {
+  const request = (ctx.body ?? ctx.peeked)!;
   return {
     kind,
     endpoint,
-    requestType: endpoint === 'embeddings' ? 'embed' : `${stream}${endpoint === 'chat' ? 'chatComplete' : 'complete'}`,
+    requestType: requestType(endpoint, request.stream === true),
     model: ctx.model,
     metadata: ctx.gateway!.metadata,
     request,
     answer,
     reach: reachOf(ctx, kind, credentials),
   };
+}
+
+/** Portkey's name of the request type. */
+function requestType(endpoint: HookEndpoint, stream: boolean): string {
+  if (endpoint === 'embeddings') return 'embed';
+  if (endpoint === 'responses') return 'createModelResponse';
+  return `${stream ? 'stream-' : ''}${endpoint === 'chat' ? 'chatComplete' : 'complete'}`;
 }
 
 /** What checks that call out may use: the client's headers, the provider, the workspace's stored credentials. */
@@ -152,7 +231,7 @@ function isWhole(a: Answer): boolean {
   return typeof type === 'string' && /^application\/(?:[\w.+-]*\+)?json\b/i.test(type.trim()) && (encoding === undefined || encoding === 'identity');
 }
 
-/** A relayed answer's headers for the whole text that replaces its stream: its connection's headers and length go. */
+/** A relayed answer's headers for a body the gateway changed (whole text for a stream, a guarded stream): its connection's headers and length go. */
 function wholeHeaders(h: Answer['headers']): Answer['headers'] {
   const out: Record<string, string | string[] | undefined> = {};
   for (const name in h) if (!isHopByHop(name) && name !== 'content-length') out[name] = h[name];

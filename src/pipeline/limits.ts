@@ -119,7 +119,8 @@ export interface Admission {
   facts: RequestFacts;
 }
 
-const UNCHARGED = new AnswerUsage([]);
+/** Usage nothing waits for (a cache hit's: the provider was not called). */
+export const UNCHARGED = new AnswerUsage([]);
 
 const TYPES: readonly RateLimitType[] = ['requests', 'tokens'];
 

@@ -43,16 +43,19 @@ export interface RequestPathDeps {
  * the ones before it put on the context.
  */
 export function requestPath(d: RequestPathDeps): readonly Stage[] {
+  const answered = [
+    hooks('after-hooks', d.afterHooks), // output checks
+    respond(d.logging), // headers, body streamed, usage charged, answer kept
+  ];
   return [
     admit(d.limits), // x-gateway-* headers, rate limits (before the body is read)
     plan(d.configs), // config → routing plan
     body(d.maxBodyBytes), // read, parse, validate
     hooks('before-hooks', d.beforeHooks), // guardrails, prompt rendering
-    cache(d.cache), // a hit answers here
+    cache(d.cache, answered), // a hit answers here (through the answer's stages when hooks judge it)
     reserve(d.limits, d.credentials), // budgets reserve the estimate
     route(d.router), // retries, fallbacks, circuits → the answer in OpenAI's shape
-    hooks('after-hooks', d.afterHooks), // output checks
-    respond(d.logging), // headers, body streamed, usage charged, answer kept
+    ...answered,
   ];
 }
 

@@ -1,7 +1,10 @@
-/** Complete log records for tests that write the log store directly, and entries for the log writer. */
+/** Complete log records for tests that write the log store directly, entries for the log writer, and a request's entry read back over HTTP. */
+import assert from 'node:assert/strict';
 import type { LogEntry } from '../../src/logs/entry.js';
 import { LOG_FORMAT, type LogRecord } from '../../src/store/log-record.js';
 import { newId } from '../../src/store/ids.js';
+import type { TestGateway } from './gateway.js';
+import { expectJson } from './tenants.js';
 
 export function logRecord(overrides: Partial<LogRecord> & { workspaceId: string }): LogRecord {
   const createdAtMs = overrides.createdAtMs ?? Date.now();
@@ -86,4 +89,14 @@ export function logEntry(over: Partial<LogEntry> = {}): LogEntry {
     answerTail: null,
     ...over,
   };
+}
+
+/** The log entry of the request with `traceId` (GET /v1/logs/:id), once the writer has written it (polled, at most 5 s). */
+export async function logOf(gw: TestGateway, traceId: string): Promise<Record<string, any>> {
+  for (let i = 0; ; i++) {
+    const page = await expectJson(await gw.call(`/logs?trace_id=${traceId}`), 200);
+    if (page.data.length > 0) return expectJson(await gw.call(`/logs/${page.data[0].id}`), 200);
+    if (i === 100) assert.fail(`no log for ${traceId}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -122,6 +122,9 @@ for (const engine of engines()) {
         );
         const log = await logOf(gw, traceId);
         assert.equal(log.hook_results.after_request_hooks[0].default, true);
+        // Its verdict is filed for the log filters: the output default failed without deny.
+        assert.equal((await expect(gw.call(`/logs?trace_id=${traceId}&hook_status=failed&guardrail_check=default.alluppercase`), 200)).data.length, 1);
+        assert.equal((await expect(gw.call(`/logs?trace_id=${traceId}&hook_status=passed,denied`), 200)).data.length, 0);
         // With the config's own guardrails: the defaults first.
         const denied = await refusal(client.chat.completions.create(ask('4 words'), opts({ input_guardrails: [{ deny: true, 'default.regexMatch': NO_DIGITS.parameters }] })));
         assert.equal(denied.status, 446);

@@ -61,9 +61,10 @@ export class SavedGuardrails {
 
   private withDefaults(workspaceId: string, hooks: Hooks, defaults: Result<Hooks>): ResolvedHooks {
     if (!defaults.ok) return defaults;
-    const refs = [...hooks.before, ...hooks.after].filter((h) => h.ref !== undefined);
     const none = defaults.value.before.length === 0 && defaults.value.after.length === 0;
-    if (refs.length === 0 && none) return ok(hooks);
+    // The common case, checked without allocating: nothing to add.
+    if (none && !hooks.before.some(named) && !hooks.after.some(named)) return ok(hooks);
+    const refs = [...hooks.before, ...hooks.after].filter(named);
     const lookups = refs.map((h) => this.find(workspaceId, h.ref!.name));
     if (lookups.some((l) => l instanceof Promise)) return Promise.all(lookups).then((found) => combine(hooks, defaults.value, new Map(refs.map((h, i) => [h, found[i]!]))));
     return combine(hooks, defaults.value, new Map(refs.map((h, i) => [h, lookups[i] as Found])));
@@ -97,6 +98,8 @@ export class SavedGuardrails {
     return cached(this.found, `${workspaceId}\n${ref}`, async () => compiled(await this.store.guardrails.findFor(ref, workspaceId), ref));
   }
 }
+
+const named = (h: Hook): boolean => h.ref !== undefined;
 
 /** A cached value, or its load (shared by concurrent misses); a load that fails is not kept, and one a clear overtook is not stored. */
 function cached<V extends object>(cache: LRUCache<string, V | Promise<V>>, key: string, load: () => Promise<V>): V | Promise<V> {

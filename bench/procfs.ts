@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 
@@ -14,6 +15,12 @@ function read(path: string): string | undefined {
   } catch {
     return undefined; // the process exited between listing and reading
   }
+}
+
+/** Cores, CPU model, memory and kernel, for a report. */
+export function machine(): string {
+  const cpuModel = /^model name\s*:\s*(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model ?? '?';
+  return `${os.cpus().length} cores (nproc), ${cpuModel}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${os.release()}`;
 }
 
 /** `pid` and all its descendants (children of any of its threads). */

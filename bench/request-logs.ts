@@ -4,6 +4,7 @@
  * has stopped (stopping writes what was still queued).
  */
 import { SqliteDb } from '../src/store/sqlite.js';
+import { metricValue, scrape } from './metrics-text.js';
 
 export interface LogQueueOutcomes {
   /** Records lost; must be 0. Undefined when the gateway does not expose them (request logs off). */
@@ -12,16 +13,10 @@ export interface LogQueueOutcomes {
   spilled?: number;
 }
 
-function counter(metrics: string, outcome: string): number | undefined {
-  const m = new RegExp(`^switchyard_log_records_total\\{outcome="${outcome}"\\} (\\S+)$`, 'm').exec(metrics);
-  return m ? Number(m[1]) : undefined;
-}
-
 export async function logQueueOutcomes(base: string): Promise<LogQueueOutcomes> {
-  const res = await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(5000) });
-  if (!res.ok) throw new Error(`/metrics: status ${res.status}`);
-  const text = await res.text();
-  return { dropped: counter(text, 'dropped'), spilled: counter(text, 'spilled') };
+  const text = await scrape(base);
+  const outcome = (o: string): number | undefined => metricValue(text, `switchyard_log_records_total{outcome="${o}"}`);
+  return { dropped: outcome('dropped'), spilled: outcome('spilled') };
 }
 
 /** Rows of request_logs in the gateway's SQLite store in `dataDir`; call once the gateway has exited. */

@@ -14,30 +14,27 @@
  * built checkout of another version, measured beside this one).
  */
 import { execFileSync, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import { spawnTracked, stopAll, stopChild } from './children.js';
 import { CHAT_REQUEST, EMBEDDINGS_REQUEST, STREAM_REQUEST } from './fixtures.js';
+import { BENCH_KEY, freePort, GATEWAY_MAIN, gatewayLogTail, portOpen, ROOT, spawnGateway, START_FLAGS, waitHealthy, waitReady } from './gateway-process.js';
 import { measureAll, type Kind, type Plan, type Scenario, type Target } from './measure.js';
 import { nginxFailure, proxyConfig, startNginx, staticUpstreamConfig } from './nginx.js';
+import { machine } from './procfs.js';
 import { selfTimeByKind, topSelfTime } from './profile.js';
 import { existingProfileSection, renderReport, type TargetResult } from './report.js';
 import { logQueueOutcomes, storedLogRows } from './request-logs.js';
-import { BENCH_KEY, gatewayVariants, type GatewayVariant } from './variants.js';
+import { gatewayVariants, type GatewayVariant } from './variants.js';
 
 /** Set once the bench is stopping (see finish at the end). */
 let finishing = false;
 /** Run by finish once every process has stopped, on every path out. */
 const cleanups: (() => Promise<void>)[] = [];
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url)); // dist/bench/run.js → repository root
-const GATEWAY_MAIN = join(ROOT, 'dist/src/main.js');
 const FLOOR_MAIN = join(ROOT, 'dist/bench/node-floor.js');
-/** The runtime flags `npm start` gives node, so the benchmark measures the process users run. */
-const START_FLAGS = startFlags();
 const RESULTS = join(ROOT, 'bench/RESULTS.md');
 const PROFILE_DIR = join(ROOT, 'bench/out/cpu-profile');
 const FLOOR_PROFILE_DIR = join(PROFILE_DIR, 'node-floor');
@@ -76,39 +73,6 @@ function log(msg: string): void {
   if (!finishing) process.stderr.write(`[bench] ${msg}\n`);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect(port, '127.0.0.1');
-    sock.once('connect', () => {
-      sock.destroy();
-      resolve(true);
-    });
-    sock.once('error', () => resolve(false));
-  });
-}
-
-/** Polls `ready` until true; fails fast if `child` exits first. */
-async function waitReady(what: string, child: ChildProcess, ready: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what}: process exited (${child.exitCode ?? child.signalCode})`);
-    if (await ready().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what}: not ready after ${timeoutMs} ms`);
-}
-
 function requireTools(): void {
   for (const tool of ['nginx', 'wrk', 'taskset']) {
     if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) {
@@ -118,12 +82,11 @@ function requireTools(): void {
   if (os.cpus().length < 2) throw new Error('needs 2 cores: one for the servers, one for the load');
 }
 
-function machine(): string[] {
-  const cpuModel = /^model name\s*:\s*(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model ?? '?';
+function machineAndSoftware(): string[] {
   const nginx = spawnSync('nginx', ['-v'], { encoding: 'utf8' }).stderr.trim().replace('nginx version: ', '');
   const wrk = spawnSync('wrk', ['-v'], { encoding: 'utf8' }).stdout.split(' Copyright')[0]?.trim() ?? '?';
   return [
-    `Machine: ${os.cpus().length} cores (nproc), ${cpuModel}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Linux ${os.release()}`,
+    `Machine: ${machine()}`,
     `Software: Node ${process.version}, ${nginx}, ${wrk}`,
   ];
 }
@@ -148,16 +111,6 @@ async function checkTarget(t: Target): Promise<void> {
   }
 }
 
-function startFlags(): string[] {
-  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const words = start.split(/\s+/);
-  if (words[0] !== 'node' || words.at(-1) !== 'dist/src/main.js') throw new Error(`unexpected start script: ${start}`);
-  return words.slice(1, -1);
-}
-
-/** Settings a variant sets or leaves at their defaults, never inherited from the caller's shell. */
-const VARIANT_SETTINGS = ['DATABASE_URL', 'REDIS_URL', 'REDIS_KEY_PREFIX', 'GATEWAY_REQUEST_LOGS'];
-
 interface GatewayRun {
   variant: GatewayVariant;
   proc: ChildProcess;
@@ -175,28 +128,11 @@ interface GatewayRun {
 async function startGateway(variant: GatewayVariant, tmp: string, upstream: { chat: number; stream: number }): Promise<GatewayRun> {
   const port = await freePort();
   const dir = join(tmp, variant.name.replace(/[^a-z0-9]+/gi, '-'));
-  mkdirSync(dir);
   if (variant.tearDown) cleanups.push(variant.tearDown);
   const profileArgs = PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', pathToFileURL(join(ROOT, 'dist/bench/cpu-prof-exit.js')).href]
     : [];
-  const env = { ...process.env };
-  for (const name of VARIANT_SETTINGS) delete env[name];
-  const out = openSync(join(dir, 'gateway.log'), 'a');
-  const root = variant.root ?? ROOT;
-  const proc = spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...START_FLAGS, ...profileArgs, join(root, 'dist/src/main.js')], {
-    cwd: root,
-    stdio: ['ignore', out, out],
-    env: {
-      ...env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      GATEWAY_DATA_DIR: join(dir, 'data'),
-      GATEWAY_ADMIN_API_KEY: BENCH_KEY,
-      LOG_LEVEL: 'warn',
-      ...variant.env,
-    },
-  });
+  const proc = spawnGateway({ port, dir, env: variant.env, root: variant.root, wrap: ['taskset', '-c', String(SERVER_CORE)], nodeArgs: profileArgs });
   const base = `http://127.0.0.1:${port}`;
   const target: Target = {
     name: variant.name,
@@ -212,8 +148,7 @@ async function startGateway(variant: GatewayVariant, tmp: string, upstream: { ch
   };
   const run: GatewayRun = { variant, proc, base, dir, extraRequests: 0 };
   try {
-    const health = async (): Promise<boolean> => (await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) })).ok;
-    await waitReady('/health', proc, health, 30_000);
+    await waitHealthy(base, proc);
     if (variant.env.GATEWAY_REQUEST_LOGS !== 'off') await pinLogWriter(proc.pid!);
     run.extraRequests += (await variant.setUp?.({ base, target })) ?? 0;
     await checkTarget(target);
@@ -245,14 +180,6 @@ async function pinLogWriter(pid: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('no sy-log-writer thread in the gateway to pin');
-}
-
-function gatewayLogTail(dir: string): string {
-  try {
-    return readFileSync(join(dir, 'gateway.log'), 'utf8').trim().split('\n').slice(-20).join('\n');
-  } catch {
-    return '';
-  }
 }
 
 /**
@@ -405,7 +332,7 @@ async function main(tmp: string): Promise<number> {
   const markdown = renderReport(
     {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-      machine: machine(),
+      machine: machineAndSoftware(),
       pinning: [
         `core ${SERVER_CORE}: the proxy under load, nginx (1 worker), the node floor or a gateway variant (\`taskset -c ${SERVER_CORE}\`; one is loaded at a time, the others idle), and the upstream: nginx (1 worker, fixed non-streaming answers via \`return\`) and bench/upstream.ts (node:http, SSE)`,
         `core ${LOAD_CORE}: wrk (\`taskset -c ${LOAD_CORE} wrk -t1\`), the streaming client, this orchestrator (samples /proc every 100 ms), and the log writer thread of the gateway variants that log (\`sy-log-writer\`, moved with \`taskset -pc ${LOAD_CORE} <tid>\` once the gateway is up: request logs are made and written there, off the request thread, as on any machine with a second core; the rest of the process, V8's helper threads included, stays on core ${SERVER_CORE})`,

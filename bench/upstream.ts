@@ -1,15 +1,17 @@
 /**
- * The streaming half of the bench upstream: `POST /v1/chat/completions`
- * answered with an SSE stream (first event at once, the rest after
- * STREAM_DELAY_MS; a usage chunk at the end when stream_options.include_usage
- * asks for it, as OpenAI does). Non-streaming answers come from nginx's `return`, which is
- * far cheaper than any Node server and so never the bottleneck; nginx cannot
- * delay part of a response, hence this process.
+ * A mock OpenAI upstream for the bench and the soak: `POST /v1/chat/completions`
+ * answered with an SSE stream when the body asks for one (first event at once,
+ * the rest after STREAM_DELAY_MS; a usage chunk at the end when
+ * stream_options.include_usage asks for it, as OpenAI does), else with
+ * CHAT_RESPONSE; under `/fail/v1/` with OpenAI's 500 error instead (the soak's
+ * upstream errors). The bench's non-streaming answers come from nginx's
+ * `return`, which is far cheaper than any Node server and so never the
+ * bottleneck; nginx cannot delay part of a response, hence this process.
  *
  * Usage: node dist/bench/upstream.js <port>
  */
 import http from 'node:http';
-import { STREAM_DELAY_MS, STREAM_DONE, STREAM_EVENTS, STREAM_USAGE_EVENT } from './fixtures.js';
+import { CHAT_RESPONSE, STREAM_DELAY_MS, STREAM_DONE, STREAM_EVENTS, STREAM_USAGE_EVENT } from './fixtures.js';
 
 const port = Number(process.argv[2]);
 if (!Number.isInteger(port) || port <= 0) {
@@ -20,9 +22,11 @@ if (!Number.isInteger(port) || port <= 0) {
 const first = STREAM_EVENTS[0] ?? '';
 const rest = STREAM_EVENTS.slice(1).join('') + STREAM_DONE;
 const restWithUsage = STREAM_EVENTS.slice(1).join('') + STREAM_USAGE_EVENT + STREAM_DONE;
+const SERVER_ERROR = JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } });
 
 const server = http.createServer((req, res) => {
-  if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
+  const fail = req.url === '/fail/v1/chat/completions';
+  if (req.method !== 'POST' || (req.url !== '/v1/chat/completions' && !fail)) {
     res.writeHead(404).end();
     return;
   }
@@ -31,10 +35,17 @@ const server = http.createServer((req, res) => {
   req.setEncoding('utf8');
   req.on('data', (s: string) => (body += s));
   req.on('end', () => {
-    const usage = /"include_usage"\s*:\s*true/.test(body);
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    res.write(first);
-    setTimeout(() => res.end(usage ? restWithUsage : rest), STREAM_DELAY_MS);
+    if (fail) {
+      res.writeHead(500, { 'content-type': 'application/json' }).end(SERVER_ERROR);
+    } else if (!/"stream"\s*:\s*true/.test(body)) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(CHAT_RESPONSE);
+    } else {
+      const usage = /"include_usage"\s*:\s*true/.test(body);
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      res.write(first);
+      const timer = setTimeout(() => res.end(usage ? restWithUsage : rest), STREAM_DELAY_MS);
+      res.once('close', () => clearTimeout(timer)); // the gateway left mid-stream (the soak's cancels)
+    }
   });
 });
 // Outlive the clients' idle keep-alive connections so no run pays for reconnects.

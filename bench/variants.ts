@@ -11,11 +11,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { dropPrefix } from '../test/support/redis.js';
+import { admin } from './gateway-process.js';
 import type { Target } from './measure.js';
 import type { GatewayName } from './report.js';
-
-/** The admin key every variant starts with (GATEWAY_ADMIN_API_KEY); the bench's requests use it too. */
-export const BENCH_KEY = 'bench-key-0123456789abcdefghijklmn';
 
 /** The gateway up and answering /health, before any check or load. */
 export interface StartedGateway {
@@ -44,18 +42,6 @@ export interface GatewayVariant {
 const REDIS_URL = process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 /** Far above anything one core serves in a minute: every request is counted, none refused. */
 const RATE_LIMIT_RPM = 1e9;
-
-async function admin(base: string, path: string, init: { method?: string; body?: unknown } = {}): Promise<unknown> {
-  const res = await fetch(`${base}${path}`, {
-    method: init.method ?? 'GET',
-    headers: { 'content-type': 'application/json', 'x-gateway-api-key': BENCH_KEY },
-    body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    signal: AbortSignal.timeout(5000),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: status ${res.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text) as unknown;
-}
 
 async function withRedis<T>(use: (redis: Redis) => Promise<T>): Promise<T> {
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1, lazyConnect: true });

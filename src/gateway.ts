@@ -159,8 +159,8 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       router,
       credentials,
       logging: logWriter !== null,
-      beforeHooks: [savedGuardrails(new SavedGuardrails(store)), inputGuardrails()],
-      afterHooks: [outputGuardrails()],
+      beforeHooks: [savedGuardrails(new SavedGuardrails(store)), inputGuardrails(credentials)],
+      afterHooks: [outputGuardrails(credentials)],
     }),
     new Recorder(metrics, logWriter === null ? null : new RequestLogger(logWriter, new LogBodies(store), now)),
     tracer,
@@ -245,9 +245,9 @@ async function sharedState(settings: Settings, metrics: Metrics, logger: Logger)
   if (settings.redisUrl === undefined) {
     return {
       redis: null,
-      counter: new MemoryRateCounter(),
-      budgets: new MemoryBudgetCounter(),
-      circuits: new MemoryCircuitStore(),
+      counter: new MemoryRateCounter({ max: settings.maxCounterGroups, onEvict: metrics.evicted('rate_counters') }),
+      budgets: new MemoryBudgetCounter({ max: settings.maxCounterGroups, onEvict: metrics.evicted('budget_counters') }),
+      circuits: new MemoryCircuitStore({ onEvict: metrics.evicted('circuits') }),
       cache: new MemoryCacheStore(MEMORY_CACHE_BYTES),
       semanticIndex: vectors,
       onUnavailable: () => () => {},
@@ -275,9 +275,13 @@ async function sharedState(settings: Settings, metrics: Metrics, logger: Logger)
   const prefix = settings.redisKeyPrefix;
   return {
     redis,
-    counter: new RedisRateCounter(redis.client, `${prefix}rate:`),
+    counter: new RedisRateCounter(redis.client, `${prefix}rate:`, { max: settings.maxCounterGroups, onEvict: metrics.evicted('rate_leases') }),
     budgets: new RedisBudgetCounter(redis.client, `${prefix}budget:`),
-    circuits: new RedisCircuitStore(redis.client, { prefix: `${prefix}circuit:`, onUnavailable: onUnavailable('circuit') }),
+    circuits: new RedisCircuitStore(redis.client, {
+      prefix: `${prefix}circuit:`,
+      onUnavailable: onUnavailable('circuit'),
+      fallback: new MemoryCircuitStore({ onEvict: metrics.evicted('circuits') }),
+    }),
     cache: new RedisCacheStore(redis.client, `${prefix}cache:`, onUnavailable('cache')),
     semanticIndex: new RedisSemanticIndex(redis.client, `${prefix}semantic:`, vectors, onUnavailable('cache')),
     onUnavailable,

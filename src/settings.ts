@@ -35,6 +35,11 @@ export interface Settings {
   requestLogs: boolean;
   /** Vectors the semantic cache keeps per partition (the newest; a lookup compares against all of them). */
   semanticCacheEntries: number;
+  /**
+   * Rate-limit and usage-limit groups counted in process memory (GATEWAY_MAX_COUNTER_GROUPS; with REDIS_URL,
+   * the rate leases held): past it the least recently used group is forgotten (limits/counter.ts).
+   */
+  maxCounterGroups: number;
   /** Where request spans are exported; undefined: nowhere (and OpenTelemetry is not loaded). */
   otlp: OtlpSettings | undefined;
   /** GATEWAY_UPSTREAM_DENY and GATEWAY_UPSTREAM_ALLOW; the built-in denials are upstream/policy.ts's. */
@@ -113,6 +118,8 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     logRetentionDays: int(env, 'GATEWAY_LOG_RETENTION_DAYS', 30, 0, 36_500),
     requestLogs: onOff(env, 'GATEWAY_REQUEST_LOGS', true),
     semanticCacheEntries: int(env, 'GATEWAY_SEMANTIC_CACHE_ENTRIES', 1000, 1, 100_000),
+    // limits/counter.ts's MAX_MEMORY_COUNTERS: ~250 bytes a group, so 25 MB at most by default.
+    maxCounterGroups: int(env, 'GATEWAY_MAX_COUNTER_GROUPS', 100_000, 100, 10_000_000),
     otlp: otlp(env),
     upstream: { deny: addressRules(env, 'GATEWAY_UPSTREAM_DENY'), allow: addressRules(env, 'GATEWAY_UPSTREAM_ALLOW') },
   };

@@ -7,7 +7,7 @@ import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import type { CircuitBreakerConfig } from '../src/config/types.js';
-import { MemoryCircuitStore, type CircuitStore } from '../src/routing/circuit.js';
+import { MAX_MEMORY_CIRCUITS, MemoryCircuitStore, type CircuitStore } from '../src/routing/circuit.js';
 import { RedisCircuitStore } from '../src/routing/circuit-redis.js';
 import { freePort } from './support/http.js';
 import { connect, dropPrefix, testPrefix } from './support/redis.js';
@@ -15,6 +15,26 @@ import { connect, dropPrefix, testPrefix } from './support/redis.js';
 const COOLDOWN = 30_000;
 const CB: CircuitBreakerConfig = { failure_threshold: 2, cooldown_interval: COOLDOWN };
 const T0 = Date.now();
+
+describe('circuit store (memory) is bounded: inline configs make targets at will', () => {
+  it('past max circuits the least recently used is forgotten (closed), and each eviction is told', async () => {
+    const evicted: string[] = [];
+    const s = new MemoryCircuitStore({ max: 3, onEvict: (k) => evicted.push(k) });
+    for (const k of ['a', 'b', 'c']) for (let i = 0; i < CB.failure_threshold; i++) await s.record(k, CB, true, T0);
+    assert.equal(await s.admit('a', T0), 'open', 'a, used last');
+    await s.record('d', CB, true, T0);
+    assert.deepEqual(evicted, ['b']);
+    assert.equal(await s.admit('b', T0), 'closed');
+    assert.equal(await s.admit('a', T0), 'open');
+  });
+
+  it('targets that only ever fail leave MAX_MEMORY_CIRCUITS entries', async () => {
+    let evicted = 0;
+    const s = new MemoryCircuitStore({ onEvict: () => evicted++ });
+    for (let i = 0; i < MAX_MEMORY_CIRCUITS + 100; i++) await s.record(`config-${i}:config`, CB, true, T0);
+    assert.equal(evicted, 100);
+  });
+});
 
 function storeSuite(name: string, make: () => CircuitStore): void {
   describe(`circuit store (${name})`, () => {

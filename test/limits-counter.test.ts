@@ -5,7 +5,8 @@
 import { after, afterEach, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Redis } from 'ioredis';
-import { MemoryRateCounter, type RateCheck, type RateCounter } from '../src/limits/counter.js';
+import { MemoryBudgetCounter } from '../src/limits/budget-counter.js';
+import { MAX_MEMORY_COUNTERS, MemoryRateCounter, type RateCheck, type RateCounter } from '../src/limits/counter.js';
 import { RedisRateCounter } from '../src/limits/redis-counter.js';
 import { windowOf, type RateUnit } from '../src/limits/window.js';
 import { connect, dropPrefix, testPrefix } from './support/redis.js';
@@ -152,6 +153,37 @@ function counterSuite(name: string, make: () => RateCounter): void {
 }
 
 counterSuite('memory', () => new MemoryRateCounter());
+
+describe('counters in memory are bounded (groups are metadata values callers choose)', () => {
+  it('past max groups the least recently used is forgotten, counts from 0 again, and each eviction is told', () => {
+    const evicted: string[] = [];
+    const c = new MemoryRateCounter({ max: 2, onEvict: (k) => evicted.push(k) });
+    c.hit([req('a', 1)], T0);
+    c.hit([req('b', 1)], T0);
+    assert.equal(c.hit([req('a', 1)], T0).allowed, false, 'a, used last');
+    c.hit([req('c', 1)], T0);
+    assert.deepEqual(evicted, ['b']);
+    assert.equal(c.hit([req('b', 1)], T0).allowed, true, 'b forgotten');
+    assert.deepEqual(evicted, ['b', 'a']);
+  });
+
+  it('a week of distinct groups (a weekly window is never swept) leaves MAX_MEMORY_COUNTERS', () => {
+    let evicted = 0;
+    const c = new MemoryRateCounter({ onEvict: () => evicted++ });
+    const groups = MAX_MEMORY_COUNTERS + 5000;
+    for (let i = 0; i < groups; i++) c.hit([req(`user-${i}`, 10, 'rpw')], T0 + i);
+    assert.equal(evicted, 5000);
+  });
+
+  it('budget counters too', async () => {
+    const evicted: string[] = [];
+    const b = new MemoryBudgetCounter({ max: 2, onEvict: (k) => evicted.push(k) });
+    const check = (key: string) => ({ key, limit: 100, amount: 10, expireAt: T0 + DAY });
+    for (const key of ['a', 'b', 'a', 'c']) await b.reserve([check(key)], T0);
+    assert.deepEqual(evicted, ['b']);
+    assert.deepEqual((await b.reserve([check('a')], T0)).used, [30]);
+  });
+});
 
 describe('rate counter (redis)', () => {
   let a: Redis;

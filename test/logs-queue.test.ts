@@ -178,7 +178,8 @@ describe('log queue', { timeout: 30_000 }, () => {
     await until(() => spillFiles(dir).length === 0, 'spill files deleted');
   });
 
-  it('keeps memory bounded: the overflow goes to disk while the store is slow, then into the store', async () => {
+  /** The fake store, answering nothing until release(): a store that cannot keep up. */
+  function held(): { slow: LogSink; release: () => void } {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const slow: LogSink = {
@@ -188,17 +189,42 @@ describe('log queue', { timeout: 30_000 }, () => {
       },
       isDataError: () => false,
     };
+    return { slow, release };
+  }
+
+  it('keeps memory bounded: the overflow goes to disk while the store is slow, then into the store', async () => {
+    const { slow, release } = held();
     queue = make({ sink: slow, maxDepth: 100, batchSize: 50 });
     queue.start();
-    const all = records(400);
-    for (const r of all) queue.enqueue(r);
-    assert.ok(queue.stats().depth <= 200, `depth ${queue.stats().depth}: memory and overflow are bounded`);
-    await until(() => queue.stats().spilled > 0, 'overflow spilled');
+    // Enqueued a turn at a time, as batches of entries reach the writer: the overflow drains between them.
+    for (let i = 0; i < 4; i++) {
+      for (const r of records(50)) queue.enqueue(r);
+      assert.ok(queue.stats().depth <= 200, `depth ${queue.stats().depth}: memory and overflow are bounded`);
+      await until(() => queue.stats().depth <= 100, 'overflow spilled');
+    }
     release();
-    await until(() => sink.rows.size === 400, 'every record in the store');
+    await until(() => sink.rows.size === 200, 'every record in the store');
     const s = queue.stats();
-    assert.equal(s.flushed + s.replayed, 400);
+    assert.equal(s.flushed + s.replayed, 200);
     assert.equal(s.dropped, 0);
+  });
+
+  it('drops and counts what neither memory nor the overflow has room for: enqueue never waits for the disk', async () => {
+    const { slow, release } = held();
+    const spill = new SpillFiles(dir, 20);
+    spill.appendSync = () => assert.fail('a synchronous append on the caller’s turn');
+    queue = make({ sink: slow, spill, maxDepth: 100, batchSize: 50 });
+    queue.start();
+    for (const r of records(400)) queue.enqueue(r);
+    const s = queue.stats();
+    assert.ok(s.depth <= 200, `depth ${s.depth}: memory and overflow are bounded`);
+    // Memory holds 100, the overflow 100 and one on its way to disk: the rest are counted, on the caller's turn.
+    assert.equal(s.dropped, 400 - 201);
+    assert.deepEqual(errors, ['request logs are being dropped (and counted): the log queue and its spill buffer were full (the store and the disk did not keep up)']);
+    release();
+    await until(() => queue.stats().depth === 0 && sink.rows.size + queue.stats().dropped === 400, 'the rest in the store');
+    queue.enqueue(records(1)[0]!);
+    assert.equal(errors.at(-1), `${s.dropped} request logs were dropped: the log queue and its spill buffer were full (the store and the disk did not keep up)`);
   });
 
   it('drops only a record the store refuses alone; the rest of its batch is written', async () => {

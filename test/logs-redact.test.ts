@@ -38,6 +38,14 @@ describe('redactText', () => {
     assert.ok(out.startsWith(`key ${REDACTED}, aws ${REDACTED}`), out);
   });
 
+  it('removes a private key whose END is missing (the text was cut inside it) to the end of the text', () => {
+    assert.equal(redactText('key: -----BEGIN RSA PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC'), `key: ${REDACTED}`);
+  });
+
+  it('takes any whitespace JavaScript knows after Bearer', () => {
+    for (const space of [' ', '\t', '\v', '\u00a0', '\u2003', '\u2028', '\ufeff']) assert.equal(redactText(`Bearer${space}abcdef`), REDACTED, JSON.stringify(space));
+  });
+
   it('keeps ordinary text as it is', () => {
     const s = 'Tell me about sk-learn and the sky. Tokens: 42.';
     assert.equal(redactText(s), s);
@@ -77,6 +85,15 @@ describe('logBody', () => {
     assert.ok(out.endsWith('data: [DONE]\n\n'));
   });
 
+  it('cuts before it redacts, and removes a secret the cut leaves open', () => {
+    const pem = logBody(`{"content":"${PEM.replaceAll('\n', '\\n')}"}`, 40)!;
+    assert.ok(!pem.includes('MIIE'), pem);
+    assert.match(pem, /…\[cut: \d+ more characters\]$/);
+    const field = logBody('{"model":"gpt-4o","api_key":"plain-secret-value"}', 40)!;
+    assert.ok(!field.includes('plain-secret'), field);
+    assert.ok(field.startsWith('{"model":"gpt-4o","api_key":"[REDACTED]"'), field);
+  });
+
   it('is null without a body, and cuts long ones', () => {
     assert.equal(logBody(undefined), null);
     assert.equal(logBody(null), null);
@@ -84,6 +101,29 @@ describe('logBody', () => {
     const out = logBody('x'.repeat(100), 10)!;
     assert.equal(out, `${'x'.repeat(10)}…[cut: 90 more characters]`);
   });
+});
+
+describe('redaction time is linear in the text', () => {
+  // Backtracking took each of these quadratic time: minutes for 1 MiB. The bound is generous, for a busy machine.
+  const MiB = 1024 * 1024;
+  const fill = (unit: string): string => unit.repeat(Math.ceil(MiB / unit.length)).slice(0, MiB);
+  const ADVERSARIAL: Record<string, string> = {
+    'private-key starts without an END': fill('-----BEGIN PRIVATE KEY-----'),
+    'JWT starts without dots': fill('eyJ-'),
+    'Bearer and spaces without a token': `Bearer${' '.repeat(MiB)}`,
+    'unclosed JSON strings': fill('"api_key": "'),
+  };
+  for (const [what, text] of Object.entries(ADVERSARIAL)) {
+    it(`1 MiB of ${what}, as text and inside JSON`, () => {
+      for (const body of [text, JSON.stringify({ messages: [{ role: 'user', content: text }] })]) {
+        const started = performance.now();
+        const out = logBody(body)!;
+        const ms = performance.now() - started;
+        assert.ok(ms < 1000, `${ms.toFixed(0)} ms`);
+        assert.ok(out.length < 2 * MiB, `${out.length} characters kept`);
+      }
+    });
+  }
 });
 
 describe('logBody: the quick path', () => {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import { after, afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { Worker } from 'node:worker_threads';
 import { LogWriter } from '../src/logs/writer.js';
 import { openStore } from '../src/store/open.js';
@@ -103,7 +103,35 @@ for (const engine of engines()) {
       await until('the new thread writing', () => writer.stats().flushed === 10);
       await writer.close();
       assert.equal(await count(), 10);
-      assert.equal(errors.filter((m) => m.includes('15 request logs dropped while no log writer thread ran')).length, 1);
+      assert.equal(errors.filter((m) => m === '15 request logs were dropped: the log writer thread fell behind').length, 1);
+    });
+
+    it('a writer that is behind costs the request thread nothing: past maxInFlight entries (or their bytes) more are dropped and counted, never waited for', async () => {
+      const wait = mock.method(Atomics, 'wait');
+      try {
+        const writer = writerOn(10);
+        // One turn of the request thread: the writer thread takes nothing meanwhile.
+        for (let i = 0; i < 1000; i++) writer.write(logEntry({ traceId: `burst-${i}` }));
+        assert.equal(wait.mock.callCount(), 0, 'the request thread waited for the writer');
+        assert.equal(writer.stats().dropped, 990);
+        await until('the ten written', () => writer.stats().flushed === 10);
+        writer.write(logEntry({ traceId: 'after' }));
+        await writer.close();
+        assert.equal(await count(), 11);
+        assert.deepEqual(
+          errors.filter((m) => m.includes('dropped')),
+          ['request logs are being dropped (and counted): the log writer thread fell behind', '990 request logs were dropped: the log writer thread fell behind'],
+        );
+
+        const bytes = new LogWriter({ maxInFlightBytes: 3 * 1024 * 1024, dataDir: dir, databaseUrl: env.DATABASE_URL, onError: () => {}, onUsage: () => {} });
+        const body = Buffer.alloc(1024 * 1024, 'a');
+        for (let i = 0; i < 100; i++) bytes.write(logEntry({ traceId: `big-${i}`, requestBody: body, requestBytes: body.length }));
+        assert.equal(wait.mock.callCount(), 0);
+        assert.equal(bytes.stats().dropped, 97, 'three bodies of 1 MiB are taken, then 3 MiB wait');
+        await bytes.close();
+      } finally {
+        wait.mock.restore();
+      }
     });
   });
 }

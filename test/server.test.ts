@@ -80,7 +80,8 @@ describe('server', () => {
     const text = await res.text();
     const sample = (name: string, labels: Record<string, string>): RegExp =>
       new RegExp(`^${name}\\{[^}]*${Object.entries(labels).map(([k, v]) => `${k}="${v}"`).join('[^}]*')}[^}]*\\} (\\S+)$`, 'm');
-    const ok = { provider: 'openai', model: 'metrics-model', status: '200' };
+    // A model the catalog does not know is labelled `other`: labels never take a caller's string as it came.
+    const ok = { provider: 'openai', model: 'other', status: '200' };
     assert.match(text, /^# TYPE switchyard_requests_total counter$/m);
     assert.equal(Number(sample('switchyard_requests_total', ok).exec(text)?.[1]), 1, 'requests_total for the 200');
     assert.match(text, sample('switchyard_requests_total', { status: '400' }));

@@ -11,7 +11,7 @@
  * after the others, on the text they left, and change nothing: their
  * results arrive later (`pending`), for the log.
  */
-import type { HookEndpoint, HookKind, Subject, Verdict } from './check.js';
+import { NO_REACH, type HookEndpoint, type HookKind, type Reach, type Subject, type Verdict } from './check.js';
 import type { Feedback, Hook, ReadyCheck } from './hooks.js';
 import { textsOf, withTexts } from './text.js';
 
@@ -55,6 +55,8 @@ export interface HookInput {
   request: Record<string, unknown>;
   /** The answer in OpenAI's shape, for after-request hooks. */
   answer: Record<string, unknown> | null;
+  /** What checks that call out may use; none by default. */
+  reach?: Reach;
 }
 
 export interface HookRun {
@@ -108,8 +110,9 @@ class State {
   }
 
   apply(v: Verdict): boolean {
-    if (v.request === undefined && v.texts === undefined) return false;
+    if (v.request === undefined && v.answer === undefined && v.texts === undefined) return false;
     if (v.request !== undefined && this.input.kind === 'before') this.request = v.request;
+    if (v.answer !== undefined && this.input.kind === 'after') this.answer = v.answer;
     if (v.texts !== undefined) {
       const json = withTexts(this.input.kind, this.input.endpoint, this.json, v.texts);
       if (this.input.kind === 'before') this.request = json;
@@ -122,7 +125,7 @@ class State {
   private make(): Subject {
     const i = this.input;
     const texts = textsOf(i.kind, i.endpoint, this.json);
-    return { kind: i.kind, endpoint: i.endpoint, requestType: i.requestType, model: i.model, metadata: i.metadata, request: this.request, answer: this.answer, texts, text: texts.join('\n') };
+    return { kind: i.kind, endpoint: i.endpoint, requestType: i.requestType, model: i.model, metadata: i.metadata, request: this.request, answer: this.answer, texts, text: texts.join('\n'), reach: i.reach ?? NO_REACH };
   }
 }
 

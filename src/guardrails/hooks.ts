@@ -117,7 +117,7 @@ function fromHook(h: HookItem, kind: HookKind | null, at: SchemaPath, budget: Re
     checks.push(ready.value);
   }
   const type = h.type ?? 'guardrail';
-  return { ok: true, value: hook(h, h.id, type, checks, type === 'mutator') };
+  return { ok: true, value: hook(denyDefault(h, checks), h.id, type, checks, type === 'mutator') };
 }
 
 function fromGuardrail(g: GuardrailItem, kind: HookKind, at: SchemaPath, budget: RegexBudget): Compiled<Hook> {
@@ -129,7 +129,13 @@ function fromGuardrail(g: GuardrailItem, kind: HookKind, at: SchemaPath, budget:
     if (!ready.ok) return ready;
     checks.push(ready.value);
   }
-  return { ok: true, value: hook(g, g.id ?? `${String(at[0])}[${String(at[1])}]`, 'guardrail', checks, false) };
+  return { ok: true, value: hook(denyDefault(g, checks), g.id ?? `${String(at[0])}[${String(at[1])}]`, 'guardrail', checks, false) };
+}
+
+/** A third-party guardrail denies unless the item says otherwise (its deny, or its on_fail's). */
+function denyDefault<H extends { deny?: boolean; on_fail?: Outcome }>(h: H, checks: readonly ReadyCheck[]): H {
+  const denies = h.deny === undefined && h.on_fail?.deny === undefined && checks.some((c) => c.definition.denies === true);
+  return denies ? { ...h, deny: true } : h;
 }
 
 function hook(h: Omit<HookItem, 'id'>, id: string, type: string, checks: ReadyCheck[], sequential: boolean): Hook {

@@ -1,6 +1,6 @@
 /**
- * The built-in checks by the ids configs name them with (Portkey's
- * `default.*`), each with the validator of its parameters: its own, plus
+ * The checks by the ids configs name them with: the built-in ones (Portkey's
+ * `default.*`) and the third-party guardrails (`<partner>.*`, partners/), each with the validator of its parameters: its own, plus
  * `not` (inverts the verdict) and `failOnError` (a check that errors fails
  * its hook; otherwise an error does not count against it), which every
  * check takes and the engine applies.
@@ -10,12 +10,17 @@ import { ajv, bool, object, optional } from '../shared/json-schema.js';
 import type { CheckDefinition } from './check.js';
 import { containsCode, validUrls } from './checks/code.js';
 import { characterCount, sentenceCount, wordCount } from './checks/counts.js';
+import { inlineImageUrls } from './checks/images.js';
 import { jsonKeys, jsonSchema } from './checks/json.js';
+import { jwt } from './checks/jwt.js';
 import { requiredMetadataKeyPairs, requiredMetadataKeys } from './checks/metadata.js';
 import { addPrefix } from './checks/prefix.js';
 import { regexMatch, regexReplace } from './checks/regex.js';
 import { allowedRequestTypes, modelRules, modelWhitelist } from './checks/request.js';
+import { log, webhook } from './checks/webhook.js';
 import { alllowercase, alluppercase, contains, endsWith, notNull } from './checks/words.js';
+import { openai } from './partners/openai.js';
+import { partnerChecks } from './partners/partner.js';
 
 // Each definition prepares the parameters its own run takes: erased to one type here, where they are paired.
 const DEFINITIONS: Record<string, CheckDefinition<any>> = {
@@ -41,7 +46,14 @@ const DEFINITIONS: Record<string, CheckDefinition<any>> = {
   requiredMetadataKeys,
   requiredMetadataKeyPairs,
   addPrefix,
+  webhook,
+  log,
+  jwt,
+  inlineImageUrls,
 };
+
+/** One entry per partner file. */
+const PARTNERS = [openai];
 
 export interface Registered {
   definition: CheckDefinition<unknown>;
@@ -49,8 +61,11 @@ export interface Registered {
 }
 
 export const CHECKS: ReadonlyMap<string, Registered> = new Map(
-  Object.entries(DEFINITIONS).map(([name, d]) => [
-    `default.${name}`,
+  [
+    ...Object.entries(DEFINITIONS).map(([name, d]) => [`default.${name}`, d] as const),
+    ...PARTNERS.flatMap((p) => Object.entries(partnerChecks(p))),
+  ].map(([id, d]) => [
+    id,
     {
       definition: d as CheckDefinition<unknown>,
       validate: ajv.compile(object({ ...d.parameters, ...optional({ not: bool, failOnError: bool }) }, 'an object of check parameters')),

@@ -7,7 +7,8 @@
  * integers (tokens, or nano-USD for cost budgets). In process memory here;
  * budget-redis.ts shares them between processes.
  */
-import { assertCost, refuses } from './counter.js';
+import { boundedMap, type OnEvict } from '../shared/bounded.js';
+import { assertCost, MAX_MEMORY_COUNTERS, refuses } from './counter.js';
 
 export interface BudgetCheck {
   /** Policy, type, period start and group. */
@@ -35,8 +36,12 @@ export interface BudgetCounter {
 const SWEEP_EVERY = 4096;
 
 export class MemoryBudgetCounter implements BudgetCounter {
-  private readonly entries = new Map<string, { used: number; expireAt: number }>();
+  private readonly entries;
   private writes = 0;
+
+  constructor(opts: { max?: number; onEvict?: OnEvict } = {}) {
+    this.entries = boundedMap<{ used: number; expireAt: number }>(opts.max ?? MAX_MEMORY_COUNTERS, opts.onEvict);
+  }
 
   async reserve(checks: readonly BudgetCheck[], now: number): Promise<Reservation> {
     for (const c of checks) assertCost(c.amount, 'amount');
@@ -52,7 +57,11 @@ export class MemoryBudgetCounter implements BudgetCounter {
   }
 
   private add(key: string, amount: number, expireAt: number, now: number): number {
-    if (++this.writes % SWEEP_EVERY === 0) for (const [k, e] of this.entries) if (e.expireAt <= now) this.entries.delete(k);
+    if (++this.writes % SWEEP_EVERY === 0) {
+      this.entries.forEach((e, k) => {
+        if (e.expireAt <= now) this.entries.delete(k);
+      });
+    }
     const e = this.entries.get(key) ?? { used: 0, expireAt };
     e.used = Math.max(0, e.used + amount);
     e.expireAt = Math.max(e.expireAt, expireAt);

@@ -9,6 +9,7 @@
  * admission (a group already at its limit is refused) and are charged the
  * answer's usage afterwards with `charge`.
  */
+import { boundedMap, type OnEvict } from '../shared/bounded.js';
 import { windowEnd, windowStart, type RateUnit } from './window.js';
 
 /** Made once per counter and shared by its requests (limiter.ts), hence read-only. */
@@ -81,9 +82,24 @@ interface Entry {
 /** Entries of ended windows are dropped every this many writes, so idle groups do not pile up. */
 const SWEEP_EVERY = 4096;
 
+/**
+ * Counters one process keeps in memory (rate-limit or budget groups), the
+ * least recently used forgotten past this many: groups are request
+ * metadata values, which callers choose, and a weekly window (or a budget
+ * that never resets) would keep each for long. A forgotten group counts
+ * from 0 again; a caller can reach that only by sending more than this
+ * many other groups, and one that sets its own metadata can change its
+ * group anyway (`trusted` policies read the key's).
+ */
+export const MAX_MEMORY_COUNTERS = 100_000;
+
 export class MemoryRateCounter implements RateCounter {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries;
   private writes = 0;
+
+  constructor(opts: { max?: number; onEvict?: OnEvict } = {}) {
+    this.entries = boundedMap<Entry>(opts.max ?? MAX_MEMORY_COUNTERS, opts.onEvict);
+  }
 
   hit(checks: readonly RateCheck[], now: number): RateDecision {
     // Loops, not map/every: this runs for every request under a limit.
@@ -130,6 +146,8 @@ export class MemoryRateCounter implements RateCounter {
   }
 
   private sweep(now: number): void {
-    for (const [id, e] of this.entries) if (e.end <= now) this.entries.delete(id);
+    this.entries.forEach((e, id) => {
+      if (e.end <= now) this.entries.delete(id);
+    });
   }
 }

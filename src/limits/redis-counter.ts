@@ -12,8 +12,9 @@
  * finds the count of the window it believes it is in.
  */
 import type { Redis } from 'ioredis';
+import { boundedMap, type OnEvict } from '../shared/bounded.js';
 import { LuaScript, type RunScript } from '../state/redis.js';
-import { assertCost, decision, type RateCheck, type RateCounter, type RateDecision } from './counter.js';
+import { assertCost, decision, MAX_MEMORY_COUNTERS, type RateCheck, type RateCounter, type RateDecision } from './counter.js';
 import { RedisHits, type HitReply } from './redis-hits.js';
 import { windowOf, windowStart, type RateUnit } from './window.js';
 
@@ -90,8 +91,12 @@ interface Lease {
  */
 export class RedisRateCounter implements RateCounter {
   private readonly hits: RedisHits;
-  /** By counter (RateCheck key): one lease each, for the window it was taken in. */
-  private readonly leases = new Map<string, Lease>();
+  /**
+   * By counter (RateCheck key): one lease each, for the window it was taken
+   * in; as many as memory counters may be (a forgotten lease's units stay
+   * counted in Redis until its window ends, as a stopped process's do).
+   */
+  private readonly leases;
   /** Refills in flight, waited for on close so that their units are given back too. */
   private readonly refills = new Set<Promise<void>>();
   private checks = 0;
@@ -100,7 +105,9 @@ export class RedisRateCounter implements RateCounter {
   constructor(
     redis: Redis,
     private readonly prefix = 'switchyard:rate:',
+    opts: { max?: number; onEvict?: OnEvict } = {},
   ) {
+    this.leases = boundedMap<Lease>(opts.max ?? MAX_MEMORY_COUNTERS, opts.onEvict);
     this.hits = new RedisHits(redis);
     this.add = CHARGE.on(redis);
   }
@@ -219,7 +226,9 @@ export class RedisRateCounter implements RateCounter {
   }
 
   private sweep(now: number): void {
-    for (const [counter, l] of this.leases) if (l.end <= now) this.leases.delete(counter);
+    this.leases.forEach((l, counter) => {
+      if (l.end <= now) this.leases.delete(counter);
+    });
   }
 
   private keyOf(key: string, unit: RateUnit, start: number): string {

@@ -7,7 +7,7 @@ import { priceOf, usdOf } from '../catalog/price.js';
 import { newId } from '../store/ids.js';
 import { LOG_FORMAT, type LogRecord } from '../store/log-record.js';
 import type { LogEntry } from './entry.js';
-import { logBody, redactHeaders, redactMetadata, redactValue } from './redact.js';
+import { LOG_BODY_MAX_CHARS, logBody, redactHeaders, redactMetadata, redactValue } from './redact.js';
 import { countUsage } from './token-count.js';
 import { readUsage, type TokenUsage } from './usage.js';
 
@@ -77,7 +77,8 @@ function errorOf(e: LogEntry, answerText: string | null, ok: boolean): unknown {
   if (e.gatewayError !== null) return e.gatewayError;
   if (e.cut) return { error: { message: 'the client closed the connection before the answer ended', type: 'client_error', code: 'client_closed' } };
   if (ok || answerText === null) return null;
-  // The provider's own error body, as the client got it.
+  // The provider's own error body, as the client got it; a longer one than a body may be is cut, as bodies are.
+  if (answerText.length > LOG_BODY_MAX_CHARS) return logBody(answerText);
   try {
     return redactValue(JSON.parse(answerText) as unknown);
   } catch {

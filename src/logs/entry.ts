@@ -78,6 +78,8 @@ export interface PackedBatch {
   values: unknown[];
   bytes: ArrayBuffer;
   count: number;
+  /** Its bodies' size: bytes, and characters of held answers (what the writer's back-log is bounded by). */
+  size: number;
 }
 
 /** Entries being gathered on the request thread. */
@@ -86,6 +88,8 @@ export class EntryBatch {
   private chunks: Uint8Array[] = [];
   private byteLength = 0;
   count = 0;
+  /** PackedBatch.size of the entries so far. */
+  size = 0;
 
   /** Field by field in one push: the order is unpack()'s. */
   add(e: LogEntry): void {
@@ -99,6 +103,7 @@ export class EntryBatch {
     this.bytes(e.answerHead);
     this.bytes(e.answerTail);
     this.count++;
+    this.size += e.answerText?.length ?? 0;
   }
 
   private bytes(b: Uint8Array | null): void {
@@ -106,6 +111,7 @@ export class EntryBatch {
     this.values.push(this.byteLength, b.length);
     this.chunks.push(b);
     this.byteLength += b.length;
+    this.size += b.length;
   }
 
   /** The batch packed, and this one emptied. */
@@ -117,11 +123,12 @@ export class EntryBatch {
       bytes.set(c, at);
       at += c.length;
     }
-    const out = { values: this.values, bytes: bytes.buffer, count: this.count };
+    const out = { values: this.values, bytes: bytes.buffer, count: this.count, size: this.size };
     this.values = [];
     this.chunks = [];
     this.byteLength = 0;
     this.count = 0;
+    this.size = 0;
     return out;
   }
 }

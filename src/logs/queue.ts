@@ -6,9 +6,11 @@
  * when a full batch is waiting. Memory is bounded (maxDepth records and
  * maxBytes, estimated): what does not fit waits in a second bounded buffer
  * for an asynchronous append to the spill file; when that is full too (the
- * disk cannot keep up) the request that enqueues pays for a synchronous
- * append: back-pressure, not loss. Records are dropped (and counted) only
- * when the disk refuses them, or the store refuses one alone (below).
+ * disk cannot keep up) the record is dropped and counted: enqueue never
+ * waits for the disk, so whoever enqueues is never held up by it (a
+ * synchronous append here once stalled the log writer thread, and through
+ * it every request). Records are also dropped (and counted) when the disk
+ * refuses them, or the store refuses one alone (below).
  *
  * When a write fails for any reason but the values in it (the database is
  * away, its schema is gone), the store is "down": the pump sends batches to
@@ -28,6 +30,7 @@
 import { isDataError } from '../store/db.js';
 import type { LogRecord } from '../store/log-record.js';
 import type { Store } from '../store/store.js';
+import { Shedding } from './shedding.js';
 import type { SpillFiles } from './spill.js';
 
 export interface LogSink {
@@ -51,7 +54,7 @@ export interface LogQueueStats {
   spilled: number;
   /** Spilled records written to the store later. */
   replayed: number;
-  /** Records lost: the disk refused them, the store refused them alone, or a spill line was unreadable. */
+  /** Records lost: no room in memory or the overflow (or, from LogWriter, the writer thread too far behind), the disk refused them, the store refused them alone, or a spill line was unreadable. */
   dropped: number;
   /** The last write found the store away; records go to disk until a replay succeeds. */
   storeDown: boolean;
@@ -135,9 +138,11 @@ export class LogQueue {
   private kicked = false;
   private spilling: Promise<void> | null = null;
   private closed = false;
+  private readonly shedding: Shedding;
 
   constructor(options: LogQueueOptions) {
     this.o = { ...DEFAULTS, ...options };
+    this.shedding = new Shedding((m) => this.o.onError?.(null, m), 'the log queue and its spill buffer were full (the store and the disk did not keep up)');
     this.memory = new Bounded(this.o.maxDepth, this.o.maxBytes);
     this.overflow = new Bounded(this.o.maxDepth, this.o.maxBytes);
     this.retryMs = this.o.retryMinMs;
@@ -150,16 +155,20 @@ export class LogQueue {
     if (this.spillPending) void this.pump();
   }
 
-  /** Synchronous, no I/O unless both memory buffers are full. */
+  /** Synchronous, no I/O (but after close()); a record neither memory buffer has room for is dropped and counted. */
   enqueue(record: LogRecord): void {
     if (this.closed) return this.spillNow([record]);
     const bytes = size(record);
     if (this.memory.offer(record, bytes)) {
       if (this.memory.items.length >= this.o.batchSize) this.kick();
-      return;
+    } else if (this.overflow.offer(record, bytes)) {
+      void this.drainOverflow();
+    } else {
+      this.counts.dropped++;
+      this.shedding.drop();
+      return this.o.onProgress?.();
     }
-    if (this.overflow.offer(record, bytes)) return void this.drainOverflow();
-    this.spillNow([record]);
+    this.shedding.end();
   }
 
   stats(): LogQueueStats {
@@ -174,6 +183,7 @@ export class LogQueue {
   async close(timeoutMs = 10_000): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.shedding.end();
     clearInterval(this.timer);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));

@@ -8,6 +8,7 @@
  * logs: they travel in x-gateway-api-key, which is not on the allow-list.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import RE2 from 're2';
 
 export const REDACTED = '[REDACTED]';
 
@@ -27,11 +28,22 @@ export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);
 }
 
-/** Each shape's start is also in SHAPE_OR_ESCAPE_HINT (below): a shape missing there would be stored unredacted. */
-const SECRET_SHAPES = new RegExp(
+/** JavaScript's `\s` in RE2's syntax (RE2's own lacks `\v` and the Unicode spaces). */
+const SPACE = '[\\t\\n\\x0B\\f\\r\\p{Z}\\x{FEFF}]';
+
+/**
+ * Credential shapes, in RE2: they run over bodies callers write, and
+ * JavaScript's backtracking took quadratic time on some (each
+ * `-----BEGIN PRIVATE KEY-----` of a body without an END scanned to its
+ * end, as did each start of `eyJ-eyJ-…`): a 1 MiB body cost the log writer
+ * minutes. A private key without its END (the text was cut inside it) is
+ * removed to the end of the text. Each shape's start is also in SHAPE_START
+ * (below): a shape missing there would be stored unredacted.
+ */
+const SECRET_SHAPES = new RE2(
   [
-    '-----BEGIN [A-Z ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z ]*PRIVATE KEY-----',
-    '\\b[Bb]earer\\s+[A-Za-z0-9\\-._~+/]+=*',
+    '-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\\s\\S]*?-----END [A-Z ]*PRIVATE KEY-----|[\\s\\S]*)',
+    `\\b[Bb]earer${SPACE}+[A-Za-z0-9\\-._~+/]+=*`,
     '\\bsk-[A-Za-z0-9_\\-]{16,}',
     '\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b',
     '\\bAIza[0-9A-Za-z_\\-]{35}',
@@ -40,9 +52,17 @@ const SECRET_SHAPES = new RegExp(
   'g',
 );
 
+/**
+ * Where a credential shape may start: literal words, a quick scan in
+ * JavaScript; a string without one never goes to RE2, whose call costs
+ * ~1 µs even on a short string (headers, metadata values).
+ */
+const SHAPE_START = '-----BEGIN|[Bb]earer|sk-[A-Za-z0-9_-]{16}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{10}';
+const SHAPE_HINT = new RegExp(SHAPE_START);
+
 /** A string with every credential-shaped substring replaced. */
 export function redactText(s: string): string {
-  return s.replace(SECRET_SHAPES, REDACTED);
+  return SHAPE_HINT.test(s) ? s.replace(SECRET_SHAPES, REDACTED) : s;
 }
 
 /**
@@ -61,11 +81,15 @@ export function redactText(s: string): string {
 function mayHoldSecret(text: string): boolean {
   return SHAPE_OR_ESCAPE_HINT.test(text) || SECRET_KEY_HINT.test(text);
 }
-const SHAPE_OR_ESCAPE_HINT = /-----BEGIN|[Bb]earer|sk-[A-Za-z0-9_-]{16}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|eyJ[A-Za-z0-9_-]{10}|\\u00[0-7]/;
+const SHAPE_OR_ESCAPE_HINT = new RegExp(`${SHAPE_START}|\\\\u00[0-7]`);
 const SECRET_KEY_HINT = /(?:key(?:[-_ ]?id)?|secret|passw(?:or)?d|authori[sz]ation|cookie|token|json|credentials)"/i;
 
-/** `"<secret name>": "value"` inside text that is not one JSON document; the name as JSON spells it (escapes decoded). */
-const FIELD_IN_TEXT = /"((?:[^"\\]|\\.)*)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g;
+/**
+ * `"<secret name>": "value"` inside text that is not one JSON document; the
+ * name as JSON spells it (escapes decoded). A value the end of the text cuts
+ * (a body cut there) has no closing quote.
+ */
+const FIELD_IN_TEXT = /"((?:[^"\\]|\\.)*)"(\s*:\s*)"(?:[^"\\]|\\.)*(?:"|\\?$)/g;
 
 function redactFieldsInText(s: string): string {
   return s.replace(FIELD_IN_TEXT, (whole, name: string, colon: string) => (isSecretName(jsonString(name) ?? name) ? `"${name}"${colon}"${REDACTED}"` : whole));
@@ -102,7 +126,9 @@ export function redactMetadata(m: Readonly<Record<string, string>> | null | unde
 
 /**
  * A body as the log stores it: a parsed value serialised, raw bytes or text
- * as text, cut at maxChars; null when there is no body. The usual body, in
+ * as text, cut at maxChars before anything else (so redaction runs over at
+ * most maxChars, and a cut JSON body is redacted as text); null when there
+ * is no body. The usual body, in
  * which mayHoldSecret finds nothing, is stored as it came, at the cost of two
  * regular-expression scans. Otherwise secrets are removed: JSON is parsed and
  * rewritten with secret-named fields replaced at any depth and credential
@@ -115,8 +141,10 @@ export function logBody(body: unknown, maxChars = LOG_BODY_MAX_CHARS): string | 
   if (body === null || body === undefined) return null;
   const text = typeof body === 'string' ? body : body instanceof Uint8Array ? utf8(body) : JSON.stringify(body);
   if (text === undefined || text.length === 0) return null;
-  const out = mayHoldSecret(text) ? redactBody(text) : text;
-  return out.length > maxChars ? `${out.slice(0, maxChars)}…[cut: ${out.length - maxChars} more characters]` : out;
+  // Cut first: what redaction costs is bounded by what is kept, not by what was sent.
+  const kept = text.length > maxChars ? text.slice(0, maxChars) : text;
+  const out = mayHoldSecret(kept) ? redactBody(kept) : kept;
+  return kept === text ? out : `${out}…[cut: ${text.length - maxChars} more characters]`;
 }
 
 /** Buffer's own toString, not a view made for it: making the view costs more than decoding a small body. */
@@ -128,15 +156,20 @@ function utf8(bytes: Uint8Array): string {
 function redactBody(text: string): string {
   const json = rewritten(text);
   if (json !== null) return json;
-  const lines = text.replace(JSON_LINE, (line, prefix: string, doc: string) => {
-    const r = rewritten(doc);
-    return r === null ? line : prefix + r;
-  });
+  // One line (a cut JSON body) that did not parse whole will not as a line either: spare a second parse.
+  const lines = ONE_LINE.test(text) && !text.startsWith('data:')
+    ? text
+    : text.replace(JSON_LINE, (line, prefix: string, doc: string) => {
+        const r = rewritten(doc);
+        return r === null ? line : prefix + r;
+      });
   return redactFieldsInText(redactText(lines));
 }
 
 /** A line that may be JSON, alone or as an SSE `data:` field. */
 const JSON_LINE = /^(data:[ \t]?|)([{["].*)$/gm;
+/** No line terminator as JSON_LINE's `.` and `$` know them. */
+const ONE_LINE = /^[^\n\r\u2028\u2029]*$/;
 
 /** JSON rewritten with secret-named fields replaced; null when the text is not JSON after all. */
 function rewritten(s: string): string | null {

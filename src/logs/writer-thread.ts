@@ -6,12 +6,13 @@
  * their batch) is done on the thread that serves requests. On a machine
  * with a second core the request thread does not pay for it at all.
  *
- * Reports to the request thread: entries taken (a shared counter, for its
- * back-pressure), the queue's stats (a shared array, read when /metrics is
+ * Reports to the request thread: entries taken and their size (shared
+ * counters, by which it bounds what waits for this thread), the queue's stats (a shared array, read when /metrics is
  * scraped), tokens and cost per provider and model (messages, for the
  * metrics), errors (messages, for its logger).
  */
 import { writeFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { isDataError } from '../store/db.js';
@@ -19,21 +20,30 @@ import type { LogRecord } from '../store/log-record.js';
 import { LogRepo } from '../store/logs.js';
 import { openDb } from '../store/open.js';
 import { buildRecord } from './build.js';
-import { unpack } from './entry.js';
+import { unpack, type PackedBatch } from './entry.js';
 import { LogQueue } from './queue.js';
 import { SpillFiles } from './spill.js';
-import { STAT_SLOTS, type FromWriter, type ToWriter, type UsageRow, type WriterData } from './writer.js';
+import { STAT_SLOTS, TAKEN, type FromWriter, type ToWriter, type UsageRow, type WriterData } from './writer.js';
 
 const port = parentPort!;
 const data = workerData as WriterData;
 const taken = new Int32Array(data.taken);
 const stats = new Float64Array(data.stats);
+/** Niceness of this thread: 10 (of 19), as for background work. */
+const WRITER_NICE = 10;
 
 // Named, so `top -H` shows it and a benchmark can pin it to a core of its own.
 try {
   writeFileSync('/proc/thread-self/comm', 'sy-log-writer');
 } catch {
   // Not Linux: the name is only a convenience.
+}
+// Below the request thread when they contend for a core (on Linux a thread's nice value is its own): a body slow to
+// redact delays logs, not requests; if the writer then falls behind, logs are dropped and counted (writer.ts).
+try {
+  setPriority(WRITER_NICE);
+} catch {
+  // Not permitted, or not supported: the writer competes as an equal.
 }
 
 function send(m: FromWriter): void {
@@ -90,9 +100,9 @@ function addUsage(records: readonly LogRecord[]): void {
   usageTimer ??= setTimeout(sendUsage, USAGE_EVERY_MS);
 }
 
-function taking(n: number): void {
-  Atomics.add(taken, 0, n);
-  Atomics.notify(taken, 0);
+function taking(batch: PackedBatch): void {
+  Atomics.add(taken, TAKEN.entries, batch.count);
+  Atomics.add(taken, TAKEN.size, batch.size);
 }
 
 async function onBatch(m: ToWriter & { type: 'batch' }): Promise<void> {
@@ -111,7 +121,7 @@ async function onBatch(m: ToWriter & { type: 'batch' }): Promise<void> {
   for (const r of records) queue.enqueue(r);
   addUsage(records);
   publish();
-  taking(m.batch.count);
+  taking(m.batch);
 }
 
 /** Batches are handled in order, one at a time (a batch whose answers are counted by the tokenizer waits for it). */

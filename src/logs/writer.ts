@@ -4,27 +4,34 @@
  * the log writer thread (writer-thread.ts), which makes records and writes
  * them through its LogQueue: batches, spill to disk, replay, flush on close.
  *
- * Back-pressure: the writer thread counts the entries it has taken in a
- * shared counter; when more than maxInFlight are sent and not taken, the
- * request thread waits for it (Atomics.wait, at most a second per turn)
- * rather than let memory grow. The writer thread's own queue is bounded and
- * spills to disk, so it falls behind only when it cannot even spill.
+ * The request thread never waits for the writer: the writer thread counts
+ * the entries (and their bodies' size) it has taken in shared counters, and
+ * while maxInFlight entries or maxInFlightBytes are handed over and not yet
+ * taken, more are dropped and counted (`dropped` in /metrics; said when it
+ * begins and when it ends). Waiting there instead let one slow record (a
+ * body that was slow to redact) stall every request. The writer thread's
+ * own queue is bounded and spills to disk, so it falls behind only when its
+ * CPU or the disk cannot keep up.
  *
  * If the thread dies (a bug: every error it expects is handled), the
  * entries it had not written are counted as dropped, said, and a new thread
  * is started; its spill files are replayed by the new one. Entries made
- * meanwhile wait for it, up to maxInFlight; more are counted as dropped.
+ * meanwhile wait for it, within the same bounds.
  */
 import { Worker } from 'node:worker_threads';
 import type { DbSettings } from '../store/open.js';
 import { EntryBatch, type LogEntry, type PackedBatch } from './entry.js';
 import type { LogQueueStats } from './queue.js';
+import { Shedding } from './shedding.js';
+
+/** Slots of WriterData.taken: entries, and the PackedBatch sizes of their batches. */
+export const TAKEN = { entries: 0, size: 1 } as const;
 
 /** The queue stats the writer thread publishes, in this order, in a shared Float64Array. */
 export const STAT_SLOTS = ['depth', 'flushed', 'spilled', 'replayed', 'dropped', 'storeDown'] as const satisfies readonly (keyof LogQueueStats)[];
 
 export interface WriterData extends DbSettings {
-  /** Int32Array[1]: entries the thread has taken. */
+  /** Int32Array of TAKEN slots: what the thread has taken, each wrapping past 2^31 (the request thread subtracts in the same wrap). */
   taken: SharedArrayBuffer;
   /** Float64Array of STAT_SLOTS. */
   stats: SharedArrayBuffer;
@@ -40,8 +47,10 @@ export type FromWriter = { type: 'usage'; rows: UsageRow[] } | { type: 'error'; 
 export interface LogWriterOptions extends DbSettings {
   onError: (err: unknown, message: string) => void;
   onUsage: (provider: string, model: string, input: number, output: number, costUsd: number) => void;
-  /** Entries sent and not yet taken before the request thread waits (default 20,000). */
+  /** Entries handed over and not yet taken past which more are dropped (default 20,000). */
   maxInFlight?: number;
+  /** The same in their bodies' size (PackedBatch.size; default 256 MiB). */
+  maxInFlightBytes?: number;
 }
 
 const RESTART_DELAY_MS = 1000;
@@ -57,32 +66,35 @@ export class LogWriter {
   /** Null between a thread's death and its successor's start. */
   private worker: Worker | null = null;
   /** Shared with the thread, reused by its successor (reset when one dies). */
-  private readonly taken = new Int32Array(new SharedArrayBuffer(4));
+  private readonly taken = new Int32Array(new SharedArrayBuffer(4 * Object.keys(TAKEN).length));
   private readonly shared = new Float64Array(new SharedArrayBuffer(8 * STAT_SLOTS.length));
-  /** Entries sent to the current thread. */
+  /** Entries and their size sent to the current thread, in the shared counters' 32-bit wrap. */
   private sent = 0;
+  private sentSize = 0;
   /** Counters of threads that died, so they never go back. */
   private readonly past = { flushed: 0, spilled: 0, replayed: 0, dropped: 0 };
   private batch = new EntryBatch();
   private timer: NodeJS.Timeout | null = null;
   private closing: Promise<void> | null = null;
   private readonly maxInFlight: number;
-  /** Entries dropped since the last thread died, because maxInFlight were already waiting for its successor. */
-  private lostWhileDown = 0;
+  private readonly maxInFlightBytes: number;
+  private readonly shedding: Shedding;
 
   constructor(private readonly o: LogWriterOptions) {
     this.maxInFlight = o.maxInFlight ?? 20_000;
+    this.maxInFlightBytes = o.maxInFlightBytes ?? 256 * 1024 * 1024;
+    this.shedding = new Shedding((m) => o.onError(null, m), 'the log writer thread fell behind');
     this.spawn();
   }
 
   write(e: LogEntry): void {
     if (this.closing !== null) return this.drop(1, 'a request log arrived after the log writer closed; dropped');
-    if (this.worker === null && this.batch.count >= this.maxInFlight) {
-      // No thread to take them (one is being replaced): memory stays bounded, the loss is counted and said once.
+    if (this.behind()) {
+      // Memory stays bounded and the request goes on.
       this.past.dropped++;
-      this.lostWhileDown++;
-      return;
+      return this.shedding.drop();
     }
+    this.shedding.end();
     this.batch.add(e);
     if (this.batch.count >= SEND_EVERY) this.send();
     else if (this.timer === null) this.timer = setTimeout(this.send, SEND_AFTER_MS);
@@ -91,7 +103,7 @@ export class LogWriter {
   stats(): LogQueueStats {
     const now = (k: (typeof STAT_SLOTS)[number]): number => this.shared[STAT_SLOTS.indexOf(k)]!;
     return {
-      depth: now('depth') + this.sent - Atomics.load(this.taken, 0) + this.batch.count,
+      depth: now('depth') + this.untaken(TAKEN.entries, this.sent) + this.batch.count,
       flushed: this.past.flushed + now('flushed'),
       spilled: this.past.spilled + now('spilled'),
       replayed: this.past.replayed + now('replayed'),
@@ -104,6 +116,7 @@ export class LogWriter {
   close(timeoutMs = 10_000): Promise<void> {
     this.closing ??= new Promise<void>((resolve) => {
       this.send();
+      this.shedding.end();
       const w = this.worker;
       if (w === null) {
         if (this.batch.count > 0) this.drop(this.batch.take().count, 'request logs waiting for a new log writer thread at close; dropped');
@@ -126,25 +139,25 @@ export class LogWriter {
     this.timer = null;
     if (this.batch.count === 0 || this.worker === null) return;
     const batch = this.batch.take();
-    this.sent += batch.count;
+    this.sent = (this.sent + batch.count) | 0;
+    this.sentSize = (this.sentSize + batch.size) | 0;
     this.worker.postMessage({ type: 'batch', batch } satisfies ToWriter, [batch.bytes]);
-    this.waitForRoom();
   };
 
-  private waitForRoom(): void {
-    if (this.sent - Atomics.load(this.taken, 0) <= this.maxInFlight) return;
-    const until = performance.now() + 1000;
-    let taken: number;
-    while (this.sent - (taken = Atomics.load(this.taken, 0)) > this.maxInFlight / 2 && performance.now() < until) {
-      Atomics.wait(this.taken, 0, taken, 50);
-    }
+  /** Sent and not yet taken: the shared counter wraps past 2^31, and `sent` with it, so the difference stays right. */
+  private untaken(slot: number, sent: number): number {
+    return (sent - Atomics.load(this.taken, slot)) | 0;
+  }
+
+  /** Whether maxInFlight entries or maxInFlightBytes wait for the writer (a thread, or the next one). */
+  private behind(): boolean {
+    return (
+      this.untaken(TAKEN.entries, this.sent) + this.batch.count >= this.maxInFlight ||
+      this.untaken(TAKEN.size, this.sentSize) + this.batch.size >= this.maxInFlightBytes
+    );
   }
 
   private spawn(): void {
-    if (this.lostWhileDown > 0) {
-      this.o.onError(null, `${this.lostWhileDown} request logs dropped while no log writer thread ran (${this.maxInFlight} were waiting for one already)`);
-      this.lostWhileDown = 0;
-    }
     const data: WriterData = {
       dataDir: this.o.dataDir,
       databaseUrl: this.o.databaseUrl,
@@ -172,8 +185,9 @@ export class LogWriter {
     this.past.replayed = s.replayed;
     this.past.dropped = s.dropped;
     this.shared.fill(0);
-    Atomics.store(this.taken, 0, 0);
+    this.taken.fill(0);
     this.sent = 0;
+    this.sentSize = 0;
     this.worker = null;
     this.drop(unwritten, `the log writer thread exited (code ${code}): ${unwritten} request logs it held are lost; a new one starts in ${RESTART_DELAY_MS} ms`);
     setTimeout(() => {

@@ -2,9 +2,23 @@
  * Prometheus metrics. Upstream time (provider calls) is kept apart from the
  * gateway's own time so an operator can tell a slow provider from a slow
  * gateway.
+ *
+ * prom-client keeps every label set it has seen until the process ends, so
+ * no label takes a caller's string as it came: a model is the catalog's id
+ * or `other` (modelLabel), and circuits, named by config identity (an inline
+ * config's hash), are labelled for the MAX_CIRCUIT_SERIES last seen.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
+import { catalog } from '../catalog/catalog.js';
 import type { LogQueueStats } from '../logs/queue.js';
+import { boundedMap, type OnEvict } from '../shared/bounded.js';
+
+/** The bounded maps whose evictions are counted (switchyard_bounded_evictions_total{map}). */
+const BOUNDED_MAPS = ['circuits', 'circuit_series', 'rate_counters', 'rate_leases', 'budget_counters'] as const;
+export type BoundedMapName = (typeof BOUNDED_MAPS)[number];
+
+/** Circuit state series kept: past this many circuits, the least recently seen one's series is removed. */
+export const MAX_CIRCUIT_SERIES = 1000;
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const OVERHEAD_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1];
@@ -88,6 +102,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly evictions = new Counter({
+    name: 'switchyard_bounded_evictions_total',
+    help: 'Entries pushed out of a bounded in-process map keyed by what callers send, to make room: circuits (memory circuit breakers), circuit_series (switchyard_circuit_state label sets), rate_counters, rate_leases, budget_counters. Steady growth means the bound is small for the traffic (or someone floods it).',
+    labelNames: ['map'] as const,
+    registers: [this.registry],
+  });
+
   readonly limitsUncounted = new Counter({
     name: 'switchyard_limits_uncounted_total',
     help: 'Requests under rate-limit or usage-limit policies whose counters (Redis) were unreachable, by policy kind: admitted uncounted (every applying policy fails open) or refused (one fails closed).',
@@ -99,9 +120,22 @@ export class Metrics {
   private readonly children = new Map<string, Children>();
   private readonly cacheChildren = new Map<string, CounterChild>();
   private readonly usageChildren = new Map<string, { input: CounterChild; output: CounterChild; cost: CounterChild }>();
+  /** Circuits with a state series, least recently seen first out (and its series removed). */
+  private readonly circuitSeries = boundedMap<true>(MAX_CIRCUIT_SERIES, (circuit) => {
+    this.circuits.remove({ circuit });
+    this.evicted('circuit_series')(circuit);
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'switchyard_' });
+    // Exposed at 0 from the start, as the log outcomes are.
+    for (const map of BOUNDED_MAPS) this.evictions.labels({ map }).inc(0);
+  }
+
+  /** What a bounded map calls for each entry it evicts. */
+  evicted(map: BoundedMapName): OnEvict {
+    const c = this.evictions.labels({ map });
+    return () => c.inc();
   }
 
   /** With REDIS_URL set: a gauge of whether the connection is ready, read at each scrape. */
@@ -154,11 +188,13 @@ export class Metrics {
 
   /** A circuit's state as a request saw it. */
   circuit(key: string, state: 'closed' | 'half-open' | 'open'): void {
+    this.circuitSeries.set(key, true);
     this.circuits.labels({ circuit: key }).set(state === 'closed' ? 0 : state === 'half-open' ? 1 : 2);
   }
 
   /** Tokens and cost of answered requests (summed by the log writer thread from their records). */
-  usage(provider: string, model: string, input: number | null, output: number | null, costUsd: number | null): void {
+  usage(provider: string, asked: string, input: number | null, output: number | null, costUsd: number | null): void {
+    const model = modelLabel(provider, asked);
     const key = `${provider}\u0000${model}`;
     let c = this.usageChildren.get(key);
     if (c === undefined) {
@@ -176,7 +212,8 @@ export class Metrics {
 
   /** One finished request. */
   record(r: FinishedRequest): void {
-    const { endpoint, provider, model, status } = r;
+    const { endpoint, provider, status } = r;
+    const model = modelLabel(provider, r.model);
     const key = `${endpoint}\u0000${provider}\u0000${model}\u0000${status}`;
     let c = this.children.get(key);
     if (c === undefined) {
@@ -187,7 +224,7 @@ export class Metrics {
         upstream: this.upstream.labels({ provider, model, status }),
         overhead: this.overhead.labels({ endpoint }),
       };
-      // Models come from clients: past this many series, stop caching rather than grow without bound.
+      // Statuses are whatever upstreams answer: past this many series, stop caching them.
       if (this.children.size < MAX_CACHED_SERIES) this.children.set(key, c);
     }
     c.requests.inc();
@@ -206,6 +243,12 @@ export class Metrics {
 }
 
 const MAX_CACHED_SERIES = 10_000;
+
+/** A model as labels name it: the catalog's id for the provider (a Bedrock ARN's model, say), `none`, or `other` for any the catalog does not know. */
+export function modelLabel(provider: string, model: string): string {
+  if (model === 'none') return model;
+  return catalog.find(provider, model)?.model ?? 'other';
+}
 
 /** A request to a model endpoint or the proxy once it ended; times in milliseconds. */
 export interface FinishedRequest {

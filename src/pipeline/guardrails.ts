@@ -15,11 +15,13 @@
  */
 import type { Readable } from 'node:stream';
 import type { AnswerKeeper } from '../cache/answer-cache.js';
-import type { HookEndpoint } from '../guardrails/check.js';
+import type { HookEndpoint, Reach } from '../guardrails/check.js';
 import { HookLog, runHooks, type HookInput } from '../guardrails/engine.js';
 import type { Hook } from '../guardrails/hooks.js';
+import type { CredentialSource } from '../routing/credentials.js';
 import { isHopByHop } from '../routing/headers.js';
 import { GatewayError } from '../shared/errors.js';
+import { single } from '../shared/headers.js';
 import type { Answer, Outcome, RequestContext, Stage } from './context.js';
 
 /** A relayed answer larger than this is not held for output checks (the request fails with a 502). */
@@ -30,18 +32,19 @@ const DENIED = new GatewayError(446, 'The guardrail checks defined in the config
   code: 'hooks_failed',
 });
 
-export function inputGuardrails(): Stage {
+/** `credentials`: the stored credentials third-party checks call their APIs with. */
+export function inputGuardrails(credentials: CredentialSource): Stage {
   return {
     name: 'input-guardrails',
     run(ctx) {
       const hooks = ctx.plan!.hooks.before;
-      return hooks.length === 0 || ctx.body === null || ctx.endpoint === 'proxy' ? 'next' : beforeRequest(ctx, hooks);
+      return hooks.length === 0 || ctx.body === null || ctx.endpoint === 'proxy' ? 'next' : beforeRequest(ctx, hooks, credentials);
     },
   };
 }
 
-async function beforeRequest(ctx: RequestContext, hooks: readonly Hook[]): Promise<Outcome> {
-  const run = await runHooks(hooks, hookInput(ctx, 'before', null));
+async function beforeRequest(ctx: RequestContext, hooks: readonly Hook[], credentials: CredentialSource): Promise<Outcome> {
+  const run = await runHooks(hooks, hookInput(ctx, 'before', null, credentials));
   const log = (ctx.hooks = new HookLog());
   log.add('before', run);
   if (run.denied) return ctx.refuse(DENIED, { hook_results: log.answered() });
@@ -54,7 +57,7 @@ async function beforeRequest(ctx: RequestContext, hooks: readonly Hook[]): Promi
   return 'next';
 }
 
-export function outputGuardrails(): Stage {
+export function outputGuardrails(credentials: CredentialSource): Stage {
   return {
     name: 'output-guardrails',
     run(ctx) {
@@ -71,12 +74,12 @@ export function outputGuardrails(): Stage {
         }
         return 'next';
       }
-      return afterRequest(ctx, a, hooks);
+      return afterRequest(ctx, a, hooks, credentials);
     },
   };
 }
 
-async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook[]): Promise<Outcome> {
+async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook[], credentials: CredentialSource): Promise<Outcome> {
   const text = typeof a.body === 'string' ? a.body : await readWhole(a.body, MAX_CHECKED_ANSWER_BYTES);
   if (text === null) {
     // The provider broke off: as the route stage does with a cut translated answer.
@@ -92,7 +95,7 @@ async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook
   const log = (ctx.hooks ??= new HookLog());
   let out = answer;
   if (answer !== null && hooks.length > 0) {
-    const run = await runHooks(hooks, hookInput(ctx, 'after', answer));
+    const run = await runHooks(hooks, hookInput(ctx, 'after', answer, credentials));
     log.add('after', run);
     if (run.denied) {
       // The provider answered: what it used is charged, though the client does not get it.
@@ -108,7 +111,7 @@ async function afterRequest(ctx: RequestContext, a: Answer, hooks: readonly Hook
   return 'next';
 }
 
-function hookInput(ctx: RequestContext, kind: 'before' | 'after', answer: Record<string, unknown> | null): HookInput {
+function hookInput(ctx: RequestContext, kind: 'before' | 'after', answer: Record<string, unknown> | null, credentials: CredentialSource): HookInput {
   const endpoint = ctx.endpoint as HookEndpoint;
   const request = ctx.body!;
   const stream = request.stream === true ? 'stream-' : '';
@@ -120,7 +123,25 @@ function hookInput(ctx: RequestContext, kind: 'before' | 'after', answer: Record
     metadata: ctx.gateway!.metadata,
     request,
     answer,
+    reach: reachOf(ctx, kind, credentials),
   };
+}
+
+/** What checks that call out may use: the client's headers, the provider, the workspace's stored credentials. */
+function reachOf(ctx: RequestContext, kind: 'before' | 'after', credentials: CredentialSource): Reach {
+  return {
+    headers: ctx.req.headers,
+    provider: kind === 'after' ? ctx.provider : providerBefore(ctx),
+    credential: async (k, ref) => credentials.resolve(ctx.key.workspaceId, k, ref),
+  };
+}
+
+/** Before the request, the provider is known when the plan has one target naming it, or leaving it to x-gateway-provider; not behind stored credentials. */
+function providerBefore(ctx: RequestContext): string | undefined {
+  const root = ctx.plan!.root;
+  if (root.kind !== 'leaf' || root.node.virtual_key !== undefined) return undefined;
+  const name = root.node.provider ?? (ctx.req.headers['x-gateway-virtual-key'] === undefined ? single(ctx.req.headers['x-gateway-provider']) : undefined);
+  return name?.startsWith('@') === false ? name : undefined;
 }
 
 /** Text the gateway holds, or a relayed JSON answer it can read (not compressed). */

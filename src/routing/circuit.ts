@@ -6,6 +6,7 @@
  * circuit or opens it for another cooldown.
  */
 import type { CircuitBreakerConfig } from '../config/types.js';
+import { boundedMap, type OnEvict } from '../shared/bounded.js';
 
 /** closed: go ahead; probe: go ahead, you are the one trial call; open: skip. */
 export type Admission = 'closed' | 'probe' | 'open';
@@ -24,8 +25,20 @@ interface Entry {
   probing: boolean;
 }
 
+/**
+ * Circuits a process keeps in memory. A target that keeps failing keeps its
+ * entry until a success, and inline configs (each its own hash) make new
+ * targets at will: past this many, the least recently used circuit is
+ * forgotten (it closes).
+ */
+export const MAX_MEMORY_CIRCUITS = 10_000;
+
 export class MemoryCircuitStore implements CircuitStore {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries;
+
+  constructor(opts: { max?: number; onEvict?: OnEvict } = {}) {
+    this.entries = boundedMap<Entry>(opts.max ?? MAX_MEMORY_CIRCUITS, opts.onEvict);
+  }
 
   async admit(key: string, now: number): Promise<Admission> {
     const e = this.entries.get(key);

@@ -1,0 +1,24 @@
+/**
+ * A map keyed by what callers send (a metadata value, an inline config's
+ * hash): it holds at most `max` entries, and the least recently used goes to
+ * make room for a new one. Each eviction is told to `onEvict` (gateway.ts
+ * counts them in /metrics as switchyard_bounded_evictions_total), so that an
+ * operator sees when a bound is too small for the traffic rather than
+ * finding a process that grew until it died.
+ */
+import { LRUCache } from 'lru-cache';
+
+export type OnEvict = (key: string) => void;
+
+export function boundedMap<V extends {}>(max: number, onEvict?: OnEvict): LRUCache<string, V> {
+  return new LRUCache<string, V>({
+    max,
+    ...(onEvict === undefined
+      ? {}
+      : {
+          disposeAfter: (_value: V, key: string, reason: LRUCache.DisposeReason) => {
+            if (reason === 'evict') onEvict(key);
+          },
+        }),
+  });
+}

@@ -159,7 +159,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       router,
       credentials,
       logging: logWriter !== null,
-      beforeHooks: [savedGuardrails(new SavedGuardrails(store)), inputGuardrails(credentials)],
+      beforeHooks: [savedGuardrails(new SavedGuardrails(store, { onEvict: metrics.evicted('saved_guardrails') })), inputGuardrails(credentials)],
       afterHooks: [outputGuardrails(credentials)],
     }),
     new Recorder(metrics, logWriter === null ? null : new RequestLogger(logWriter, new LogBodies(store), now)),

@@ -2,7 +2,8 @@
 // both engines: a guardrail is read and compiled once per workspace and reference,
 // then answered synchronously with the same hooks; a change notice drops it; a
 // workspace's slug wins over the organisation's; "not found" is cached too; the
-// defaults come first, marked; a request with neither costs nothing but a hit.
+// defaults come first, marked; a request with neither costs nothing but a hit; the
+// caches are bounded, evictions told.
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -91,6 +92,16 @@ for (const engine of engines()) {
       const config = hooksOf({ input_guardrails: ['words'] });
       assert.equal((await value(saved.resolve(ws, config))).before[0]!.id, own.id);
       assert.equal((await value(saved.resolve(other, config))).before[0]!.id, org.id);
+    });
+
+    it('holds at most max entries per cache, telling of each eviction', async () => {
+      const evicted: string[] = [];
+      const saved = new SavedGuardrails(store, { max: 2, onEvict: (key) => evicted.push(key) });
+      for (const ref of ['a', 'b', 'c']) await saved.resolve(ws, hooksOf({ input_guardrails: [ref] }));
+      assert.deepEqual(evicted, [`${ws}\na`]);
+      // The evicted one is read again.
+      await saved.resolve(ws, hooksOf({ input_guardrails: ['a'] }));
+      assert.equal(reads, 4);
     });
 
     it('defaults come first and are marked; without defaults or names the hooks pass unchanged', async () => {

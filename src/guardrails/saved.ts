@@ -20,7 +20,8 @@
  * skipped. A default guardrail that cannot run (its settings were changed
  * around the checks of the settings routes) is the gateway's fault: a 500.
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { boundedMap, type OnEvict } from '../shared/bounded.js';
 import { err, GatewayError, invalid, ok, type Result } from '../shared/errors.js';
 import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
 import type { Guardrail } from '../store/guardrails.js';
@@ -40,11 +41,17 @@ export type ResolvedHooks = Result<Hooks> | Promise<Result<Hooks>>;
 
 export class SavedGuardrails {
   /** `workspace id \n reference` → the guardrail it names, compiled. */
-  private readonly found = new LRUCache<string, Found | Promise<Found>>({ max: MAX_ENTRIES, ttl: TTL_MS });
+  private readonly found: LRUCache<string, Found | Promise<Found>>;
   /** Workspace id → its default guardrails as hooks. */
-  private readonly defaults = new LRUCache<string, Result<Hooks> | Promise<Result<Hooks>>>({ max: MAX_ENTRIES, ttl: TTL_MS });
+  private readonly defaults: LRUCache<string, Result<Hooks> | Promise<Result<Hooks>>>;
 
-  constructor(private readonly store: Store) {
+  /** Each cache holds at most `max` entries; `onEvict` is told of each one a full cache drops (gateway.ts counts them). */
+  constructor(
+    private readonly store: Store,
+    { max = MAX_ENTRIES, onEvict }: { max?: number; onEvict?: OnEvict } = {},
+  ) {
+    this.found = boundedMap(max, onEvict, TTL_MS);
+    this.defaults = boundedMap(max, onEvict, TTL_MS);
     store.changes.subscribe((c) => {
       if (c.kind === 'guardrail' || c.kind === 'settings' || c.kind === 'workspace' || c.kind === 'all') {
         this.found.clear();

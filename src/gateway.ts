@@ -29,11 +29,13 @@ import { CredentialCache } from './routing/credential-cache.js';
 import { createGatewayServer } from './http/server.js';
 import { LogBodies } from './logs/log-bodies.js';
 import { Metrics } from './metrics/metrics.js';
+import { SavedGuardrails } from './guardrails/saved.js';
 import { inputGuardrails, outputGuardrails } from './pipeline/guardrails.js';
 import { RequestLimits } from './pipeline/limits.js';
 import { Pipeline, requestPath } from './pipeline/pipeline.js';
 import { Recorder, RequestLogger } from './pipeline/record.js';
 import { SavedConfigs } from './pipeline/saved-configs.js';
+import { savedGuardrails } from './pipeline/saved-guardrails.js';
 import type { Settings } from './settings.js';
 import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
@@ -157,7 +159,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       router,
       credentials,
       logging: logWriter !== null,
-      beforeHooks: [inputGuardrails(credentials)],
+      beforeHooks: [savedGuardrails(new SavedGuardrails(store, { onEvict: metrics.evicted('saved_guardrails') })), inputGuardrails(credentials)],
       afterHooks: [outputGuardrails(credentials)],
     }),
     new Recorder(metrics, logWriter === null ? null : new RequestLogger(logWriter, new LogBodies(store), now)),

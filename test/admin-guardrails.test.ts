@@ -83,6 +83,11 @@ for (const engine of engines()) {
       await refused({ name: 'x', checks: [{ ...REGEX, colour: 'red' }] }, 'checks[0].colour');
       await refused({ name: 'x', checks: ['default.notNull'] }, 'checks[0]');
       await refused({ name: 'x', checks: Array.from({ length: 33 }, () => WORDS) }, 'checks');
+      // Judged by the checks' registry, as a config's checks are.
+      await refused({ name: 'x', checks: [WORDS, { id: 'default.noSuchCheck', parameters: {} }] }, 'checks[1].id');
+      await refused({ name: 'x', checks: [{ id: 'default.regexMatch', parameters: { rule: '(a)\\1' } }] }, 'checks[0].parameters.rule');
+      await refused({ name: 'x', checks: [{ id: 'default.wordCount', parameters: { minWords: 'five' } }] }, 'checks[0].parameters.minWords');
+      await refused({ name: 'x', checks: [{ id: 'default.contains', parameters: { words: ['a'], operator: 'some' } }] }, 'checks[0].parameters.operator');
       await refused(guardrail('x', { actions: { deny: 'yes' } }), 'actions.deny');
       await refused(guardrail('x', { actions: { on_fail: { feedback: { value: 'bad' } } } }), 'actions.on_fail.feedback.value');
       await refused(guardrail('x', { actions: { onFail: 'block' } }), 'actions.onFail');
@@ -110,6 +115,7 @@ for (const engine of engines()) {
       assert.deepEqual([g.status, g.version], ['archived', 3]);
 
       await expectError(put(made.id, { checks: [{ id: 'nope', parameters: {} }] }), 400, 'checks[0].id');
+      await expectError(put(made.id, { checks: [WORDS, { id: 'default.wordCount', parameters: { maxWords: -1 } }] }), 400, 'checks[1].parameters.maxWords');
       await expectError(put(made.id, { checks: [] }), 400, 'checks');
       await expectError(put(made.id, { status: 'gone' }), 400, 'status');
       await expectError(put(made.id, { slug: 'renamed' }), 400, 'slug');
@@ -243,6 +249,9 @@ for (const engine of engines()) {
       const before = await expect(gw.call('/organisation/settings'), 200);
       await expectError(settings({ default_input_guardrails: [wsOwn.id] }), 400, 'default_input_guardrails[0]');
       await expectError(settings({ default_output_guardrails: [orgOutput.id, 'no-such-guardrail'] }), 400, 'default_output_guardrails[1]');
+      const inputOnly = await create(guardrail('Needs team', { organisation_id: 'my-org', checks: [{ id: 'default.requiredMetadataKeys', parameters: { metadataKeys: ['team'] } }] }));
+      const side = await expectError(settings({ default_output_guardrails: [orgOutput.id, inputOnly.id] }), 400, 'default_output_guardrails[1]');
+      assert.match(side.error.message, /does not run after the request/);
       await expectError(settings({ default_input_guardrails: 'org-input' }), 400, 'default_input_guardrails');
       await expectError(settings({ default_input_guardrails: Array.from({ length: 17 }, () => 'org-input') }), 400, 'default_input_guardrails');
       assert.deepEqual(await expect(gw.call('/organisation/settings'), 200), before);

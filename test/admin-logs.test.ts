@@ -29,7 +29,7 @@ function random(seed: number): () => number {
   };
 }
 
-const FIELD: Record<GroupBy, keyof LogRecord> = {
+const FIELD: Record<Exclude<GroupBy, 'hook_status' | 'guardrail_check'>, keyof LogRecord> = {
   ai_service: 'provider',
   model: 'model',
   status_code: 'status',
@@ -40,6 +40,37 @@ const FIELD: Record<GroupBy, keyof LogRecord> = {
   prompt: 'promptId',
 };
 
+type Outcome = 'passed' | 'failed' | 'errored';
+const check = (id: string, outcome: Outcome) => ({ id, verdict: outcome === 'passed', error: outcome === 'errored' ? { message: 'no text' } : null });
+const hook = (verdict: boolean, deny: boolean, checks: Json[], async = false) => ({ id: 'h', verdict, deny: deny && !verdict, async, checks });
+/** Hook results as the engine logs them, each with the status and check outcomes it should be filed under. */
+const HOOKS: { results: Json; status: string | null; checks: Record<string, Outcome> }[] = [
+  { results: null, status: null, checks: {} },
+  { results: { before_request_hooks: [hook(true, true, [check('default.regexMatch', 'passed')])], after_request_hooks: [] }, status: 'passed', checks: { 'default.regexMatch': 'passed' } },
+  {
+    // A check failing in one hook and passing in another failed in the request.
+    results: {
+      before_request_hooks: [hook(true, false, [check('default.regexMatch', 'passed')])],
+      after_request_hooks: [hook(false, false, [check('default.regexMatch', 'failed'), check('default.wordCount', 'passed')])],
+    },
+    status: 'failed',
+    checks: { 'default.regexMatch': 'failed', 'default.wordCount': 'passed' },
+  },
+  { results: { before_request_hooks: [hook(false, true, [check('default.wordCount', 'failed')])], after_request_hooks: [] }, status: 'denied', checks: { 'default.wordCount': 'failed' } },
+  // An async hook's deny refused nothing.
+  { results: { before_request_hooks: [], after_request_hooks: [hook(false, true, [check('default.contains', 'failed')], true)] }, status: 'failed', checks: { 'default.contains': 'failed' } },
+  // An errored check without failOnError fails nothing.
+  { results: { before_request_hooks: [hook(true, true, [check('default.contains', 'errored'), check('default.regexMatch', 'passed')])], after_request_hooks: [] }, status: 'passed', checks: { 'default.contains': 'errored', 'default.regexMatch': 'passed' } },
+];
+const hooksOf = (r: LogRecord) => HOOKS.find((h) => h.results === r.hookResults)!;
+
+/** The groups a row counts in. */
+function keysOf(r: LogRecord, by: GroupBy): string[] {
+  if (by === 'hook_status') return [String(hooksOf(r).status)];
+  if (by === 'guardrail_check') return Object.keys(hooksOf(r).checks);
+  return [String(r[FIELD[by]])];
+}
+
 const mean = (xs: number[]): number | null => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
 /** Nearest rank: the ceil(p·n/100)-th smallest. */
 const percentile = (xs: number[], p: number): number => [...xs].sort((a, b) => a - b)[Math.ceil((p * xs.length) / 100) - 1]!;
@@ -48,10 +79,7 @@ const known = (xs: (number | null)[]): number[] => xs.filter((x): x is number =>
 /** What the group routes should answer for these rows, computed here. */
 function expectedGroups(rows: LogRecord[], by: GroupBy): Map<string, Record<string, number | null>> {
   const groups = new Map<string, LogRecord[]>();
-  for (const r of rows) {
-    const k = String(r[FIELD[by]]);
-    groups.set(k, [...(groups.get(k) ?? []), r]);
-  }
+  for (const r of rows) for (const k of keysOf(r, by)) groups.set(k, [...(groups.get(k) ?? []), r]);
   const out = new Map<string, Record<string, number | null>>();
   for (const [k, g] of groups) {
     const n = g.length;
@@ -180,6 +208,7 @@ for (const engine of engines()) {
             promptId: pick([null, null, 'prompt-1']),
             metadata: i % 3 === 0 ? null : { env: i % 3 === 1 ? 'prod' : 'dev', team: pick(['red', 'blue']) },
             error: ok ? null : { error: { message: `failed ${status}`, type: 'upstream_error' } },
+            hookResults: HOOKS[i % HOOKS.length]!.results,
           }),
         );
       }
@@ -244,7 +273,7 @@ for (const engine of engines()) {
         const one = await expect(gw.call(`/logs/${r.id}`), 200);
         assert.deepEqual(one.request, { headers: { 'content-type': 'application/json' }, body: JSON.parse(r.requestBody!) });
         assert.deepEqual(one.response, { body: JSON.parse(r.responseBody!) });
-        assert.equal(one.hook_results, null, 'a log without hooks');
+        assert.deepEqual(one.hook_results, r.hookResults);
         const { request: _req, response: _res, hook_results: _hooks, ...rest } = one;
         assert.deepEqual(rest, inList);
       });
@@ -284,6 +313,22 @@ for (const engine of engines()) {
         const plus2 = new Date(from + 2 * 3_600_000).toISOString().slice(0, 19);
         assert.deepEqual(ids(await all(`/logs?start_time=${plus2}+02:00&end_time=${to / 1000}`)), expected);
         assert.deepEqual(ids(await all(`/logs?start_time=${to / 1000}`)), wanted((r) => r.createdAtMs >= to));
+      });
+
+      it('filters by guardrail verdicts: hook_status and guardrail_check', async () => {
+        const cases: [string, (r: LogRecord) => boolean][] = [
+          ['hook_status=denied', (r) => hooksOf(r).status === 'denied'],
+          ['hook_status=failed', (r) => hooksOf(r).status === 'failed'],
+          ['hook_status=passed,denied', (r) => hooksOf(r).status === 'passed' || hooksOf(r).status === 'denied'],
+          ['guardrail_check=default.contains', (r) => 'default.contains' in hooksOf(r).checks],
+          ['guardrail_check=default.wordCount&hook_status=denied&status=4xx', (r) => hooksOf(r).status === 'denied' && r.status >= 400 && r.status < 500],
+        ];
+        for (const [query, pred] of cases) {
+          const expected = wanted(pred);
+          assert.ok(expected.length > 0, `${query} matches something`);
+          assert.deepEqual(ids(await all(`/logs?${query}`)), expected, query);
+        }
+        await expectError(gw.call('/logs?hook_status=passed,blocked'), 400, 'hook_status');
       });
 
       it('refuses bad filters and paging with a 400 naming the parameter', async () => {
@@ -331,6 +376,23 @@ for (const engine of engines()) {
             }
           }
         }
+      });
+
+      it('count per check how often it passed, failed and errored', async () => {
+        const answer = await expect(gw.call(`/analytics/groups/guardrail_check?workspace_id=${wsA.id}`), 200);
+        const inA = rows.filter((r) => r.workspaceId === wsA.id);
+        const counted = (id: string, o: Outcome) => inA.filter((r) => hooksOf(r).checks[id] === o).length;
+        assert.deepEqual(
+          answer.data,
+          ['default.contains', 'default.regexMatch', 'default.wordCount'].map((id) => ({
+            object: 'analytics-group',
+            guardrail_check: id,
+            requests: inA.filter((r) => id in hooksOf(r).checks).length,
+            passed: counted(id, 'passed'),
+            failed: counted(id, 'failed'),
+            errored: counted(id, 'errored'),
+          })),
+        );
       });
 
       it('computes percentiles by nearest rank: latencies 1..100 give p95 95 and p99 99', async () => {

@@ -1,5 +1,5 @@
 // The hooks engine: errors follow failOnError, deny and feedback, saved
-// guardrail ids, async hooks apart, and the text a check sees.
+// guardrail references, async hooks apart, and the text a check sees.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HookLog, runHooks, type HookInput } from '../src/guardrails/engine.js';
@@ -60,11 +60,10 @@ describe('guardrails engine', () => {
     assert.equal(run.denied, false);
   });
 
-  it('a guardrail named by id errors visibly and fails nothing', async () => {
-    const run = await runHooks(hooksOf({ input_guardrails: ['pii-guard'] }).before, input('x'));
-    assert.equal(run.results[0]!.id, 'pii-guard');
-    assert.match(run.results[0]!.checks[0]!.error!.message, /saved guardrails are not available yet/);
-    assert.equal(run.failed, false);
+  it('a guardrail named by id is a reference with its config path, resolved before it runs', () => {
+    const [, named] = hooksOf({ input_guardrails: [{ 'default.notNull': {} }, 'pii-guard'] }).before;
+    assert.deepEqual(named!.ref, { name: 'pii-guard', at: 'input_guardrails[1]' });
+    assert.deepEqual(named!.checks, []);
   });
 
   it('async hooks: not waited for, no transform kept, their results in the log once ended', async () => {

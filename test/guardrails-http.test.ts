@@ -8,10 +8,11 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import { ADMIN_KEY } from './support/gateway.js';
-import { expectJson } from './support/tenants.js';
+import { watchedClient, type WatchedClient } from './support/guardrails.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { logOf } from './support/logs.js';
+import { expectJson } from './support/tenants.js';
 import { useGateway } from './support/use-gateway.js';
 
 const KEY = 'sk-upstream-guardrails';
@@ -23,36 +24,15 @@ describe('hooks and guardrails over HTTP', () => {
   let mock: MockOpenAI;
   let anthropic: MockAnthropic;
   let client: OpenAI;
-  /** The body of the last answer the SDK received, errors included. */
-  let lastBody: Json | null = null;
+  let refusal: WatchedClient['refusal'];
 
   const config = (hooks: Json): Json => ({ provider: 'openai', api_key: KEY, custom_host: mock.url, ...hooks });
   const opts = (hooks: Json, traceId = randomUUID()) => ({ headers: { 'x-gateway-config': JSON.stringify(config(hooks)), 'x-gateway-trace-id': traceId } });
   const ask = (content: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content }] });
 
-  async function refusal(p: Promise<unknown>): Promise<{ status: number; body: Json }> {
-    const e = await p.then(
-      () => assert.fail('expected the SDK to throw'),
-      (err: unknown) => err,
-    );
-    assert.ok(e instanceof OpenAI.APIError, String(e));
-    return { status: e.status!, body: lastBody! };
-  }
-
   before(async () => {
     [mock, anthropic] = await Promise.all([startMockOpenAI({ apiKey: KEY }), startMockAnthropic({ apiKey: ANTHROPIC_KEY })]);
-    client = new OpenAI({
-      apiKey: 'unused',
-      baseURL: gw.v1,
-      maxRetries: 0,
-      defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY },
-      fetch: async (url, init) => {
-        const res = await fetch(url, init);
-        const type = res.headers.get('content-type') ?? '';
-        lastBody = type.includes('json') ? ((await res.clone().json()) as Json) : null;
-        return res;
-      },
-    });
+    ({ client, refusal } = watchedClient(gw, ADMIN_KEY));
   });
   afterEach(() => mock.reset());
   after(async () => {

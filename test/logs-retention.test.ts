@@ -1,5 +1,5 @@
 // Log retention on both engines: logs older than the retention age go, in
-// batches, with their metadata; newer ones stay; 0 days keeps everything.
+// batches, with their metadata and guardrail checks; newer ones stay; 0 days keeps everything.
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,18 +30,22 @@ for (const engine of engines()) {
   describe(`log retention (${engine.name})`, { timeout: 60_000 }, () => {
     let store: Store;
     let dir: string;
-    const remaining = async (): Promise<{ logs: number; metadata: number }> => ({
-      logs: (await store.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM request_logs'))!.n,
-      metadata: (await store.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM log_metadata'))!.n,
-    });
+    const count = async (table: string): Promise<number> => Number((await store.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))!.n);
+    const remaining = async (): Promise<{ logs: number; metadata: number }> => {
+      const logs = await count('request_logs');
+      // Each log ran one check: its row goes with it.
+      assert.equal(await count('log_checks'), logs);
+      return { logs, metadata: await count('log_metadata') };
+    };
+    const hookResults = { before_request_hooks: [{ id: 'h', verdict: true, deny: false, async: false, checks: [{ id: 'default.notNull', verdict: true, error: null }] }], after_request_hooks: [] };
 
     beforeEach(async () => {
       const env = await engine.fresh();
       dir = env.GATEWAY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'switchyard-retention-'));
       store = await openStore({ dataDir: dir, databaseUrl: env.DATABASE_URL });
       await store.migrate();
-      const old = Array.from({ length: 23 }, (_, i) => logRecord({ workspaceId: 'ws', createdAtMs: NOW - 30 * DAY - 1 - i * 3_600_000, metadata: { k: 'v' } }));
-      const recent = Array.from({ length: 5 }, (_, i) => logRecord({ workspaceId: 'ws', createdAtMs: NOW - 30 * DAY + i * DAY, metadata: { k: 'v' } }));
+      const old = Array.from({ length: 23 }, (_, i) => logRecord({ workspaceId: 'ws', createdAtMs: NOW - 30 * DAY - 1 - i * 3_600_000, metadata: { k: 'v' }, hookResults }));
+      const recent = Array.from({ length: 5 }, (_, i) => logRecord({ workspaceId: 'ws', createdAtMs: NOW - 30 * DAY + i * DAY, metadata: { k: 'v' }, hookResults }));
       await store.logs.insert([...old, ...recent]);
     });
     afterEach(async () => {

@@ -4,7 +4,11 @@
  * aggregates over log rows at GET /v1/logs/groups/:groupBy (logs.ts, scope
  * logs.list). `groupBy` is ai_service (the provider's name), model,
  * status_code, api_key, config, workspace, provider (the stored provider or
- * virtual key used), or prompt. `columns` (comma-separated) adds aggregates
+ * virtual key used), or prompt; and, beyond the spec, the guardrail
+ * verdicts: hook_status (passed, failed, denied; requests without hooks in
+ * the group without a value), and guardrail_check, one group per check id,
+ * where a request counts in each check it ran and each group also gives in
+ * how many of its requests the check `passed`, `failed` and `errored`. `columns` (comma-separated) adds aggregates
  * to the default request count (definitions in store/logs.ts). Filters as
  * for /v1/logs; paged with `limit` and `after` (the last group's value),
  * groups ordered by value, the group without one last.
@@ -40,7 +44,7 @@ const IN_MS: ReadonlySet<GroupColumn> = new Set(['last_seen', 'first_seen']);
 function groupView(by: GroupBy, g: Group): Record<string, unknown> {
   const out: Record<string, unknown> = { object: 'analytics-group', [by]: g.key, requests: g.requests };
   for (const [c, v] of Object.entries(g.values) as [GroupColumn, number | null][]) out[c] = IN_MS.has(c) && v !== null ? Math.floor(v / 1000) : v;
-  return out;
+  return g.outcomes === undefined ? out : { ...out, ...g.outcomes };
 }
 
 /** A group route: `scope` is the key scope it needs, `reader` whether it reads log rows or only aggregates. */

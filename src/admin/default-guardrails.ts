@@ -5,10 +5,13 @@
  * (PUT /v1/organisation/settings: the organisation's own guardrails) or of
  * one workspace (PUT /v1/workspaces/:id `settings`: its guardrails or the
  * organisation's), the workspace's after the organisation's. Each is checked
- * to exist and be active when set, and stored by id.
+ * to exist, be active and have only checks that run on its side when set,
+ * and stored by id.
  */
 import type { SchemaObject } from 'ajv';
+import { compileGuardrail, sidesOf } from '../guardrails/hooks.js';
 import { err, invalid, ok, type Result } from '../shared/errors.js';
+import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
 import { DEFAULT_GUARDRAIL_KEYS, type DefaultGuardrailKey } from '../store/settings.js';
 import type { Store } from '../store/store.js';
 import { S } from './input.js';
@@ -46,6 +49,12 @@ export async function resolveDefaultGuardrails<T extends DefaultGuardrailsPatch<
         return err(invalid(`${param}: '${ref}' is none of ${among}`, param));
       }
       if (g.status === 'archived') return err(invalid(`${param}: guardrail '${g.slug}' is archived`, param));
+      // Checked as the request path will: a check of the other side only would make every request of the workspace a 500.
+      const hook = compileGuardrail(g, { left: MAX_PATTERN_WEIGHT });
+      const side = key === 'default_input_guardrails' ? 'before' : 'after';
+      if (!hook.ok || !sidesOf(hook.value).includes(side)) {
+        return err(invalid(`${param}: guardrail '${g.slug}' has a check that does not run ${side} the request`, param));
+      }
       if (!ids.includes(g.id)) ids.push(g.id);
     }
     out[key] = ids as T[typeof key];

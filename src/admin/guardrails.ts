@@ -10,7 +10,9 @@
  * workspace's do not exist for it (404). The list pages as the spec says:
  * `current_page` (0-based), `page_size`, and `ids` (comma-separated).
  */
-import { ajv, schemaError } from '../shared/json-schema.js';
+import { compileGuardrail } from '../guardrails/hooks.js';
+import { ajv, formatPath, schemaError } from '../shared/json-schema.js';
+import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
 import { err, GatewayError, invalid, ok, type Result } from '../shared/errors.js';
 import { isUniqueViolation } from '../store/db.js';
 import type { Guardrail, GuardrailActions, GuardrailCheck, GuardrailStatus } from '../store/guardrails.js';
@@ -82,14 +84,22 @@ const checkShape = ajv.compile({
 });
 
 /**
- * The one place a guardrail's checks are judged: each `{id, parameters}`,
- * the id `<provider>.<check>`. A 400 names the item (`checks[1].id`).
+ * A guardrail's checks, judged as the engine will run them (the checks'
+ * registry, as config validation does): each `{id, parameters}` a check
+ * this gateway runs, with parameters it takes. A 400 names the place
+ * (`checks[1].id`, `checks[0].parameters.rule`).
  */
 export function validateChecks(items: readonly unknown[]): Result<GuardrailCheck[]> {
   for (const [i, item] of items.entries()) {
     if (!checkShape(item)) return err(schemaError(item, checkShape.errors, ['checks', i]));
   }
-  return ok(items as GuardrailCheck[]);
+  const checks = items as GuardrailCheck[];
+  const compiled = compileGuardrail({ id: '', checks, actions: {} }, { left: MAX_PATTERN_WEIGHT });
+  if (!compiled.ok) {
+    const param = formatPath(compiled.problem.path);
+    return err(invalid(`${param}: ${compiled.problem.message}`, param));
+  }
+  return ok(checks);
 }
 
 function guardrailSummary(g: Guardrail): Record<string, unknown> {

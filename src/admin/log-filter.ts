@@ -2,12 +2,15 @@
  * The query filters shared by /v1/logs and the group routes:
  * `start_time`, `end_time` (inclusive; ISO 8601 or Unix seconds),
  * `provider`, `model`, `trace_id`, `api_key_id`, `status` (comma-separated
- * codes or classes: `200,4xx`), and metadata pairs as `metadata.<key>=value`
- * or `metadata={"key":"value"}` (every pair must match). `workspace_id` is
+ * codes or classes: `200,4xx`), metadata pairs as `metadata.<key>=value`
+ * or `metadata={"key":"value"}` (every pair must match), and guardrail
+ * verdicts: `hook_status` (comma-separated: `passed`, `failed` — a hook
+ * failed without denying —, `denied`; requests without hooks have none) and
+ * `guardrail_check` (a check id the request ran, e.g. `default.regexMatch`). `workspace_id` is
  * resolved with the caller's access (log-access.ts).
  */
 import { invalid, type Result } from '../shared/errors.js';
-import type { LogFilter } from '../store/logs.js';
+import { HOOK_STATUSES, type HookStatus, type LogFilter } from '../store/logs.js';
 
 /** Spec limits of metadata: 16 pairs. */
 const MAX_METADATA_PAIRS = 16;
@@ -84,6 +87,14 @@ export function logFilter(query: URLSearchParams): Result<LogFilter> {
     if (!s.ok) return s;
     filter.status = s.value;
   }
+  const hookStatus = text('hook_status');
+  if (hookStatus !== undefined) {
+    const wanted = [...new Set(hookStatus.split(',').map((s) => s.trim()))];
+    const bad = wanted.find((s) => !HOOK_STATUSES.includes(s as HookStatus));
+    if (bad !== undefined) return { ok: false, error: invalid(`hook_status: '${bad}' is not one of ${HOOK_STATUSES.join(', ')}`, 'hook_status') };
+    filter.hookStatus = wanted as HookStatus[];
+  }
+  filter.guardrailCheck = text('guardrail_check');
   const pairs = metadataPairs(query);
   if (!pairs.ok) return pairs;
   filter.metadata = pairs.value;

@@ -41,6 +41,8 @@ export interface HookResult {
   execution_time: number;
   created_at: string;
   checks: CheckResult[];
+  /** A default guardrail of the organisation or workspace settings. */
+  default?: true;
 }
 
 /** What a side's hooks start from. */
@@ -170,6 +172,7 @@ async function runHook(h: Hook, state: State): Promise<HookResult> {
     execution_time: performance.now() - t0,
     created_at: createdAt,
     checks,
+    ...(h.isDefault === true && { default: true as const }),
   };
 }
 

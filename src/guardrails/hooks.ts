@@ -9,9 +9,11 @@
  * `deny` is read where the spec puts it (a hook's `on_fail.deny`, a
  * guardrail's `deny` or `on_fail.deny`) and on the hook itself, where configs
  * written for Portkey put it. A guardrail item's keys other than its own
- * (id, deny, async, sequential, scope, on_fail, on_success) name checks.
+ * (id, deny, async, sequential, scope, on_fail, on_success) name checks. A guardrail
+ * item that is a string names a saved guardrail (/v1/guardrails): its hook
+ * holds the reference, resolved per workspace on the request path (saved.ts).
  */
-import { schemaProblem, type SchemaPath } from '../shared/json-schema.js';
+import { formatPath, schemaProblem, type SchemaPath } from '../shared/json-schema.js';
 import type { RegexBudget } from '../shared/linear-regex.js';
 import type { CheckDefinition, HookKind } from './check.js';
 import { CHECKS } from './registry.js';
@@ -46,6 +48,10 @@ export interface Hook {
   onFail: Feedback | undefined;
   /** What text of a chat request its checks read (text.ts). */
   scope: TextScope;
+  /** A saved guardrail named by the config (its id or slug), and where (`input_guardrails[0]`): resolved per workspace before it runs. */
+  ref?: { name: string; at: string };
+  /** A default guardrail of the organisation or workspace settings: marked so in hook_results. */
+  isDefault?: true;
 }
 
 export interface Hooks {
@@ -121,6 +127,11 @@ export interface HookProblem {
 
 type Compiled<T> = { ok: true; value: T } | { ok: false; problem: HookProblem };
 
+/** The check of a waited-for hook that rewrites what it judges, if any. */
+export function transformOf(hook: Hook): string | undefined {
+  return hook.async ? undefined : hook.checks.find((x) => TRANSFORMS.has(x.id))?.id;
+}
+
 export function compileHooks(c: HookConfig, budget: RegexBudget): Compiled<Hooks> {
   const out = {
     before: [] as Hook[],
@@ -134,14 +145,14 @@ export function compileHooks(c: HookConfig, budget: RegexBudget): Compiled<Hooks
       const hook = key.endsWith('_hooks') ? fromHook(item as HookItem, kind, [key, i], budget) : fromGuardrail(item as GuardrailItem, kind, [key, i], budget);
       if (!hook.ok) return hook;
       out[kind].push(hook.value);
-      const transform = hook.value.async ? undefined : hook.value.checks.find((x) => TRANSFORMS.has(x.id));
-      if (transform !== undefined) out.transformAt[kind] ??= { at: `${key}[${i}]`, check: transform.id };
+      const transform = transformOf(hook.value);
+      if (transform !== undefined) out.transformAt[kind] ??= { at: `${key}[${i}]`, check: transform };
     }
   }
   return { ok: true, value: out };
 }
 
-function fromHook(h: HookItem, kind: HookKind, at: SchemaPath, budget: RegexBudget): Compiled<Hook> {
+function fromHook(h: HookItem, kind: HookKind | null, at: SchemaPath, budget: RegexBudget): Compiled<Hook> {
   const checks: ReadyCheck[] = [];
   for (const [j, c] of (h.checks ?? []).entries()) {
     const ready = readyCheck(c.id, c.parameters, kind, [...at, 'checks', j, 'id'], [...at, 'checks', j, 'parameters'], budget);
@@ -153,7 +164,7 @@ function fromHook(h: HookItem, kind: HookKind, at: SchemaPath, budget: RegexBudg
 }
 
 function fromGuardrail(g: GuardrailItem, kind: HookKind, at: SchemaPath, budget: RegexBudget): Compiled<Hook> {
-  if (typeof g === 'string') return { ok: true, value: hook({}, g, 'guardrail', [savedGuardrail(g)], false) };
+  if (typeof g === 'string') return { ok: true, value: { ...hook({}, g, 'guardrail', [], false), ref: { name: g, at: formatPath(at) } } };
   const checks: ReadyCheck[] = [];
   for (const [key, parameters] of Object.entries(g)) {
     if (GUARDRAIL_OWN_KEYS.has(key)) continue;
@@ -184,13 +195,14 @@ function hook(h: Omit<HookItem, 'id'>, id: string, type: string, checks: ReadyCh
   };
 }
 
-function readyCheck(id: string, parameters: Record<string, unknown>, kind: HookKind, idAt: SchemaPath, at: SchemaPath, budget: RegexBudget): Compiled<ReadyCheck> {
+/** `kind` null: a saved guardrail's check, which may run on either side (each use checks its side: `sidesOf`). */
+function readyCheck(id: string, parameters: Record<string, unknown>, kind: HookKind | null, idAt: SchemaPath, at: SchemaPath, budget: RegexBudget): Compiled<ReadyCheck> {
   const check = CHECKS.get(id);
   if (check === undefined) {
     return { ok: false, problem: { path: idAt, message: `is not a check this gateway runs (built in: ${[...CHECKS.keys()].join(', ')})` } };
   }
   const { definition, validate } = check;
-  if (!definition.hooks.includes(kind)) {
+  if (kind !== null && !definition.hooks.includes(kind)) {
     return { ok: false, problem: { path: idAt, message: 'runs only before the request (in before_request_hooks or input_guardrails)' } };
   }
   if (!validate(parameters)) {
@@ -202,24 +214,24 @@ function readyCheck(id: string, parameters: Record<string, unknown>, kind: HookK
   return { ok: true, value: { id, definition, parameters: prepared.value, not: parameters.not === true, failOnError: parameters.failOnError === true } };
 }
 
+/** What a saved guardrail holds (store/guardrails.ts): checks, and the actions a config's guardrail item would carry. */
+export interface SavedGuardrail {
+  id: string;
+  checks: readonly { id: string; parameters: Record<string, unknown> }[];
+  actions: Record<string, unknown>;
+}
+
 /**
- * A guardrail named by id: saved guardrails (the /v1/guardrails API) are
- * not here yet, so the check errors — visibly in hook_results and the log —
- * and fails its hook only with failOnError, as any errored check.
+ * A saved guardrail's checks, validated and prepared as a config's are, on
+ * either side: the one validation of /v1/guardrails bodies and of saved
+ * guardrails made ready to run. Its patterns weigh on a budget of its own.
+ * A problem's path is from the guardrail's body (`checks[1].parameters.rule`).
  */
-function savedGuardrail(id: string): ReadyCheck {
-  return {
-    id,
-    definition: {
-      hooks: ['before', 'after'],
-      parameters: {},
-      prepare: (p) => ({ ok: true, value: p }),
-      run: () => {
-        throw new Error(`guardrail "${id}": saved guardrails are not available yet; write its checks in the config`);
-      },
-    },
-    parameters: {},
-    not: false,
-    failOnError: false,
-  };
+export function compileGuardrail(g: SavedGuardrail, budget: RegexBudget): Compiled<Hook> {
+  return fromHook({ ...(g.actions as Omit<HookItem, 'id' | 'checks'>), id: g.id, type: 'guardrail', checks: g.checks }, null, [], budget);
+}
+
+/** The sides a hook's checks all run on. */
+export function sidesOf(h: Hook): HookKind[] {
+  return (['before', 'after'] as const).filter((kind) => h.checks.every((c) => c.definition.hooks.includes(kind)));
 }

@@ -10,9 +10,11 @@ import { LRUCache } from 'lru-cache';
 
 export type OnEvict = (key: string) => void;
 
-export function boundedMap<V extends {}>(max: number, onEvict?: OnEvict): LRUCache<string, V> {
+/** `ttlMs`: entries also expire that long after they were set. */
+export function boundedMap<V extends {}>(max: number, onEvict?: OnEvict, ttlMs?: number): LRUCache<string, V> {
   return new LRUCache<string, V>({
     max,
+    ...(ttlMs === undefined ? {} : { ttl: ttlMs }),
     ...(onEvict === undefined
       ? {}
       : {

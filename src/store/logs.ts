@@ -24,6 +24,49 @@ export interface LogFilter {
   status?: { exact: readonly number[]; classes: readonly number[] };
   /** Every pair must match. */
   metadata?: readonly (readonly [string, string])[];
+  /** What the request's hooks came to: any of these. */
+  hookStatus?: readonly HookStatus[];
+  /** The request ran this check (`default.regexMatch`). */
+  guardrailCheck?: string;
+}
+
+/**
+ * What a request's hooks and guardrails came to, kept beside its
+ * hook_results: `denied` a denying hook failed (the request was refused),
+ * `failed` a hook failed and none denied, `passed` every hook passed; null
+ * when none ran.
+ */
+export const HOOK_STATUSES = ['passed', 'failed', 'denied'] as const;
+export type HookStatus = (typeof HOOK_STATUSES)[number];
+
+/** A check's outcome in one request: failed where it failed once, else errored where it errored once, else passed. */
+type CheckOutcome = 'passed' | 'failed' | 'errored';
+const OUTCOME_RANK: Record<CheckOutcome, number> = { passed: 0, errored: 1, failed: 2 };
+
+/** The parts of a hook result (guardrails/engine.ts HookResult) the verdicts are read from. */
+interface LoggedHook {
+  verdict?: unknown;
+  deny?: unknown;
+  async?: unknown;
+  checks?: readonly { id?: unknown; verdict?: unknown; error?: unknown }[];
+}
+
+function verdictsOf(hookResults: unknown): { status: HookStatus | null; checks: Map<string, CheckOutcome> } {
+  const checks = new Map<string, CheckOutcome>();
+  const r = hookResults as { before_request_hooks?: LoggedHook[]; after_request_hooks?: LoggedHook[] } | null;
+  const hooks = [...(r?.before_request_hooks ?? []), ...(r?.after_request_hooks ?? [])];
+  if (hooks.length === 0) return { status: null, checks };
+  for (const h of hooks) {
+    for (const c of h.checks ?? []) {
+      if (typeof c.id !== 'string') continue;
+      const outcome: CheckOutcome = c.error != null ? 'errored' : c.verdict === true ? 'passed' : 'failed';
+      const was = checks.get(c.id);
+      if (was === undefined || OUTCOME_RANK[outcome] > OUTCOME_RANK[was]) checks.set(c.id, outcome);
+    }
+  }
+  // An async hook's deny refuses nothing: it ended after the answer.
+  const status = hooks.some((h) => h.deny === true && h.async !== true) ? 'denied' : hooks.some((h) => h.verdict === false) ? 'failed' : 'passed';
+  return { status, checks };
 }
 
 /** What a caller may read. Archived workspaces are left out of the lists by whoever builds the scope. */
@@ -50,6 +93,9 @@ export const GROUP_BY = {
   workspace: 'workspace_id',
   provider: 'virtual_key_id',
   prompt: 'prompt_id',
+  hook_status: 'hook_status',
+  /** One group per check: a request counts in each check it ran (log_checks), with the check's outcomes. */
+  guardrail_check: 'c.check_id',
 } as const;
 export type GroupBy = keyof typeof GROUP_BY;
 
@@ -87,7 +133,11 @@ export interface Group {
   requests: number;
   /** The requested columns; last_seen and first_seen in Unix ms; null where nothing was measured. */
   values: Partial<Record<GroupColumn, number | null>>;
+  /** guardrail_check groups: of the group's requests, in how many the check passed, failed, errored. */
+  outcomes?: Record<CheckOutcome, number>;
 }
+
+const OUTCOMES = Object.keys(OUTCOME_RANK) as CheckOutcome[];
 
 export interface GroupPage {
   data: Group[];
@@ -133,9 +183,10 @@ const COLUMNS = [
   'response_body',
   'log_format',
   'hook_results',
+  'hook_status',
 ] as const;
 
-const SUMMARY_COLUMNS = COLUMNS.filter((c) => c !== 'request_headers' && c !== 'request_body' && c !== 'response_body' && c !== 'hook_results').join(', ');
+const SUMMARY_COLUMNS = COLUMNS.filter((c) => c !== 'request_headers' && c !== 'request_body' && c !== 'response_body' && c !== 'hook_results' && c !== 'hook_status').join(', ');
 
 type Row = Record<(typeof COLUMNS)[number], SqlValue>;
 
@@ -148,8 +199,8 @@ function int(n: number | null): number | null {
   return n === null ? null : Math.round(n);
 }
 
-/** A record's values in COLUMNS order. */
-function values(r: LogRecord): SqlValue[] {
+/** A record's values in COLUMNS order; `hookStatus` is derived from its hook results. */
+function values(r: LogRecord, hookStatus: HookStatus | null): SqlValue[] {
   return [
     r.id,
     Math.round(r.createdAtMs),
@@ -187,6 +238,7 @@ function values(r: LogRecord): SqlValue[] {
     text(r.responseBody),
     r.logFormat,
     text(toJson(r.hookResults)),
+    hookStatus,
   ];
 }
 
@@ -238,6 +290,7 @@ function toRecord(r: Row): LogRecord {
 }
 
 const METADATA_COLUMNS = ['log_id', 'key', 'value'] as const;
+const CHECK_COLUMNS = ['log_id', 'check_id', 'outcome'] as const;
 
 function placeholders(n: number): string {
   return Array.from({ length: n }, () => '?').join(', ');
@@ -288,6 +341,14 @@ function conditions(filter: LogFilter, scope: LogScope): { where: string[]; para
     }
     where.push(`(${any.join(' OR ')})`);
   }
+  if (filter.hookStatus !== undefined && filter.hookStatus.length > 0) {
+    where.push(`hook_status IN (${placeholders(filter.hookStatus.length)})`);
+    params.push(...filter.hookStatus);
+  }
+  if (filter.guardrailCheck !== undefined) {
+    where.push('id IN (SELECT lc.log_id FROM log_checks lc WHERE lc.check_id = ?)');
+    params.push(filter.guardrailCheck);
+  }
   if (filter.metadata !== undefined && filter.metadata.length > 0) {
     if (scope.hideMetadata.length > 0) {
       where.push(`workspace_id NOT IN (${placeholders(scope.hideMetadata.length)})`);
@@ -312,7 +373,13 @@ export class LogRepo {
   /** Writes records in one transaction; records already stored (same id) are skipped. */
   async insert(records: readonly LogRecord[]): Promise<void> {
     if (records.length === 0) return;
-    const rows = records.map(values);
+    const rows: SqlValue[][] = [];
+    const checks: SqlValue[][] = [];
+    for (const r of records) {
+      const v = verdictsOf(r.hookResults);
+      rows.push(values(r, v.status));
+      for (const [id, outcome] of v.checks) checks.push([r.id, text(id), outcome]);
+    }
     const pairs: SqlValue[][] = [];
     for (const r of records) {
       if (r.metadata === null) continue;
@@ -324,6 +391,7 @@ export class LogRepo {
     await this.db.transaction(async (tx) => {
       await tx.insertMany('request_logs', COLUMNS, rows);
       if (pairs.length > 0) await tx.insertMany('log_metadata', METADATA_COLUMNS, pairs);
+      if (checks.length > 0) await tx.insertMany('log_checks', CHECK_COLUMNS, checks);
     });
   }
 
@@ -360,12 +428,17 @@ export class LogRepo {
     page: { limit: number; after: string | number | undefined },
   ): Promise<GroupPage> {
     const key = GROUP_BY[groupBy];
+    const perCheck = groupBy === 'guardrail_check';
+    // A request is in the group of each check it ran; its conditions name request_logs' columns, which log_checks does not share.
+    const from = perCheck ? 'request_logs JOIN log_checks c ON c.log_id = request_logs.id' : 'request_logs';
     const { where, params } = conditions(filter, scope);
     const ranked = columns.includes('p95_latency') || columns.includes('p99_latency');
     const window = ranked ? `, ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n` : '';
-    const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${window}
-      FROM request_logs WHERE ${where.join(' AND ')}`;
-    const selected = columns.map((c) => `, ${COLUMN_SQL[c]} AS ${c}`).join('');
+    const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${perCheck ? ', c.outcome' : ''}${window}
+      FROM ${from} WHERE ${where.join(' AND ')}`;
+    const selected =
+      columns.map((c) => `, ${COLUMN_SQL[c]} AS ${c}`).join('') +
+      (perCheck ? OUTCOMES.map((o) => `, CAST(SUM(CASE WHEN outcome = '${o}' THEN 1 ELSE 0 END) AS BIGINT) AS outcome_${o}`).join('') : '');
     const outer: SqlValue[] = [...params];
     let cursor = '';
     if (page.after !== undefined) {
@@ -378,7 +451,7 @@ export class LogRepo {
        GROUP BY k ORDER BY CASE WHEN k IS NULL THEN 1 ELSE 0 END, k LIMIT ?`,
       outer,
     );
-    const count = await this.db.get<{ total: number }>(`SELECT COUNT(*) AS total FROM (SELECT ${key} AS k FROM request_logs WHERE ${where.join(' AND ')} GROUP BY ${key}) g`, params);
+    const count = await this.db.get<{ total: number }>(`SELECT COUNT(*) AS total FROM (SELECT ${key} AS k FROM ${from} WHERE ${where.join(' AND ')} GROUP BY ${key}) g`, params);
     const hasMore = rows.length > page.limit;
     if (hasMore) rows.pop();
     return {
@@ -386,6 +459,7 @@ export class LogRepo {
         key: r.k as string | number | null,
         requests: r.requests as number,
         values: Object.fromEntries(columns.map((c) => [c, r[c] as number | null])),
+        ...(perCheck && { outcomes: Object.fromEntries(OUTCOMES.map((o) => [o, Number(r[`outcome_${o}`])])) as Record<CheckOutcome, number> }),
       })),
       hasMore,
       total: count?.total ?? 0,

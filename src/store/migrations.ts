@@ -425,6 +425,24 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX guardrails_workspace ON guardrails (workspace_id, id);
     `,
   },
+  {
+    id: 15,
+    // Guardrail verdicts to filter and group logs by, taken from hook_results
+    // when a log is written: the request's outcome, and one row per check it
+    // ran. Most requests run no hooks: the status index leaves them out.
+    name: 'request logs: guardrail verdicts',
+    sql: `
+      ALTER TABLE request_logs ADD COLUMN hook_status TEXT;
+      CREATE INDEX request_logs_hook_status ON request_logs (hook_status, id) WHERE hook_status IS NOT NULL;
+      CREATE TABLE log_checks (
+        log_id TEXT NOT NULL REFERENCES request_logs(id) ON DELETE CASCADE,
+        check_id TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        PRIMARY KEY (log_id, check_id)
+      );
+      CREATE INDEX log_checks_check ON log_checks (check_id, log_id);
+    `,
+  },
 ];
 
 /**

@@ -5,7 +5,7 @@
 import type { Percentiles } from './ttfb.js';
 
 /** The gateway variants (bench/variants.ts); `gateway` is the defaults, the headline. */
-export type GatewayName = 'gateway' | 'gateway, logs off' | 'gateway, Redis rate limit' | 'gateway at baseline';
+export type GatewayName = 'gateway' | 'gateway, logs off' | 'gateway, Redis rate limit' | 'gateway, 3 input checks' | 'gateway at baseline';
 export type TargetName = 'direct' | 'nginx' | 'node floor' | GatewayName;
 export type ScenarioId = 'chat16' | 'chat1' | 'embed16' | 'stream';
 
@@ -80,10 +80,11 @@ const DASH = '—';
 /** Row order of the per-target tables. */
 const TARGETS: readonly TargetName[] = ['direct', 'nginx', 'node floor', 'gateway'];
 const PROXIES: readonly TargetName[] = ['nginx', 'node floor', 'gateway'];
-const GATEWAYS: readonly GatewayName[] = ['gateway', 'gateway, logs off', 'gateway, Redis rate limit', 'gateway at baseline'];
+const GATEWAYS: readonly GatewayName[] = ['gateway', 'gateway, logs off', 'gateway, Redis rate limit', 'gateway, 3 input checks', 'gateway at baseline'];
 const LOGS_OFF: GatewayName = 'gateway, logs off';
 const REDIS_LIMITED: GatewayName = 'gateway, Redis rate limit';
 const BASELINE: GatewayName = 'gateway at baseline';
+const CHECKED: GatewayName = 'gateway, 3 input checks';
 
 /** Busy % of the load core from which the load side (wrk, or whatever else took that core) may have set the pace. */
 const LOAD_BOUND = 90;
@@ -168,6 +169,8 @@ export function renderReport(r: Report, profileSection: string): string {
   const limitedRps = run(REDIS_LIMITED, 'chat16')?.rps;
   const logShare = has(onRps) && has(offRps) ? (100 * onRps) / offRps : undefined;
   const redisCost = has(onRps) && has(limitedRps) ? 100 * (1 - limitedRps / onRps) : undefined;
+  const checkedRps = run(CHECKED, 'chat16')?.rps;
+  const checksCost = has(onRps) && has(checkedRps) ? 100 * (1 - checkedRps / onRps) : undefined;
   // This code against another build of the gateway (BENCH_BASELINE), measured in the same rounds.
   const baselineRps = run(BASELINE, 'chat16')?.rps;
   const baselineShare = has(onRps) && has(baselineRps) ? (100 * onRps) / baselineRps : undefined;
@@ -213,6 +216,11 @@ export function renderReport(r: Report, profileSection: string): string {
         'request_logs rows after the run ≥ requests answered (none with logs off)',
         withRows.length ? withRows.map((l) => `${l.name}: ${int(l.rows ?? 0)} / ${int(l.answered)}`).join('; ') : DASH,
         verdict(withRows.length ? withRows.every(rowsOk) : undefined),
+      ],
+      [
+        'three built-in input checks on every request (inline config, input_guardrails): chat, 16 connections, req/s cost < 10 %',
+        has(checksCost) ? `${loadBound('gateway', 'chat16') ? '≥ ' : ''}${percent(checksCost, true)} (${int(checkedRps ?? 0)} vs ${int(onRps ?? 0)} req/s)` : DASH,
+        boundVerdict(has(checksCost) ? checksCost < 10 : undefined, loadBound('gateway', 'chat16')),
       ],
       ...baselineRows,
     ],

@@ -137,12 +137,11 @@ async function startGateway(variant: GatewayVariant, tmp: string, upstream: { ch
   const target: Target = {
     name: variant.name,
     url: (k) => `${base}${PATH[k]}`,
-    headers: (k) => ({
-      ...JSON_HEADERS,
-      'x-gateway-api-key': BENCH_KEY,
-      'x-gateway-provider': 'openai',
-      'x-gateway-custom-host': `http://127.0.0.1:${k === 'stream' ? upstream.stream : upstream.chat}/v1`,
-    }),
+    headers: (k) => {
+      const to = `http://127.0.0.1:${k === 'stream' ? upstream.stream : upstream.chat}/v1`;
+      const routing = variant.routing?.(to) ?? { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': to };
+      return { ...JSON_HEADERS, 'x-gateway-api-key': BENCH_KEY, ...routing };
+    },
     body: (k) => BODY[k],
     proc,
   };

@@ -29,6 +29,8 @@ export interface GatewayVariant {
   env: Record<string, string>;
   /** Another checkout whose build (dist/src/main.js) runs instead of this one's. */
   root?: string;
+  /** Headers that route the bench's requests to `upstream` (a base URL) instead of x-gateway-provider and x-gateway-custom-host. */
+  routing?(upstream: string): Record<string, string>;
   /**
    * Once the gateway is up, before the checks and the load. Fails (rejects)
    * when the variant is not what it claims; resolves with the number of
@@ -113,8 +115,25 @@ export function gatewayVariants(): GatewayVariant[] {
     { name: 'gateway', about: 'the defaults: every request logged with its bodies, SQLite in a fresh GATEWAY_DATA_DIR', env: {} },
     { name: 'gateway, logs off', about: 'GATEWAY_REQUEST_LOGS=off', env: { GATEWAY_REQUEST_LOGS: 'off' } },
     redisRateLimit(),
+    inputChecks(),
     ...baseline(),
   ];
+}
+
+/** Three built-in checks every request passes, as an inline config's input guardrails (issue 16: under 10 % of throughput). */
+export const INPUT_CHECKS = [
+  { 'default.regexMatch': { rule: '[0-9]{13,16}', not: true } },
+  { 'default.wordCount': { minWords: 1, maxWords: 10_000 } },
+  { 'default.contains': { words: ['password', 'secret'], operator: 'none' } },
+];
+
+function inputChecks(): GatewayVariant {
+  return {
+    name: 'gateway, 3 input checks',
+    about: `the defaults, requests routed by an inline x-gateway-config whose input_guardrails run ${INPUT_CHECKS.map((c) => Object.keys(c)[0]).join(', ')} (every request passes them)`,
+    env: {},
+    routing: (upstream) => ({ 'x-gateway-config': JSON.stringify({ provider: 'openai', custom_host: upstream, input_guardrails: INPUT_CHECKS }) }),
+  };
 }
 
 /**

@@ -10,6 +10,7 @@ import { parseJson, readBody } from '../http/body.js';
 import type { Plan } from '../routing/plan.js';
 import { mayRepeat } from '../routing/router.js';
 import type { ModelEndpoint } from '../shared/endpoint.js';
+import { isJsonType } from '../shared/content-type.js';
 import { invalid, type GatewayError } from '../shared/errors.js';
 import type { Outcome, RequestContext, Stage } from './context.js';
 import { validateBody } from './validation.js';
@@ -23,7 +24,7 @@ export function body(maxBodyBytes: number): Stage {
       if (endpoint !== 'proxy') return modelBody(ctx, maxBodyBytes, endpoint, plan);
       const h = ctx.req.headers;
       if (h['content-length'] === undefined && h['transfer-encoding'] === undefined) return 'next';
-      if (isJson(h['content-type'])) return peeked(ctx, maxBodyBytes);
+      if (isJsonType(h['content-type'])) return peeked(ctx, maxBodyBytes);
       if (mayRepeat(plan.root)) return read(ctx, maxBodyBytes);
       ctx.raw = ctx.req; // streamed straight through: one attempt only
       return 'next';
@@ -48,14 +49,6 @@ async function peeked(ctx: RequestContext, limit: number): Promise<Outcome> {
     if (typeof json.model === 'string') ctx.model = json.model;
   }
   return 'next';
-}
-
-/** application/json or any `+json` type, parameters aside. */
-function isJson(contentType: string | undefined): boolean {
-  if (contentType === undefined) return false;
-  const semi = contentType.indexOf(';');
-  const type = (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-  return type === 'application/json' || type.endsWith('+json');
 }
 
 async function modelBody(ctx: RequestContext, limit: number, endpoint: ModelEndpoint, plan: Plan): Promise<Outcome> {

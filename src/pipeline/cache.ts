@@ -10,6 +10,7 @@
 import { Readable } from 'node:stream';
 import type { AnswerCache, CacheTicket } from '../cache/answer-cache.js';
 import type { CachedAnswer } from '../cache/store.js';
+import { isEventStreamType } from '../shared/content-type.js';
 import type { Result } from '../shared/errors.js';
 import { runStages, type Answer, type Outcome, type RequestContext, type Stage } from './context.js';
 import { UNCHARGED } from './limits.js';
@@ -45,6 +46,6 @@ function served(ctx: RequestContext, t: Result<CacheTicket>, answered: readonly 
 
 /** A stored answer as the after-hooks stage takes a provider's: a stream's bytes as a stream, else the text. */
 function hitAnswer(hit: CachedAnswer): Answer {
-  const stream = hit.headers['content-type']?.toLowerCase().startsWith('text/event-stream') === true;
+  const stream = isEventStreamType(hit.headers['content-type']);
   return { status: hit.status, headers: hit.headers, body: stream ? Readable.from([hit.body]) : hit.body.toString('utf8'), addedUsage: false };
 }

@@ -28,6 +28,7 @@ import type { Hook } from '../guardrails/hooks.js';
 import type { CredentialSource } from '../routing/credentials.js';
 import { isHopByHop } from '../routing/headers.js';
 import { StreamGuard } from '../guardrails/stream.js';
+import { isEventStreamType, isJsonType, isReadable } from '../shared/content-type.js';
 import { GatewayError, invalid } from '../shared/errors.js';
 import { single } from '../shared/headers.js';
 import { through } from '../shared/through.js';
@@ -179,10 +180,7 @@ function guardStream(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: re
 
 /** A readable (not compressed) event stream. */
 function isEventStream(a: Answer): boolean {
-  if (typeof a.body === 'string') return false;
-  const type = a.headers['content-type'];
-  const encoding = a.headers['content-encoding'];
-  return typeof type === 'string' && type.trim().toLowerCase().startsWith('text/event-stream') && (encoding === undefined || encoding === 'identity');
+  return typeof a.body !== 'string' && isReadable(a.headers) && isEventStreamType(a.headers['content-type']);
 }
 
 function hookInput(ctx: RequestContext, endpoint: HookEndpoint, kind: 'before' | 'after', answer: Record<string, unknown> | null, credentials: CredentialSource): HookInput {
@@ -225,10 +223,7 @@ function providerBefore(ctx: RequestContext): string | undefined {
 
 /** Text the gateway holds, or a relayed JSON answer it can read (not compressed). */
 function isWhole(a: Answer): boolean {
-  if (typeof a.body === 'string') return true;
-  const type = a.headers['content-type'];
-  const encoding = a.headers['content-encoding'];
-  return typeof type === 'string' && /^application\/(?:[\w.+-]*\+)?json\b/i.test(type.trim()) && (encoding === undefined || encoding === 'identity');
+  return typeof a.body === 'string' || (isReadable(a.headers) && isJsonType(a.headers['content-type']));
 }
 
 /** A relayed answer's headers for a body the gateway changed (whole text for a stream, a guarded stream): its connection's headers and length go. */

@@ -14,6 +14,7 @@
  */
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { ProviderHeaders } from '../providers/contract.js';
+import { isEventStreamType, isReadable } from '../shared/content-type.js';
 import { through } from '../shared/through.js';
 
 /**
@@ -21,11 +22,7 @@ import { through } from '../shared/through.js';
  * a 2xx event stream the gateway can read (not compressed).
  */
 export function stripsAddedUsage(added: boolean | undefined, status: number, headers: ProviderHeaders): boolean {
-  if (added !== true || status < 200 || status >= 300) return false;
-  const encoding = headers['content-encoding'];
-  if (encoding !== undefined && encoding !== 'identity') return false;
-  const type = headers['content-type'];
-  return typeof type === 'string' && type.toLowerCase().startsWith('text/event-stream');
+  return added === true && status >= 200 && status < 300 && isReadable(headers) && isEventStreamType(headers['content-type']);
 }
 
 /** `body` without the usage the gateway asked for. The answer's length changes: no content-length may go with it. */

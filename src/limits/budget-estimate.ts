@@ -27,10 +27,18 @@ export interface Demand extends Amounts {
 
 const nanoUsd = (price: Price | null, usage: Usage): number | null => (price === null ? null : Math.ceil(usdOf(price, usage) * NANO));
 
-/** The most a request may use: its prompt's estimated tokens plus its maximum output. */
-export function estimate(body: Record<string, unknown> | null, price: Price | null): Amounts {
-  const input = body === null ? undefined : (body.messages ?? body.input ?? body.prompt);
-  const prompt = input === undefined ? 0 : Math.ceil(JSON.stringify(input).length / CHARS_PER_TOKEN);
+/** What of a body its prompt tokens are estimated from (null: none). */
+export function promptOf(body: Record<string, unknown> | null): unknown {
+  return body === null ? undefined : (body.messages ?? body.input ?? body.prompt);
+}
+
+/** A prompt's estimated tokens: its JSON at 4 characters a token. */
+export function promptTokens(input: unknown): number {
+  return input === undefined ? 0 : Math.ceil(JSON.stringify(input).length / CHARS_PER_TOKEN);
+}
+
+/** The most a request may use: its prompt's estimated tokens (given, when already counted) plus its maximum output. */
+export function estimate(body: Record<string, unknown> | null, price: Price | null, prompt = promptTokens(promptOf(body))): Amounts {
   const max = body?.max_tokens ?? body?.max_completion_tokens ?? body?.max_output_tokens;
   const output = typeof max === 'number' && Number.isSafeInteger(max) && max >= 0 ? max : DEFAULT_OUTPUT_TOKENS;
   return { tokens: prompt + output, cost: nanoUsd(price, { prompt_tokens: prompt, completion_tokens: output }) };

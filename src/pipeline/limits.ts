@@ -17,7 +17,7 @@ import { lastUsage } from '../logs/usage.js';
 import type { Endpoint } from '../shared/endpoint.js';
 import { endpointType } from '../limits/endpoint-types.js';
 import type { RateAdmission, RateLimiter } from '../limits/limiter.js';
-import { actual, estimate, type Demand } from '../limits/budget-estimate.js';
+import { actual, estimate, promptOf, promptTokens, type Demand } from '../limits/budget-estimate.js';
 import type { Price } from '../catalog/price.js';
 import type { SentTarget } from '../routing/sent-targets.js';
 import type { BudgetAdmission, BudgetLimiter } from '../limits/budgets.js';
@@ -218,13 +218,21 @@ export function keyMetadata(key: ApiKeyRecord): Readonly<Record<string, string>>
   return (key.defaults?.metadata ?? undefined) as Readonly<Record<string, string>> | undefined;
 }
 
-/** The most any target may use: the dearest target's estimate; a target sending an unpriced model names it. */
+/**
+ * The most any target may use: the dearest target's estimate; a target
+ * sending an unpriced model names it. Targets share their prompt unless an
+ * edit replaced it, so each prompt is serialised once, not once per target.
+ */
 function demandOf(targets: readonly SentTarget[]): Demand {
   let tokens = 0;
   let cost: number | null = null;
   let unpriced: string | null = null;
+  const counted = new Map<unknown, number>();
   for (const t of targets) {
-    const e = estimate(t.body, t.price);
+    const input = promptOf(t.body);
+    let prompt = counted.get(input);
+    if (prompt === undefined) counted.set(input, (prompt = promptTokens(input)));
+    const e = estimate(t.body, t.price, prompt);
     tokens = Math.max(tokens, e.tokens);
     if (e.cost !== null) cost = Math.max(cost ?? 0, e.cost);
     if (t.price === null && t.model !== undefined) unpriced ??= t.model;

@@ -15,9 +15,6 @@ export interface GatewayHeaders {
   strict: boolean | undefined;
 }
 
-/** The last custom host that passed: clients send the same one request after request, and a URL parse is not free. */
-let lastGoodHost: string | undefined;
-
 const EMPTY_METADATA: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const NONE: readonly string[] = Object.freeze([]);
 
@@ -26,11 +23,8 @@ export function parseGatewayHeaders(h: IncomingHttpHeaders, rawHeaders: readonly
   const twice = repeated(rawHeaders);
   if (twice !== null) return { ok: false, error: invalid(`${twice}: sent more than once`, twice) };
   const host = single(h['x-gateway-custom-host']);
-  if (host !== undefined && host !== lastGoodHost) {
-    const badHost = upstreamUrlProblem(host);
-    if (badHost !== null) return { ok: false, error: invalid(`x-gateway-custom-host: ${badHost}`, 'x-gateway-custom-host') };
-    lastGoodHost = host;
-  }
+  const badHost = host === undefined ? null : upstreamUrlProblem(host);
+  if (badHost !== null) return { ok: false, error: invalid(`x-gateway-custom-host: ${badHost}`, 'x-gateway-custom-host') };
   let metadata = EMPTY_METADATA;
   const rawMeta = single(h['x-gateway-metadata']);
   if (rawMeta !== undefined) {

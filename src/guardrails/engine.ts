@@ -72,13 +72,33 @@ export interface HookRun {
   pending: Promise<HookResult[]> | null;
 }
 
-export async function runHooks(hooks: readonly Hook[], input: HookInput): Promise<HookRun> {
+/** Synchronous when every check is (the built-in ones but webhook, jwt, inlineImageUrls and partners): no promise per hook or check. */
+export function runHooks(hooks: readonly Hook[], input: HookInput): HookRun | Promise<HookRun> {
   const state = new State(input);
   const results: HookResult[] = [];
-  for (const h of hooks) if (!h.async) results.push(await runHook(h, state));
-  const later = hooks.filter((h) => h.async);
+  const from = (i: number): HookRun | Promise<HookRun> => {
+    for (; i < hooks.length; i++) {
+      const h = hooks[i]!;
+      if (h.async) continue;
+      const r = runHook(h, state);
+      if (r instanceof Promise) {
+        const next = i + 1;
+        return r.then((v) => {
+          results.push(v);
+          return from(next);
+        });
+      }
+      results.push(r);
+    }
+    return ended(hooks, input, state, results);
+  };
+  return from(0);
+}
+
+function ended(hooks: readonly Hook[], input: HookInput, state: State, results: HookResult[]): HookRun {
+  const later = hooks.some((h) => h.async) ? hooks.filter((h) => h.async) : null;
   // A copy: what async hooks transform is thrown away.
-  const pending = later.length === 0 ? null : runAsync(later, new State({ ...input, ...state.sides() }));
+  const pending = later === null ? null : runAsync(later, new State({ ...input, ...state.sides() }));
   return { results, denied: results.some((r) => r.deny), failed: results.some((r) => !r.verdict), json: state.json, pending };
 }
 
@@ -138,28 +158,50 @@ class State {
   }
 }
 
-async function runHook(h: Hook, state: State): Promise<HookResult> {
-  const createdAt = new Date().toISOString();
+/** A check's result, and its verdict for the transforms (null when it errored). */
+type Ran = [CheckResult, Verdict | null];
+
+function runHook(h: Hook, state: State): HookResult | Promise<HookResult> {
+  const createdAt = isoNow();
   const t0 = performance.now();
   const checks: CheckResult[] = [];
-  let transformed = false;
+  const take = ([result, v]: Ran): void => {
+    result.transformed = v !== null && state.apply(v);
+    checks.push(result);
+  };
+  const done = (): HookResult => hookResult(h, checks, t0, createdAt);
   state.enter(h);
   if (h.sequential) {
-    for (const c of h.checks) {
-      const [result, v] = await runCheck(c, state.subject);
-      result.transformed = v !== null && state.apply(v);
-      transformed ||= result.transformed;
-      checks.push(result);
-    }
-  } else {
-    const subject = state.subject;
-    const done = await Promise.all(h.checks.map((c) => runCheck(c, subject)));
-    for (const [result, v] of done) {
-      result.transformed = v !== null && state.apply(v);
-      transformed ||= result.transformed;
-      checks.push(result);
-    }
+    // Each check sees the one before's transform.
+    const from = (i: number): HookResult | Promise<HookResult> => {
+      for (; i < h.checks.length; i++) {
+        const r = runCheck(h.checks[i]!, state.subject);
+        if (r instanceof Promise) {
+          const next = i + 1;
+          return r.then((ran) => {
+            take(ran);
+            return from(next);
+          });
+        }
+        take(r);
+      }
+      return done();
+    };
+    return from(0);
   }
+  const subject = state.subject;
+  const ran = h.checks.map((c) => runCheck(c, subject));
+  if (ran.some((r) => r instanceof Promise)) {
+    return Promise.all(ran).then((all) => {
+      all.forEach(take);
+      return done();
+    });
+  }
+  (ran as Ran[]).forEach(take);
+  return done();
+}
+
+function hookResult(h: Hook, checks: CheckResult[], t0: number, createdAt: string): HookResult {
   const verdict = checks.every((c) => c.verdict || (c.error !== null && !c.fail_on_error));
   return {
     id: h.id,
@@ -167,7 +209,7 @@ async function runHook(h: Hook, state: State): Promise<HookResult> {
     verdict,
     deny: h.deny && !verdict,
     async: h.async,
-    transformed,
+    transformed: checks.some((c) => c.transformed),
     feedback: feedbackOf(verdict ? h.onSuccess : h.onFail, checks),
     execution_time: performance.now() - t0,
     created_at: createdAt,
@@ -176,8 +218,7 @@ async function runHook(h: Hook, state: State): Promise<HookResult> {
   };
 }
 
-async function runCheck(c: ReadyCheck, subject: Subject): Promise<[CheckResult, Verdict | null]> {
-  const createdAt = new Date().toISOString();
+function runCheck(c: ReadyCheck, subject: Subject): Ran | Promise<Ran> {
   const t0 = performance.now();
   const result: CheckResult = {
     id: c.id,
@@ -188,20 +229,44 @@ async function runCheck(c: ReadyCheck, subject: Subject): Promise<[CheckResult, 
     fail_on_error: c.failOnError,
     transformed: false,
     execution_time: 0,
-    created_at: createdAt,
+    created_at: isoNow(),
   };
-  let v: Verdict | null = null;
+  let v: Verdict | Promise<Verdict>;
   try {
-    v = await c.definition.run(subject, c.parameters);
-    result.verdict = c.not ? !v.verdict : v.verdict;
-    result.explanation = c.not ? `${v.explanation} (inverted by not)` : v.explanation;
-    result.data = v.data ?? null;
+    v = c.definition.run(subject, c.parameters);
   } catch (e) {
-    result.error = { message: (e as Error).message };
-    result.explanation = `the check could not run: ${(e as Error).message}`;
+    return errored(result, e, t0);
   }
+  if (v instanceof Promise) return v.then((w) => judged(c, result, w, t0), (e: unknown) => errored(result, e, t0));
+  return judged(c, result, v, t0);
+}
+
+function judged(c: ReadyCheck, result: CheckResult, v: Verdict, t0: number): Ran {
+  result.verdict = c.not ? !v.verdict : v.verdict;
+  result.explanation = c.not ? `${v.explanation} (inverted by not)` : v.explanation;
+  result.data = v.data ?? null;
   result.execution_time = performance.now() - t0;
   return [result, v];
+}
+
+function errored(result: CheckResult, e: unknown, t0: number): Ran {
+  const message = e instanceof Error ? e.message : String(e);
+  result.error = { message };
+  result.explanation = `the check could not run: ${message}`;
+  result.execution_time = performance.now() - t0;
+  return [result, null];
+}
+
+/** The time as created_at says it; formatted once per millisecond, as the checks of one hook mostly start within one. */
+let lastMs = 0;
+let lastIso = '';
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
 
 function feedbackOf(f: Feedback | undefined, checks: readonly CheckResult[]): HookResult['feedback'] {

@@ -23,7 +23,7 @@
 import type { Readable } from 'node:stream';
 import type { AnswerKeeper } from '../cache/answer-cache.js';
 import type { HookEndpoint, Reach } from '../guardrails/check.js';
-import { HookLog, runHooks, type HookInput } from '../guardrails/engine.js';
+import { HookLog, runHooks, type HookInput, type HookRun } from '../guardrails/engine.js';
 import type { Hook } from '../guardrails/hooks.js';
 import type { CredentialSource } from '../routing/credentials.js';
 import { isHopByHop } from '../routing/headers.js';
@@ -78,8 +78,12 @@ function judged(ctx: RequestContext): HookEndpoint | null {
   return null;
 }
 
-async function beforeRequest(ctx: RequestContext, on: HookEndpoint, hooks: readonly Hook[], credentials: CredentialSource): Promise<Outcome> {
-  const run = await runHooks(hooks, hookInput(ctx, on, 'before', null, credentials));
+function beforeRequest(ctx: RequestContext, on: HookEndpoint, hooks: readonly Hook[], credentials: CredentialSource): Outcome | Promise<Outcome> {
+  const run = runHooks(hooks, hookInput(ctx, on, 'before', null, credentials));
+  return run instanceof Promise ? run.then((r) => judgedBefore(ctx, r)) : judgedBefore(ctx, run);
+}
+
+function judgedBefore(ctx: RequestContext, run: HookRun): Outcome {
   const log = (ctx.hooks = new HookLog());
   log.add('before', run);
   if (run.denied) return ctx.refuse(DENIED, { hook_results: log.answered() });

@@ -134,7 +134,7 @@ function buildRecord(i: number, startedAt: number, withMetadata: boolean): LogRe
     lastUsedOptionIndex: 'config',
     metadata: withMetadata ? redactMetadata(metadata(i)) : null,
     error: redactValue(null),
-    hookResults: null,
+    hooks: null,
     requestHeaders: safeHeaders(HEADERS),
     requestBody: logBody(REQUEST),
     responseBody: logBody(RESPONSE),

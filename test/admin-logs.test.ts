@@ -8,6 +8,8 @@
 // sees; a restart keeps the logs.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { CheckResult, HookResult } from '../src/guardrails/engine.js';
+import { forLog, type HookResults } from '../src/guardrails/log-form.js';
 import type { LogRecord } from '../src/store/log-record.js';
 import { GROUP_BY, GROUP_COLUMNS, type GroupBy } from '../src/store/logs.js';
 import { engines } from './support/engines.js';
@@ -41,10 +43,32 @@ const FIELD: Record<Exclude<GroupBy, 'hook_status' | 'guardrail_check'>, keyof L
 };
 
 type Outcome = 'passed' | 'failed' | 'errored';
-const check = (id: string, outcome: Outcome) => ({ id, verdict: outcome === 'passed', error: outcome === 'errored' ? { message: 'no text' } : null });
-const hook = (verdict: boolean, deny: boolean, checks: Json[], async = false) => ({ id: 'h', verdict, deny: deny && !verdict, async, checks });
-/** Hook results as the engine logs them, each with the status and check outcomes it should be filed under. */
-const HOOKS: { results: Json; status: string | null; checks: Record<string, Outcome> }[] = [
+const AT = '2026-11-26T10:00:00.000Z';
+const check = (id: string, outcome: Outcome): CheckResult => ({
+  id,
+  verdict: outcome === 'passed',
+  explanation: `${id} ${outcome}`,
+  data: outcome === 'passed' ? null : { count: 3 },
+  error: outcome === 'errored' ? { message: 'no text' } : null,
+  fail_on_error: false,
+  transformed: false,
+  execution_time: 0.0123,
+  created_at: AT,
+});
+const hook = (verdict: boolean, deny: boolean, checks: CheckResult[], async = false): HookResult => ({
+  id: 'h',
+  type: 'guardrail',
+  verdict,
+  deny: deny && !verdict,
+  async,
+  transformed: false,
+  feedback: null,
+  execution_time: 0.0456,
+  created_at: AT,
+  checks,
+});
+/** Hook results as the engine gives them, each with the status and check outcomes it should be filed under. */
+const HOOKS: { results: HookResults | null; status: string | null; checks: Record<string, Outcome> }[] = [
   { results: null, status: null, checks: {} },
   { results: { before_request_hooks: [hook(true, true, [check('default.regexMatch', 'passed')])], after_request_hooks: [] }, status: 'passed', checks: { 'default.regexMatch': 'passed' } },
   {
@@ -62,7 +86,8 @@ const HOOKS: { results: Json; status: string | null; checks: Record<string, Outc
   // An errored check without failOnError fails nothing.
   { results: { before_request_hooks: [hook(true, true, [check('default.contains', 'errored'), check('default.regexMatch', 'passed')])], after_request_hooks: [] }, status: 'passed', checks: { 'default.contains': 'errored', 'default.regexMatch': 'passed' } },
 ];
-const hooksOf = (r: LogRecord) => HOOKS.find((h) => h.results === r.hookResults)!;
+const LOGGED = new Map(HOOKS.map((h) => [h, h.results === null ? null : forLog(h.results)]));
+const hooksOf = (r: LogRecord) => HOOKS.find((h) => LOGGED.get(h)?.results === r.hooks?.results)!;
 
 /** The groups a row counts in. */
 function keysOf(r: LogRecord, by: GroupBy): string[] {
@@ -208,7 +233,7 @@ for (const engine of engines()) {
             promptId: pick([null, null, 'prompt-1']),
             metadata: i % 3 === 0 ? null : { env: i % 3 === 1 ? 'prod' : 'dev', team: pick(['red', 'blue']) },
             error: ok ? null : { error: { message: `failed ${status}`, type: 'upstream_error' } },
-            hookResults: HOOKS[i % HOOKS.length]!.results,
+            hooks: LOGGED.get(HOOKS[i % HOOKS.length]!)!,
           }),
         );
       }
@@ -273,7 +298,9 @@ for (const engine of engines()) {
         const one = await expect(gw.call(`/logs/${r.id}`), 200);
         assert.deepEqual(one.request, { headers: { 'content-type': 'application/json' }, body: JSON.parse(r.requestBody!) });
         assert.deepEqual(one.response, { body: JSON.parse(r.responseBody!) });
-        assert.deepEqual(one.hook_results, r.hookResults);
+        // As the engine gave them, times to the microsecond.
+        const results = hooksOf(r).results;
+        assert.deepEqual(one.hook_results, results === null ? null : JSON.parse(JSON.stringify(results).replaceAll('0.0123', '0.012').replaceAll('0.0456', '0.046')));
         const { request: _req, response: _res, hook_results: _hooks, ...rest } = one;
         assert.deepEqual(rest, inList);
       });

@@ -33,19 +33,17 @@ for (const engine of engines()) {
     const count = async (table: string): Promise<number> => Number((await store.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))!.n);
     const remaining = async (): Promise<{ logs: number; metadata: number }> => {
       const logs = await count('request_logs');
-      // Each log ran one check: its row goes with it.
-      assert.equal(await count('log_checks'), logs);
       return { logs, metadata: await count('log_metadata') };
     };
-    const hookResults = { before_request_hooks: [{ id: 'h', verdict: true, deny: false, async: false, checks: [{ id: 'default.notNull', verdict: true, error: null }] }], after_request_hooks: [] };
+    const hooks = { results: '{"before_request_hooks":[],"after_request_hooks":[]}', status: 'passed' as const, checks: { 'default.notNull': 'passed' as const } };
 
     beforeEach(async () => {
       const env = await engine.fresh();
       dir = env.GATEWAY_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'switchyard-retention-'));
       store = await openStore({ dataDir: dir, databaseUrl: env.DATABASE_URL });
       await store.migrate();
-      const old = Array.from({ length: 23 }, (_, i) => logRecord({ workspaceId: 'ws', createdAtMs: NOW - 30 * DAY - 1 - i * 3_600_000, metadata: { k: 'v' }, hookResults }));
-      const recent = Array.from({ length: 5 }, (_, i) => logRecord({ workspaceId: 'ws', createdAtMs: NOW - 30 * DAY + i * DAY, metadata: { k: 'v' }, hookResults }));
+      const old = Array.from({ length: 23 }, (_, i) => logRecord({ workspaceId: 'ws', createdAtMs: NOW - 30 * DAY - 1 - i * 3_600_000, metadata: { k: 'v' }, hooks }));
+      const recent = Array.from({ length: 5 }, (_, i) => logRecord({ workspaceId: 'ws', createdAtMs: NOW - 30 * DAY + i * DAY, metadata: { k: 'v' }, hooks }));
       await store.logs.insert([...old, ...recent]);
     });
     afterEach(async () => {

@@ -100,7 +100,7 @@ async function withSchemaBefore(b: Backing, id: number, fn: (s: Store) => Promis
   try {
     await s.db.exec('CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
     for (const m of MIGRATIONS.filter((m) => m.id < id)) {
-      await s.db.exec(m.sql);
+      await s.db.exec(s.db.engine === 'postgres' ? (m.postgres ?? m.sql) : m.sql);
       await s.db.run('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, 0)', [m.id, m.name]);
     }
     await fn(s);
@@ -266,6 +266,42 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
         assert.equal((await s.usageLimitPolicies.get('usage-old'))?.failMode, 'open');
         const closed = await s.rateLimitPolicies.update('rate-old', { failMode: 'closed' });
         assert.equal(closed?.failMode, 'closed');
+      });
+    });
+
+    it('logs written before migration 16 keep the checks they ran: filtered and grouped by them after it', async () => {
+      await withSchemaBefore(await engine.fresh(), 16, async (s) => {
+        const log = (id: string, status: string | null) =>
+          s.db.run(
+            `INSERT INTO request_logs (id, created_at_ms, trace_id, workspace_id, api_key_id, endpoint, method, path, status, latency_ms, tokens_estimated, retry_count, log_format, hook_results, hook_status)
+             VALUES (?, 1, 't', 'ws', 'k', 'chat', 'POST', '/chat/completions', 200, 5, 0, 0, 'v1', ?, ?)`,
+            [id, status === null ? null : '{"before_request_hooks":[],"after_request_hooks":[]}', status],
+          );
+        await log('log-a', 'failed');
+        await log('log-b', 'passed');
+        await log('log-c', null);
+        const ran = "INSERT INTO log_checks (log_id, check_id, outcome) VALUES (?, ?, ?)";
+        await s.db.run(ran, ['log-a', 'default.regexMatch', 'failed']);
+        await s.db.run(ran, ['log-a', 'default.wordCount', 'passed']);
+        await s.db.run(ran, ['log-b', 'default.regexMatch', 'passed']);
+        await s.migrate();
+        const all = { full: 'any' as const, own: [], userId: null, hideMetadata: [] };
+        const page = { page: 0, size: 10, limit: 10, after: undefined };
+        const ids = async (check: string) => (await s.logs.list({ guardrailCheck: check }, all, page)).data.map((l) => l.id).sort();
+        assert.deepEqual(await ids('default.regexMatch'), ['log-a', 'log-b']);
+        assert.deepEqual(await ids('default.wordCount'), ['log-a']);
+        assert.deepEqual(await ids('default.contains'), []);
+        assert.deepEqual((await s.logs.get('log-a', all))?.hooks?.checks, { 'default.regexMatch': 'failed', 'default.wordCount': 'passed' });
+        assert.equal((await s.logs.get('log-c', all))?.hooks, null);
+        const groups = await s.logs.groups('guardrail_check', [], {}, all, { limit: 10, after: undefined });
+        assert.deepEqual(
+          groups.data.map((g) => [g.key, g.requests, g.outcomes]),
+          [
+            ['default.regexMatch', 2, { passed: 1, failed: 1, errored: 0 }],
+            ['default.wordCount', 1, { passed: 1, failed: 0, errored: 0 }],
+          ],
+        );
+        await assert.rejects(s.db.get('SELECT 1 FROM log_checks'), /log_checks/);
       });
     });
 

@@ -10,7 +10,8 @@
  * resolved with the caller's access (log-access.ts).
  */
 import { invalid, type Result } from '../shared/errors.js';
-import { HOOK_STATUSES, type HookStatus, type LogFilter } from '../store/logs.js';
+import { HOOK_STATUSES, type HookStatus } from '../store/log-record.js';
+import type { LogFilter } from '../store/logs.js';
 
 /** Spec limits of metadata: 16 pairs. */
 const MAX_METADATA_PAIRS = 16;

@@ -4,6 +4,7 @@
  * (analytics.ts). Filters in log-filter.ts; who sees what in log-access.ts.
  * A log the caller may not see does not exist for them (404).
  */
+import { unpackResults } from '../guardrails/log-form.js';
 import type { LogRecord } from '../store/log-record.js';
 import type { LogScope, LogSummary } from '../store/logs.js';
 import { notFound } from './access.js';
@@ -69,7 +70,7 @@ function detailView(l: LogRecord, scope: LogScope): Record<string, unknown> {
     ...logView(l, scope),
     request: { headers: l.requestHeaders, body: bodyView(l.requestBody) },
     response: { body: bodyView(l.responseBody) },
-    hook_results: l.hookResults,
+    hook_results: l.hooks === null ? null : unpackResults(l.hooks.results),
   };
 }
 

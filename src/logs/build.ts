@@ -59,7 +59,7 @@ function record(e: LogEntry, answerText: string | null, usage: TokenUsage | null
     lastUsedOptionIndex: e.lastUsedOptionIndex,
     metadata: redactMetadata(e.metadata),
     error: errorOf(e, answerText, ok),
-    hookResults: e.hookResults,
+    hooks: e.hooks,
     requestHeaders: redactHeaders(e.headers),
     requestBody: e.bodies && e.requestBody !== null ? textBody(e) : null,
     responseBody: e.bodies && answerText !== null ? logBody(answerText) : null,

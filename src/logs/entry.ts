@@ -13,7 +13,7 @@
 import type { Pricing } from '../catalog/catalog.js';
 import type { CacheStatus } from '../shared/cache-status.js';
 import type { Endpoint } from '../shared/endpoint.js';
-import type { LogRecord } from '../store/log-record.js';
+import type { LoggedHooks, LogRecord } from '../store/log-record.js';
 
 /** The record's fields the request thread knows as the record keeps them. */
 type Known = Pick<
@@ -53,8 +53,8 @@ export interface LogEntry extends Known {
   gatewayError: unknown;
   /** The client left before the answer ended. */
   cut: boolean;
-  /** The config's hooks' results ({before_request_hooks, after_request_hooks}); null without hooks. */
-  hookResults: unknown;
+  /** What the request's hooks came to, as the log keeps it; null without hooks. */
+  hooks: LoggedHooks | null;
   /** The allow-listed request headers, not yet redacted (redact.ts pickHeaders). */
   headers: Record<string, string> | null;
   contentType: string | null;
@@ -97,7 +97,7 @@ export class EntryBatch {
       e.createdAtMs, e.latencyMs, e.traceId, e.spanId, e.parentSpanId, e.spanName, e.workspaceId, e.apiKeyId, e.userId, e.configId,
       e.virtualKeyId, e.integrationId, e.pricingMultiplier, e.provider, e.model, e.endpoint, e.method, e.path, e.status, e.upstreamTtfbMs,
       e.cacheStatus, e.retryCount, e.lastUsedOptionIndex, e.metadata, e.gatewayError, e.cut, e.headers, e.contentType, e.bodies, e.requestBytes,
-      e.answerText, e.customPricing, e.hookResults,
+      e.answerText, e.customPricing, e.hooks,
     );
     this.bytes(e.requestBody);
     this.bytes(e.answerHead);
@@ -176,7 +176,7 @@ export function unpack(batch: PackedBatch): LogEntry[] {
       requestBytes: v[i + 29] as number,
       answerText: v[i + 30] as string | null,
       customPricing: v[i + 31] as Pricing | null,
-      hookResults: v[i + 32],
+      hooks: v[i + 32] as LoggedHooks | null,
       requestBody: bytes(i + 33),
       answerHead: bytes(i + 35),
       answerTail: bytes(i + 37),

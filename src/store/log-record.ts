@@ -59,12 +59,33 @@ export interface LogRecord {
   metadata: Record<string, string> | null;
   /** The error the client got (the gateway's envelope or the provider's error body); null on success. */
   error: unknown;
-  /** What the config's hooks and guardrails found, async ones included: {before_request_hooks, after_request_hooks}; null without hooks. */
-  hookResults: unknown;
+  /** What the config's hooks and guardrails found, async ones included; null without hooks. */
+  hooks: LoggedHooks | null;
   /** Allow-listed request headers (redact.ts safeHeaders). */
   requestHeaders: Record<string, string> | null;
   /** Redacted body text; null when bodies are not logged for the workspace. */
   requestBody: string | null;
   responseBody: string | null;
   logFormat: string;
+}
+
+/**
+ * What a request's hooks and guardrails came to: `denied` a denying hook
+ * failed (the request was refused), `failed` a hook failed and none denied,
+ * `passed` every hook passed.
+ */
+export const HOOK_STATUSES = ['passed', 'failed', 'denied'] as const;
+export type HookStatus = (typeof HOOK_STATUSES)[number];
+
+/** A check's outcome in one request: failed where it failed once, else errored where it errored once, else passed. */
+export const CHECK_OUTCOMES = ['passed', 'failed', 'errored'] as const;
+export type CheckOutcome = (typeof CHECK_OUTCOMES)[number];
+
+/** A request's hook results as the log keeps them (made by guardrails/log-form.ts). */
+export interface LoggedHooks {
+  /** hook_results as JSON, in the log's compact form (guardrails/log-form.ts unpackResults reads it). */
+  results: string;
+  status: HookStatus;
+  /** Each check the request ran, by id, with its outcome. */
+  checks: Readonly<Record<string, CheckOutcome>>;
 }

@@ -8,7 +8,7 @@
  * caller and the workspaces' settings; every read here applies it.
  */
 import type { Db, SqlValue } from './db.js';
-import type { LogRecord } from './log-record.js';
+import { CHECK_OUTCOMES, type CheckOutcome, type HookStatus, type LogRecord } from './log-record.js';
 import { fromJson, toJson, type Page, type PageRequest } from './page.js';
 
 export interface LogFilter {
@@ -30,45 +30,6 @@ export interface LogFilter {
   guardrailCheck?: string;
 }
 
-/**
- * What a request's hooks and guardrails came to, kept beside its
- * hook_results: `denied` a denying hook failed (the request was refused),
- * `failed` a hook failed and none denied, `passed` every hook passed; null
- * when none ran.
- */
-export const HOOK_STATUSES = ['passed', 'failed', 'denied'] as const;
-export type HookStatus = (typeof HOOK_STATUSES)[number];
-
-/** A check's outcome in one request: failed where it failed once, else errored where it errored once, else passed. */
-type CheckOutcome = 'passed' | 'failed' | 'errored';
-const OUTCOME_RANK: Record<CheckOutcome, number> = { passed: 0, errored: 1, failed: 2 };
-
-/** The parts of a hook result (guardrails/engine.ts HookResult) the verdicts are read from. */
-interface LoggedHook {
-  verdict?: unknown;
-  deny?: unknown;
-  async?: unknown;
-  checks?: readonly { id?: unknown; verdict?: unknown; error?: unknown }[];
-}
-
-function verdictsOf(hookResults: unknown): { status: HookStatus | null; checks: Map<string, CheckOutcome> } {
-  const checks = new Map<string, CheckOutcome>();
-  const r = hookResults as { before_request_hooks?: LoggedHook[]; after_request_hooks?: LoggedHook[] } | null;
-  const hooks = [...(r?.before_request_hooks ?? []), ...(r?.after_request_hooks ?? [])];
-  if (hooks.length === 0) return { status: null, checks };
-  for (const h of hooks) {
-    for (const c of h.checks ?? []) {
-      if (typeof c.id !== 'string') continue;
-      const outcome: CheckOutcome = c.error != null ? 'errored' : c.verdict === true ? 'passed' : 'failed';
-      const was = checks.get(c.id);
-      if (was === undefined || OUTCOME_RANK[outcome] > OUTCOME_RANK[was]) checks.set(c.id, outcome);
-    }
-  }
-  // An async hook's deny refuses nothing: it ended after the answer.
-  const status = hooks.some((h) => h.deny === true && h.async !== true) ? 'denied' : hooks.some((h) => h.verdict === false) ? 'failed' : 'passed';
-  return { status, checks };
-}
-
 /** What a caller may read. Archived workspaces are left out of the lists by whoever builds the scope. */
 export interface LogScope {
   /** Workspaces whose logs are visible in full; 'any': every workspace. */
@@ -81,7 +42,7 @@ export interface LogScope {
 }
 
 /** A log as lists show it: no headers or bodies (those are for a single log, scope logs.view). */
-export type LogSummary = Omit<LogRecord, 'requestHeaders' | 'requestBody' | 'responseBody' | 'hookResults'>;
+export type LogSummary = Omit<LogRecord, 'requestHeaders' | 'requestBody' | 'responseBody' | 'hooks'>;
 
 /** groupBy of the group routes → the column it groups by. `provider` is the stored provider (virtual key) used; `ai_service` the vendor. */
 export const GROUP_BY = {
@@ -94,8 +55,8 @@ export const GROUP_BY = {
   provider: 'virtual_key_id',
   prompt: 'prompt_id',
   hook_status: 'hook_status',
-  /** One group per check: a request counts in each check it ran (log_checks), with the check's outcomes. */
-  guardrail_check: 'c.check_id',
+  /** One group per check: a request counts in each check it ran (hook_checks), with the check's outcomes. */
+  guardrail_check: 'c.key',
 } as const;
 export type GroupBy = keyof typeof GROUP_BY;
 
@@ -137,7 +98,6 @@ export interface Group {
   outcomes?: Record<CheckOutcome, number>;
 }
 
-const OUTCOMES = Object.keys(OUTCOME_RANK) as CheckOutcome[];
 
 export interface GroupPage {
   data: Group[];
@@ -184,9 +144,10 @@ const COLUMNS = [
   'log_format',
   'hook_results',
   'hook_status',
+  'hook_checks',
 ] as const;
 
-const SUMMARY_COLUMNS = COLUMNS.filter((c) => c !== 'request_headers' && c !== 'request_body' && c !== 'response_body' && c !== 'hook_results' && c !== 'hook_status').join(', ');
+const SUMMARY_COLUMNS = COLUMNS.filter((c) => c !== 'request_headers' && c !== 'request_body' && c !== 'response_body' && c !== 'hook_results' && c !== 'hook_status' && c !== 'hook_checks').join(', ');
 
 type Row = Record<(typeof COLUMNS)[number], SqlValue>;
 
@@ -199,8 +160,8 @@ function int(n: number | null): number | null {
   return n === null ? null : Math.round(n);
 }
 
-/** A record's values in COLUMNS order; `hookStatus` is derived from its hook results. */
-function values(r: LogRecord, hookStatus: HookStatus | null): SqlValue[] {
+/** A record's values in COLUMNS order. */
+function values(r: LogRecord): SqlValue[] {
   return [
     r.id,
     Math.round(r.createdAtMs),
@@ -237,8 +198,9 @@ function values(r: LogRecord, hookStatus: HookStatus | null): SqlValue[] {
     text(r.requestBody),
     text(r.responseBody),
     r.logFormat,
-    text(toJson(r.hookResults)),
-    hookStatus,
+    r.hooks === null ? null : text(r.hooks.results),
+    r.hooks?.status ?? null,
+    r.hooks === null ? null : text(JSON.stringify(r.hooks.checks)),
   ];
 }
 
@@ -285,19 +247,29 @@ function toRecord(r: Row): LogRecord {
     requestHeaders: fromJson(r.request_headers as string | null),
     requestBody: r.request_body as string | null,
     responseBody: r.response_body as string | null,
-    hookResults: fromJson(r.hook_results as string | null),
+    hooks:
+      r.hook_results === null
+        ? null
+        : { results: r.hook_results as string, status: r.hook_status as HookStatus, checks: (fromJson(r.hook_checks as string | null) ?? {}) as Record<string, CheckOutcome> },
   };
 }
 
 const METADATA_COLUMNS = ['log_id', 'key', 'value'] as const;
-const CHECK_COLUMNS = ['log_id', 'check_id', 'outcome'] as const;
 
 function placeholders(n: number): string {
   return Array.from({ length: n }, () => '?').join(', ');
 }
 
+/**
+ * A request's checks as rows of `c`: `c.key` the check id, `c.value` its
+ * outcome, from its hook_checks JSON object (none when it ran no hooks).
+ */
+function checksOf(engine: Db['engine']): string {
+  return engine === 'postgres' ? 'jsonb_each_text(request_logs.hook_checks::jsonb) AS c(key, value)' : 'json_each(request_logs.hook_checks) AS c';
+}
+
 /** WHERE clauses (trusted SQL with `?`) and their values for a filter within a scope. */
-function conditions(filter: LogFilter, scope: LogScope): { where: string[]; params: SqlValue[] } {
+function conditions(engine: Db['engine'], filter: LogFilter, scope: LogScope): { where: string[]; params: SqlValue[] } {
   const where: string[] = [];
   const params: SqlValue[] = [];
   const visible: string[] = [];
@@ -346,7 +318,7 @@ function conditions(filter: LogFilter, scope: LogScope): { where: string[]; para
     params.push(...filter.hookStatus);
   }
   if (filter.guardrailCheck !== undefined) {
-    where.push('id IN (SELECT lc.log_id FROM log_checks lc WHERE lc.check_id = ?)');
+    where.push(`EXISTS (SELECT 1 FROM ${checksOf(engine)} WHERE c.key = ?)`);
     params.push(filter.guardrailCheck);
   }
   if (filter.metadata !== undefined && filter.metadata.length > 0) {
@@ -355,7 +327,8 @@ function conditions(filter: LogFilter, scope: LogScope): { where: string[]; para
       params.push(...scope.hideMetadata);
     }
     for (const [key, value] of filter.metadata) {
-      where.push('id IN (SELECT m.log_id FROM log_metadata m WHERE m.key = ? AND m.value = ?)');
+      // Qualified: a per-check group joins SQLite's json_each, which has an id of its own.
+      where.push('request_logs.id IN (SELECT m.log_id FROM log_metadata m WHERE m.key = ? AND m.value = ?)');
       params.push(key, value);
     }
   }
@@ -373,13 +346,7 @@ export class LogRepo {
   /** Writes records in one transaction; records already stored (same id) are skipped. */
   async insert(records: readonly LogRecord[]): Promise<void> {
     if (records.length === 0) return;
-    const rows: SqlValue[][] = [];
-    const checks: SqlValue[][] = [];
-    for (const r of records) {
-      const v = verdictsOf(r.hookResults);
-      rows.push(values(r, v.status));
-      for (const [id, outcome] of v.checks) checks.push([r.id, text(id), outcome]);
-    }
+    const rows = records.map(values);
     const pairs: SqlValue[][] = [];
     for (const r of records) {
       if (r.metadata === null) continue;
@@ -391,20 +358,19 @@ export class LogRepo {
     await this.db.transaction(async (tx) => {
       await tx.insertMany('request_logs', COLUMNS, rows);
       if (pairs.length > 0) await tx.insertMany('log_metadata', METADATA_COLUMNS, pairs);
-      if (checks.length > 0) await tx.insertMany('log_checks', CHECK_COLUMNS, checks);
     });
   }
 
   /** One log with headers and bodies, if the scope shows it. */
   async get(id: string, scope: LogScope): Promise<LogRecord | null> {
-    const { where, params } = conditions({}, scope);
+    const { where, params } = conditions(this.db.engine, {}, scope);
     const row = await this.db.get<Row>(`SELECT * FROM request_logs WHERE id = ? AND ${where.join(' AND ')}`, [id, ...params]);
     return row === undefined ? null : hidden(scope, toRecord(row));
   }
 
   /** Newest first (ids are time-ordered), `after` the last id of the previous page. */
   async list(filter: LogFilter, scope: LogScope, page: PageRequest): Promise<Page<LogSummary>> {
-    const { where, params } = conditions(filter, scope);
+    const { where, params } = conditions(this.db.engine, filter, scope);
     if (page.after !== undefined) {
       where.push('id < ?');
       params.push(page.after);
@@ -429,16 +395,16 @@ export class LogRepo {
   ): Promise<GroupPage> {
     const key = GROUP_BY[groupBy];
     const perCheck = groupBy === 'guardrail_check';
-    // A request is in the group of each check it ran; its conditions name request_logs' columns, which log_checks does not share.
-    const from = perCheck ? 'request_logs JOIN log_checks c ON c.log_id = request_logs.id' : 'request_logs';
-    const { where, params } = conditions(filter, scope);
+    // A request is in the group of each check it ran: a row per check, `c.key` its id and `c.value` its outcome.
+    const from = perCheck ? `request_logs CROSS JOIN ${checksOf(this.db.engine)}` : 'request_logs';
+    const { where, params } = conditions(this.db.engine, filter, scope);
     const ranked = columns.includes('p95_latency') || columns.includes('p99_latency');
     const window = ranked ? `, ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n` : '';
-    const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${perCheck ? ', c.outcome' : ''}${window}
+    const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${perCheck ? ', c.value AS outcome' : ''}${window}
       FROM ${from} WHERE ${where.join(' AND ')}`;
     const selected =
       columns.map((c) => `, ${COLUMN_SQL[c]} AS ${c}`).join('') +
-      (perCheck ? OUTCOMES.map((o) => `, CAST(SUM(CASE WHEN outcome = '${o}' THEN 1 ELSE 0 END) AS BIGINT) AS outcome_${o}`).join('') : '');
+      (perCheck ? CHECK_OUTCOMES.map((o) => `, CAST(SUM(CASE WHEN outcome = '${o}' THEN 1 ELSE 0 END) AS BIGINT) AS outcome_${o}`).join('') : '');
     const outer: SqlValue[] = [...params];
     let cursor = '';
     if (page.after !== undefined) {
@@ -459,7 +425,7 @@ export class LogRepo {
         key: r.k as string | number | null,
         requests: r.requests as number,
         values: Object.fromEntries(columns.map((c) => [c, r[c] as number | null])),
-        ...(perCheck && { outcomes: Object.fromEntries(OUTCOMES.map((o) => [o, Number(r[`outcome_${o}`])])) as Record<CheckOutcome, number> }),
+        ...(perCheck && { outcomes: Object.fromEntries(CHECK_OUTCOMES.map((o) => [o, Number(r[`outcome_${o}`])])) as Record<CheckOutcome, number> }),
       })),
       hasMore,
       total: count?.total ?? 0,

@@ -1,0 +1,72 @@
+/**
+ * The log's form of hook results (guardrails/log-form.ts): what it leaves
+ * out comes back as it was, and it is smaller than the answer's form.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { HookLog, runHooks, type CheckResult, type HookResult } from '../src/guardrails/engine.js';
+import { compileHooks } from '../src/guardrails/hooks.js';
+import { forLog, unpackResults } from '../src/guardrails/log-form.js';
+
+const AT = '2026-11-26T10:00:00.000Z';
+const LATER = '2026-11-26T10:00:00.007Z';
+
+function check(over: Partial<CheckResult>): CheckResult {
+  return { id: 'default.contains', verdict: true, explanation: 'fine', data: null, error: null, fail_on_error: false, transformed: false, execution_time: 0.25, created_at: AT, ...over };
+}
+
+function hook(over: Partial<HookResult>): HookResult {
+  return { id: 'h', type: 'guardrail', verdict: true, deny: false, async: false, transformed: false, feedback: null, execution_time: 1.5, created_at: AT, checks: [check({})], ...over };
+}
+
+describe('hook results in the log', () => {
+  it('come back as the answer had them, every field away from its default included', () => {
+    const results = {
+      before_request_hooks: [
+        hook({ default: true }),
+        hook({
+          id: 'input_guardrails[1]',
+          type: 'mutator',
+          created_at: LATER,
+          verdict: false,
+          deny: true,
+          transformed: true,
+          feedback: { value: 0, weight: 1, metadata: { successfulChecks: '', failedChecks: 'default.regexMatch', erroredChecks: 'default.webhook' } },
+          checks: [
+            check({ id: 'default.regexMatch', verdict: false, data: { matchIndex: 3 }, transformed: true, fail_on_error: true }),
+            check({ id: 'default.webhook', error: { message: 'timed out' }, created_at: LATER }),
+          ],
+        }),
+      ],
+      after_request_hooks: [hook({ async: true, checks: [] })],
+    };
+    assert.deepEqual(unpackResults(forLog(results).results), results);
+  });
+
+  it('keep times to the microsecond', () => {
+    const r = unpackResults(forLog({ before_request_hooks: [hook({ execution_time: 0.1234567, checks: [check({ execution_time: 0.0004 })] })], after_request_hooks: [] }).results);
+    assert.equal(r.before_request_hooks[0]!.execution_time, 0.123);
+    assert.equal(r.before_request_hooks[0]!.checks[0]!.execution_time, 0);
+  });
+
+  it('read logs written whole, before this form, as they are', () => {
+    const whole = { before_request_hooks: [hook({ checks: [check({ created_at: LATER })] })], after_request_hooks: [] };
+    assert.deepEqual(unpackResults(JSON.stringify(whole)), whole);
+  });
+
+  it('of three passing checks take under 60 % of the bytes of the answer form', () => {
+    const hooks = compileHooks(
+      { input_guardrails: [{ 'default.regexMatch': { rule: '[0-9]{13,16}', not: true } }, { 'default.wordCount': { minWords: 1, maxWords: 10_000 } }, { 'default.contains': { words: ['password'], operator: 'none' } }] },
+      { left: 1_000 },
+    );
+    assert.ok(hooks.ok);
+    const run = runHooks(hooks.value.before, { kind: 'before', endpoint: 'chat', requestType: 'chatComplete', model: 'm', metadata: {}, request: { messages: [{ role: 'user', content: 'Say hello.' }] }, answer: null });
+    assert.ok(!(run instanceof Promise), 'built-in checks run without a promise');
+    const log = new HookLog();
+    log.add('before', run);
+    const logged = forLog(log.logged());
+    assert.deepEqual(logged.checks, { 'default.regexMatch': 'passed', 'default.wordCount': 'passed', 'default.contains': 'passed' });
+    assert.equal(logged.status, 'passed');
+    assert.ok(logged.results.length < JSON.stringify(log.logged()).length * 0.6, `${logged.results.length} bytes`);
+  });
+});

@@ -41,8 +41,15 @@ export interface KeyKind {
  * no workspace role there).
  */
 export async function keyRoles(users: { roles(userId: string, workspaceId: string): Promise<Roles | null> }, key: KeyKind): Promise<Roles> {
-  if (key.isAdmin) return { orgRole: 'owner', workspaceRole: null };
-  if (key.subType === 'service') return key.type === 'organisation' ? { orgRole: 'admin', workspaceRole: null } : { orgRole: null, workspaceRole: 'admin' };
+  const fixed = fixedRoles(key);
+  if (fixed !== null) return fixed;
   const roles = key.userId === null ? null : await users.roles(key.userId, key.workspaceId);
   return { orgRole: roles?.orgRole ?? null, workspaceRole: key.type === 'workspace' ? (roles?.workspaceRole ?? null) : null };
+}
+
+/** The roles of admin and service keys, which follow from their kind alone; null for user keys. */
+export function fixedRoles(key: KeyKind): Roles | null {
+  if (key.isAdmin) return { orgRole: 'owner', workspaceRole: null };
+  if (key.subType === 'service') return key.type === 'organisation' ? { orgRole: 'admin', workspaceRole: null } : { orgRole: null, workspaceRole: 'admin' };
+  return null;
 }

@@ -8,7 +8,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Duplex } from 'node:stream';
 import { listModels } from '../catalog/list.js';
 import type { ConnectionLimits } from '../settings.js';
-import type { Endpoint } from '../shared/endpoint.js';
+import { ENDPOINT_PATHS, type Endpoint } from '../shared/endpoint.js';
 import { GatewayError, invalid } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import { readRequestIds, type RequestIds } from '../tracing/tracer.js';
@@ -177,12 +177,12 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   }
 
   const sub = pathname.slice(3);
-  // Running a prompt is a chat request through the pipeline, though its path is among the management API's.
+  // Running a prompt is a chat request through the pipeline (sent on as one), though its path is among the management API's.
   const promptRef = req.method === 'POST' ? promptRun(sub) : null;
   if (promptRef !== null) {
     const denied = requireScope(key.value, 'prompts.run');
     if (denied !== null) return refuse(denied);
-    return deps.models.handle(req, res, { endpoint: 'chat', path: url.slice(3), pathname, ids, startedAt, key: key.value, promptRef });
+    return deps.models.handle(req, res, { endpoint: 'chat', path: ENDPOINT_PATHS.chat, pathname, ids, startedAt, key: key.value, promptRef });
   }
   if (deps.admin.owns(sub)) {
     res.setHeader('x-gateway-trace-id', traceId);

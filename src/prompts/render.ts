@@ -36,6 +36,10 @@ export interface Prepared {
   partials: ReadonlyMap<string, string>;
   /** Dotted variable names that must have a value. */
   required: readonly string[];
+  /** The same, split at the dots (split once, not per render). */
+  requiredPaths: readonly (readonly string[])[];
+  /** Mustache's partial lookup over `partials`. */
+  lookupPartial: (name: string) => string | undefined;
 }
 
 type Token = [string, string, number, number, Token[]?, number?];
@@ -79,6 +83,9 @@ function plainText(value: unknown): string {
   return typeof value === 'string' ? value : typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
+const IN_JSON = { escape: jsonText };
+const PLAIN = { escape: plainText };
+
 /** Tokens of a template, or a 400 naming `param` (an unclosed section, a bad tag). */
 export function parse(template: string, param: string): Result<Token[]> {
   try {
@@ -121,7 +128,9 @@ export function prepare(template: string, partials: ReadonlyMap<string, string>)
   if (missing !== undefined) return { ok: false, error: missingPartial(missing) };
   const required = new Set<string>();
   collectRequired(root.value, tokensOf, required);
-  return { ok: true, value: { kind, template, partials: shown, required: [...required] } };
+  const names = [...required];
+  const lookupPartial = (name: string): string | undefined => shown.get(name.trim());
+  return { ok: true, value: { kind, template, partials: shown, required: names, requiredPaths: names.map((n) => n.split('.')), lookupPartial } };
 }
 
 export function missingPartial(name: string): GatewayError {
@@ -166,10 +175,10 @@ function findCycle(root: readonly Token[], partials: ReadonlyMap<string, Token[]
   return null;
 }
 
-/** The value at a dotted name, as Mustache would look it up at the top of the view. */
-function lookup(variables: Record<string, unknown>, name: string): unknown {
+/** The value at a dotted name's path, as Mustache would look it up at the top of the view. */
+function lookup(variables: Record<string, unknown>, path: readonly string[]): unknown {
   let v: unknown = variables;
-  for (const part of name.split('.')) {
+  for (const part of path) {
     if (v === null || typeof v !== 'object' || !Object.hasOwn(v, part)) return undefined;
     v = (v as Record<string, unknown>)[part];
   }
@@ -183,18 +192,18 @@ function lookup(variables: Record<string, unknown>, name: string): unknown {
  * JSON list of messages.
  */
 export function render(p: Prepared, variables: Record<string, unknown>): Result<Message[]> {
-  for (const name of p.required) {
-    const v = lookup(variables, name);
+  for (let i = 0; i < p.required.length; i++) {
+    const v = lookup(variables, p.requiredPaths[i]!);
     if (v === undefined || v === null) {
+      const name = p.required[i]!;
       return { ok: false, error: invalid(`variables.${name}: the template needs a value for '${name}'`, `variables.${name}`, 'missing_variable') };
     }
   }
-  const partials = (name: string): string | undefined => p.partials.get(name.trim());
   if (p.kind === 'text') {
-    const text = writer.render(p.template, variables, partials, { escape: plainText });
+    const text = writer.render(p.template, variables, p.lookupPartial, PLAIN);
     return { ok: true, value: [{ role: 'user', content: text }] };
   }
-  const text = writer.render(p.template, variables, partials, { escape: jsonText });
+  const text = writer.render(p.template, variables, p.lookupPartial, IN_JSON);
   let messages: unknown;
   try {
     messages = JSON.parse(text);

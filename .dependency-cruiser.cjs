@@ -15,7 +15,7 @@ const LAYERS = [
   ['tracing', 'metrics'], // spans; Prometheus
   ['routing', 'limits', 'logs'], // plans, router, circuits; rate and usage limits; request logs
   ['config', 'catalog'], // the Config schema (composes provider settings); the model catalog
-  ['guardrails'], // hooks' built-in checks and the engine that runs them
+  ['guardrails', 'prompts'], // hooks' built-in checks and the engine that runs them; prompt templates rendered
   ['providers'], // adapters and translators
   ['upstream'], // the pooled HTTP client
   ['store', 'state'], // SQLite/Postgres; the Redis connection

@@ -116,6 +116,7 @@ function buildRecord(i: number, startedAt: number, withMetadata: boolean): LogRe
     virtualKeyId: 'vk-prod-openai',
     integrationId: null,
     promptId: null,
+    promptVersion: null,
     provider: 'openai',
     model: 'gpt-4o-mini',
     endpoint: 'chat',

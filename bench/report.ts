@@ -66,6 +66,8 @@ export interface Report {
   /** How the node floor was run. */
   floorStatus: string;
   targets: TargetResult[];
+  /** The in-process micro-benchmark of prompt rendering (bench/prompt-render.ts); absent when it failed. */
+  promptRender?: { templateBytes: number; usPerRender: number };
 }
 
 const SCENARIO_LABEL: Record<ScenarioId, string> = {
@@ -221,6 +223,11 @@ export function renderReport(r: Report, profileSection: string): string {
         'three built-in input checks on every request (inline config, input_guardrails): chat, 16 connections, req/s cost < 10 %',
         has(checksCost) ? `${loadBound('gateway', 'chat16') ? '≥ ' : ''}${percent(checksCost, true)} (${int(checkedRps ?? 0)} vs ${int(onRps ?? 0)} req/s)` : DASH,
         boundVerdict(has(checksCost) ? checksCost < 10 : undefined, loadBound('gateway', 'chat16')),
+      ],
+      [
+        `render of a 1 KB prompt template (chat, ${r.promptRender ? `${int(r.promptRender.templateBytes)} bytes, ` : ''}variables, sections, a partial; in-process): < 50 µs per render`,
+        r.promptRender ? `${r.promptRender.usPerRender.toFixed(2)} µs` : DASH,
+        verdict(r.promptRender ? r.promptRender.usPerRender < 50 : undefined),
       ],
       ...baselineRows,
     ],

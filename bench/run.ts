@@ -23,6 +23,7 @@ import { CHAT_REQUEST, EMBEDDINGS_REQUEST, STREAM_REQUEST } from './fixtures.js'
 import { BENCH_KEY, freePort, GATEWAY_MAIN, gatewayLogTail, portOpen, ROOT, spawnGateway, START_FLAGS, waitHealthy, waitReady } from './gateway-process.js';
 import { measureAll, type Kind, type Plan, type Scenario, type Target } from './measure.js';
 import { nginxFailure, proxyConfig, startNginx, staticUpstreamConfig } from './nginx.js';
+import { measurePromptRender } from './prompt-render.js';
 import { machine } from './procfs.js';
 import { selfTimeByKind, topSelfTime } from './profile.js';
 import { existingProfileSection, renderReport, type TargetResult } from './report.js';
@@ -327,6 +328,8 @@ async function main(tmp: string): Promise<number> {
   for (const g of gateways) if (g.failure) results.push({ name: g.variant.name, runs: {}, failure: g.failure });
   await Promise.all([stopGateways(gateways, results), stopChild(floor, 5000)]);
   const failed = results.some((r) => r.failure);
+  // In-process, after the load: nothing else runs on the machine then.
+  const promptRender = built ? measurePromptRender() : undefined;
 
   const markdown = renderReport(
     {
@@ -342,6 +345,7 @@ async function main(tmp: string): Promise<number> {
       variants: variants.map((v) => `\`${v.name}\`: ${v.about}`),
       floorStatus,
       targets: results,
+      promptRender,
     },
     existingProfileSection(existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : undefined),
   );

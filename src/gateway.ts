@@ -35,6 +35,7 @@ import { RequestLimits } from './pipeline/limits.js';
 import { Pipeline, requestPath } from './pipeline/pipeline.js';
 import { Recorder, RequestLogger } from './pipeline/record.js';
 import { SavedConfigs } from './pipeline/saved-configs.js';
+import { SavedPrompts } from './pipeline/saved-prompts.js';
 import { savedGuardrails } from './pipeline/saved-guardrails.js';
 import type { Settings } from './settings.js';
 import type { RedisStatus, SharedRedis } from './state/redis.js';
@@ -150,10 +151,12 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     if (first) logger.warn({ config, code: error.code, reason: redactText(error.message) }, 'semantic cache: embedding failed, requests of this config miss until it works');
   });
   const onError = (err: unknown): void => logger.error({ err }, 'unhandled error in request');
+  const configs = new SavedConfigs(store, secrets, now);
   const pipeline = new Pipeline(
     requestPath({
       limits: new RequestLimits(limiter, budgets, now),
-      configs: new SavedConfigs(store, secrets, now),
+      configs,
+      prompts: new SavedPrompts(store, { onEvict: metrics.evicted('saved_prompts') }),
       maxBodyBytes: settings.maxBodyBytes,
       cache: new AnswerCache(shared.cache, semantic, now),
       router,

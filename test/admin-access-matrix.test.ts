@@ -108,6 +108,14 @@ class Fixtures {
     return (await this.made('/policies/usage-limits', { ...POLICY, type: 'cost', credit_limit: 100, workspace_id: ws })).id;
   }
 
+  /** A prompt (`/prompts`) or partial (`/prompts/partials`) with version 1 labelled staging. */
+  async template(base: string, ws: string): Promise<string> {
+    const id = (await this.made(base, { name: this.name('prompt'), string: 'Hi {{x}}', workspace_id: ws })).id;
+    const res = await this.gw.call(`${base}/${id}/labels/staging`, { method: 'PUT', body: { version: 1 } });
+    assert.equal(res.status, 200, await res.text());
+    return id;
+  }
+
   async virtualKey(ws: string): Promise<string> {
     return (await this.made('/virtual-keys', { name: this.name('vk'), provider: 'openai', key: 'sk-matrix', workspace_id: ws })).id;
   }
@@ -157,7 +165,32 @@ function organisation(request: Expected['request'] = async () => ({})): Expected
   return { answers: [ORG], request };
 }
 
+/** The routes prompts and partials share: their own rows are the same, at `base`. */
+function templateRows(base: string): Record<string, Expected> {
+  const made = (f: Fixtures, ws: string): Promise<string> => f.template(base, ws);
+  const at = (extra: Record<string, string>, body?: unknown): Expected => ({
+    answers: [ALL, HIDDEN],
+    request: async (f, ws) => ({ params: { id: await made(f, ws), ...extra }, body }),
+  });
+  return {
+    [`POST ${base}`]: inWorkspace(ALL, (f, ws) => ({ body: { name: f.name('prompt'), string: 'Hi {{x}}', workspace_id: ws } })),
+    [`GET ${base}`]: inWorkspace(ALL, (_, ws) => listed(ws)),
+    [`GET ${base}/:id`]: onObject(made, ALL),
+    [`PUT ${base}/:id`]: onObject(made, ALL, { body: { string: 'Hello {{x}}' } }),
+    [`DELETE ${base}/:id`]: onObject(made, ALL),
+    [`GET ${base}/:id/versions`]: onObject(made, ALL),
+    [`GET ${base}/:id/versions/:version`]: at({ version: '1' }),
+    [`PUT ${base}/:id/makeDefault`]: onObject(made, ALL, { body: { version: 1 } }),
+    [`PUT ${base}/:id/labels/:label`]: at({ label: 'production' }, { version: 1 }),
+    [`DELETE ${base}/:id/labels/:label`]: at({ label: 'staging' }),
+  };
+}
+
 const EXPECTED: Readonly<Record<string, Expected>> = {
+  ...templateRows('/prompts'),
+  ...templateRows('/prompts/partials'),
+  'POST /prompts/:id/render': onObject((f, ws) => f.template('/prompts', ws), ALL, { body: { variables: { x: 'there' } } }),
+
   'POST /workspaces': organisation(async (f) => ({ body: { name: f.name('ws') } })),
   'GET /workspaces': { answers: [ALL], request: async () => ({}) },
   'GET /workspaces/:id': { answers: [ALL, HIDDEN], request: async (_, ws) => ({ params: { id: ws } }) },

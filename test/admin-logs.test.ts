@@ -274,6 +274,7 @@ for (const engine of engines()) {
           virtual_key_id: r.virtualKeyId,
           integration_id: null,
           prompt_id: r.promptId,
+          prompt_version: r.promptVersion,
           provider: r.provider,
           model: r.model,
           endpoint: 'chat',

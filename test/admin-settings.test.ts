@@ -19,6 +19,7 @@ const DEFAULTS = {
     managersWriteWsIntegrations: true,
     managersWriteWsMcpIntegrations: true,
     managersWriteMcpServers: true,
+    membersWritePrompts: true,
   },
   log_bodies: true,
   default_input_guardrails: [],

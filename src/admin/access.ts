@@ -7,7 +7,7 @@
  */
 import { err, GatewayError, ok, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
-import type { OrgRole, WorkspaceRole } from '../store/roles.js';
+import { keyRoles as rolesOfKey, standing, STANDINGS, WORKSPACE_STANDING, type OrgRole, type Roles, type WorkspaceRole } from '../store/roles.js';
 import type { Store } from '../store/store.js';
 import type { Workspace } from '../store/workspaces.js';
 
@@ -24,6 +24,7 @@ export const KNOWN_SCOPES: ReadonlySet<string> = new Set([
   'logs.export',
   'analytics.view',
   'prompts.render',
+  'prompts.run',
   'api_keys.rotate',
   ...CRUD_FAMILIES.flatMap((f) => ACTIONS.map((a) => `${f}.${a}`)),
 ]);
@@ -38,33 +39,22 @@ export interface Caller {
   workspaceRole: WorkspaceRole | null;
 }
 
-export type Roles = Pick<Caller, 'orgRole' | 'workspaceRole'>;
+export type { Roles };
 
 /** What a key's roles follow from: its kind, and for user keys the user's roles where the key lives. */
 export type KeyKind = Pick<ApiKeyRecord, 'type' | 'subType' | 'isAdmin' | 'userId' | 'workspaceId'>;
 
-/** The roles a key acts with (see Caller); a user key whose user is not a member of its workspace has no workspace role. */
-export async function keyRoles(store: Store, key: KeyKind): Promise<Roles> {
-  if (key.isAdmin) return { orgRole: 'owner', workspaceRole: null };
-  if (key.subType === 'service') return key.type === 'organisation' ? { orgRole: 'admin', workspaceRole: null } : { orgRole: null, workspaceRole: 'admin' };
-  const roles = key.userId === null ? null : await store.users.roles(key.userId, key.workspaceId);
-  return { orgRole: roles?.orgRole ?? null, workspaceRole: key.type === 'workspace' ? (roles?.workspaceRole ?? null) : null };
+/** The roles a key acts with (see Caller, store/roles.ts keyRoles). */
+export function keyRoles(store: Store, key: KeyKind): Promise<Roles> {
+  return rolesOfKey(store.users, key);
 }
 
 export async function resolveCaller(store: Store, key: ApiKeyRecord): Promise<Caller> {
   return { key, level: key.type, ...(await keyRoles(store, key)) };
 }
 
-/** Roles in the order of what they reach, indexed by `standing`: an organisation owner or admin reaches past any workspace role. */
-const STANDINGS = ['none', 'workspace member', 'workspace manager', 'workspace admin', 'organisation admin', 'organisation owner'] as const;
-const ORG_STANDING: Readonly<Record<OrgRole, number>> = { member: 0, admin: 4, owner: 5 };
-const WORKSPACE_STANDING: Readonly<Record<WorkspaceRole, number>> = { member: 1, manager: 2, admin: 3 };
 export const WORKSPACE_ADMIN = WORKSPACE_STANDING.admin;
-
-/** Where roles stand, for "no key makes, changes or takes the secret of a key that stands above it". */
-export function standing(r: Roles): number {
-  return Math.max(r.orgRole === null ? 0 : ORG_STANDING[r.orgRole], r.workspaceRole === null ? 0 : WORKSPACE_STANDING[r.workspaceRole]);
-}
+export { standing };
 
 /** 403 unless the caller stands at `needed` or above; `what` names the action that needs it. */
 export function requireStanding(caller: Caller, needed: number, what: string, param: string | null = null): GatewayError | null {

@@ -30,6 +30,7 @@ function logView(l: LogSummary, scope: LogScope): Record<string, unknown> {
     virtual_key_id: l.virtualKeyId,
     integration_id: l.integrationId,
     prompt_id: l.promptId,
+    prompt_version: l.promptVersion,
     provider: l.provider,
     model: l.model,
     endpoint: l.endpoint,

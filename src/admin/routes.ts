@@ -7,6 +7,7 @@ import { integrationRoutes } from './integrations.js';
 import { inviteRoutes } from './invites.js';
 import { logRoutes } from './logs.js';
 import { memberRoutes } from './members.js';
+import { promptRoutes } from './prompts.js';
 import { rateLimitRoutes } from './rate-limits.js';
 import type { Route } from './router.js';
 import { scimProvisioningRoutes } from './scim-provisioning.js';
@@ -28,6 +29,7 @@ export const ADMIN_ROUTES: readonly Route[] = [
   ...apiKeyRoutes,
   ...configRoutes,
   ...guardrailRoutes,
+  ...promptRoutes,
   ...rateLimitRoutes,
   ...usageLimitRoutes,
   ...virtualKeyRoutes,

@@ -32,6 +32,7 @@ export const AUTO_KEY_SCOPES: readonly string[] = [
   'prompts.read',
   'prompts.list',
   'prompts.render',
+  'prompts.run',
   'logs.view',
   'logs.list',
 ];

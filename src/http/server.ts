@@ -8,7 +8,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Duplex } from 'node:stream';
 import { listModels } from '../catalog/list.js';
 import type { ConnectionLimits } from '../settings.js';
-import type { Endpoint } from '../shared/endpoint.js';
+import { ENDPOINT_PATHS, type Endpoint } from '../shared/endpoint.js';
 import { GatewayError, invalid } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import { readRequestIds, type RequestIds } from '../tracing/tracer.js';
@@ -25,6 +25,8 @@ export interface Arrival {
   /** performance.now() on arrival. */
   startedAt: number;
   key: ApiKeyRecord;
+  /** A prompt run (POST /v1/prompts/:ref/completions): the prompt reference from the path. */
+  promptRef?: string;
 }
 
 /** The management API: the /v1 paths it owns, answered with the caller's key. */
@@ -175,6 +177,13 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   }
 
   const sub = pathname.slice(3);
+  // Running a prompt is a chat request through the pipeline (sent on as one), though its path is among the management API's.
+  const promptRef = req.method === 'POST' ? promptRun(sub) : null;
+  if (promptRef !== null) {
+    const denied = requireScope(key.value, 'prompts.run');
+    if (denied !== null) return refuse(denied);
+    return deps.models.handle(req, res, { endpoint: 'chat', path: ENDPOINT_PATHS.chat, pathname, ids, startedAt, key: key.value, promptRef });
+  }
   if (deps.admin.owns(sub)) {
     res.setHeader('x-gateway-trace-id', traceId);
     return deps.admin.handle(key.value, req, res, sub, q === -1 ? '' : url.slice(q + 1));
@@ -186,4 +195,17 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   const denied = requireScope(key.value, 'completions.write');
   if (denied !== null) return refuse(denied);
   return deps.models.handle(req, res, { endpoint: endpoint ?? 'proxy', path: url.slice(3), pathname, ids, startedAt, key: key.value });
+}
+
+const PROMPT_RUN = /^\/prompts\/([^/]+)\/completions$/;
+
+/** The prompt reference of `/prompts/<ref>/completions` (not the partials' routes); null for any other path. */
+function promptRun(sub: string): string | null {
+  const m = PROMPT_RUN.exec(sub);
+  if (m === null || m[1] === 'partials') return null;
+  try {
+    return decodeURIComponent(m[1]!);
+  } catch {
+    return null;
+  }
 }

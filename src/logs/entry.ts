@@ -29,6 +29,8 @@ type Known = Pick<
   | 'configId'
   | 'virtualKeyId'
   | 'integrationId'
+  | 'promptId'
+  | 'promptVersion'
   | 'provider'
   | 'model'
   | 'endpoint'
@@ -72,7 +74,7 @@ export interface LogEntry extends Known {
 }
 
 /** Values per entry in a batch: its scalar fields, then [offset, length] (-1 when null) of each bytes field in the buffer. */
-const WIDTH = 39;
+const WIDTH = 41;
 /** A batch as it crosses: `values` cloned, `bytes` transferred. */
 export interface PackedBatch {
   values: unknown[];
@@ -97,7 +99,7 @@ export class EntryBatch {
       e.createdAtMs, e.latencyMs, e.traceId, e.spanId, e.parentSpanId, e.spanName, e.workspaceId, e.apiKeyId, e.userId, e.configId,
       e.virtualKeyId, e.integrationId, e.pricingMultiplier, e.provider, e.model, e.endpoint, e.method, e.path, e.status, e.upstreamTtfbMs,
       e.cacheStatus, e.retryCount, e.lastUsedOptionIndex, e.metadata, e.gatewayError, e.cut, e.headers, e.contentType, e.bodies, e.requestBytes,
-      e.answerText, e.customPricing, e.hooks,
+      e.answerText, e.customPricing, e.hooks, e.promptId, e.promptVersion,
     );
     this.bytes(e.requestBody);
     this.bytes(e.answerHead);
@@ -177,9 +179,11 @@ export function unpack(batch: PackedBatch): LogEntry[] {
       answerText: v[i + 30] as string | null,
       customPricing: v[i + 31] as Pricing | null,
       hooks: v[i + 32] as LoggedHooks | null,
-      requestBody: bytes(i + 33),
-      answerHead: bytes(i + 35),
-      answerTail: bytes(i + 37),
+      promptId: v[i + 33] as string | null,
+      promptVersion: v[i + 34] as number | null,
+      requestBody: bytes(i + 35),
+      answerHead: bytes(i + 37),
+      answerTail: bytes(i + 39),
     });
   }
   return out;

@@ -11,17 +11,24 @@ import type { Plan } from '../routing/plan.js';
 import { mayRepeat } from '../routing/router.js';
 import type { ModelEndpoint } from '../shared/endpoint.js';
 import { isJsonType } from '../shared/content-type.js';
-import { invalid, type GatewayError } from '../shared/errors.js';
+import { invalid, type GatewayError, type Result } from '../shared/errors.js';
 import type { Outcome, RequestContext, Stage } from './context.js';
 import { validateBody } from './validation.js';
 
-export function body(maxBodyBytes: number): Stage {
+/**
+ * A step between parsing and validation that makes the body the request
+ * sends from the one the client sent (a prompt rendered: prompt.ts); null
+ * leaves the client's.
+ */
+export type BodyMaker = (ctx: RequestContext, parsed: unknown) => Result<Record<string, unknown>> | null;
+
+export function body(maxBodyBytes: number, make: BodyMaker = () => null): Stage {
   return {
     name: 'body',
     run(ctx) {
       const plan = ctx.plan!;
       const endpoint = ctx.endpoint;
-      if (endpoint !== 'proxy') return modelBody(ctx, maxBodyBytes, endpoint, plan);
+      if (endpoint !== 'proxy') return modelBody(ctx, maxBodyBytes, endpoint, plan, make);
       const h = ctx.req.headers;
       if (h['content-length'] === undefined && h['transfer-encoding'] === undefined) return 'next';
       if (isJsonType(h['content-type'])) return peeked(ctx, maxBodyBytes);
@@ -51,12 +58,18 @@ async function peeked(ctx: RequestContext, limit: number): Promise<Outcome> {
   return 'next';
 }
 
-async function modelBody(ctx: RequestContext, limit: number, endpoint: ModelEndpoint, plan: Plan): Promise<Outcome> {
+async function modelBody(ctx: RequestContext, limit: number, endpoint: ModelEndpoint, plan: Plan, make: BodyMaker): Promise<Outcome> {
   if (plan.passthrough) return peeked(ctx, limit);
   const got = await read(ctx, limit);
   if (got === 'done') return got;
-  const parsed = parseJson(ctx.requestBody!);
+  let parsed = parseJson(ctx.requestBody!);
   if (!parsed.ok) return ctx.refuse(parsed.error);
+  const made = make(ctx, parsed.value);
+  if (made !== null) {
+    if (!made.ok) return ctx.refuse(made.error);
+    parsed = made;
+    ctx.raw = Buffer.from(JSON.stringify(made.value));
+  }
   const problem = validateBody(endpoint, parsed.value) ?? strictCheck(plan, ctx.gateway!.strict, parsed.value);
   if (problem !== null) return ctx.refuse(problem);
   const body = (ctx.body = parsed.value as Record<string, unknown>);

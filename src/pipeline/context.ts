@@ -18,6 +18,7 @@ import type { GatewayHeaders } from '../http/headers.js';
 import { sendError } from '../http/respond.js';
 import type { AnswerCapture } from '../logs/capture.js';
 import type { Price } from '../catalog/price.js';
+import type { LoadedPrompt } from '../prompts/load.js';
 import { sentPrice } from '../routing/credentials.js';
 import type { Plan } from '../routing/plan.js';
 import type { RouteResult } from '../routing/router.js';
@@ -58,6 +59,8 @@ export class RequestContext {
   readonly startedAt: number;
   readonly key: ApiKeyRecord;
   readonly span: RequestSpan;
+  /** A prompt run: the prompt the path names; null otherwise. */
+  readonly promptRef: string | null;
 
   // admit
   gateway: GatewayHeaders | null = null;
@@ -65,6 +68,8 @@ export class RequestContext {
   // plan
   plan: Plan | null = null;
   configId: string | null = null;
+  // prompt: the prompt the request runs (a run, or its config's prompt_id), rendered into the body
+  prompt: LoadedPrompt | null = null;
   // body
   /** The client's body bytes as read (null when streamed straight through or absent). */
   requestBody: Buffer | null = null;
@@ -116,6 +121,7 @@ export class RequestContext {
     this.startedAt = arrival.startedAt;
     this.key = arrival.key;
     this.span = span;
+    this.promptRef = arrival.promptRef ?? null;
   }
 
   /** The provider that answered (or first answered a cached answer). */

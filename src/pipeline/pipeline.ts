@@ -18,14 +18,17 @@ import { RequestContext, runStages, type RecordStage, type Stage } from './conte
 import { hooks } from './hooks.js';
 import type { RequestLimits } from './limits.js';
 import { plan } from './plan.js';
+import { prompt, renderPrompt } from './prompt.js';
 import { reserve } from './reserve.js';
 import { respond } from './respond.js';
 import { route } from './route.js';
 import type { SavedConfigs } from './saved-configs.js';
+import type { SavedPrompts } from './saved-prompts.js';
 
 export interface RequestPathDeps {
   limits: RequestLimits;
   configs: SavedConfigs;
+  prompts: SavedPrompts;
   maxBodyBytes: number;
   cache: AnswerCache;
   router: Router;
@@ -50,8 +53,9 @@ export function requestPath(d: RequestPathDeps): readonly Stage[] {
   return [
     admit(d.limits), // x-gateway-* headers, rate limits (before the body is read)
     plan(d.configs), // config → routing plan
-    body(d.maxBodyBytes), // read, parse, validate
-    hooks('before-hooks', d.beforeHooks), // guardrails, prompt rendering
+    prompt(d.prompts, d.configs), // a prompt run or a config's prompt_id: the prompt, its access, its routing
+    body(d.maxBodyBytes, renderPrompt), // read, parse, the prompt rendered into it, validate
+    hooks('before-hooks', d.beforeHooks), // guardrails
     cache(d.cache, answered), // a hit answers here (through the answer's stages when hooks judge it)
     reserve(d.limits, d.credentials), // budgets reserve the estimate
     route(d.router), // retries, fallbacks, circuits → the answer in OpenAI's shape

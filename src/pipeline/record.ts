@@ -119,6 +119,8 @@ function entry(ctx: RequestContext, latencyMs: number, endedAt: number, bodies: 
     configId: ctx.configId,
     virtualKeyId: r?.credential?.id ?? null,
     integrationId: r?.credential?.integrationId ?? null,
+    promptId: ctx.prompt?.prompt.id ?? null,
+    promptVersion: ctx.prompt?.version.version ?? null,
     pricingMultiplier: r?.credential?.pricingMultiplier ?? 1,
     customPricing: r?.model === undefined ? null : (r.credential?.models.get(r.model)?.pricing ?? null),
     provider: ctx.provider ?? null,

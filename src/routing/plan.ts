@@ -72,6 +72,8 @@ export interface Plan {
   identity: string;
   /** The saved config's id; null for an inline config or none. */
   configId: string | null;
+  /** The prompt the config names (`prompt_id`): the request's messages are rendered from it (pipeline/prompt.ts). */
+  promptId?: string;
 }
 
 interface Inherited {
@@ -107,6 +109,7 @@ function buildPlan(config: Config, identity: string): Plan {
     cache: config.cache,
     identity,
     configId: null,
+    promptId: config.prompt_id,
   };
 }
 

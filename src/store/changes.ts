@@ -8,7 +8,7 @@
  */
 import type { Db } from './db.js';
 
-export type ChangeKind = 'api_key' | 'workspace' | 'settings' | 'user' | 'config' | 'virtual_key' | 'integration' | 'guardrail' | 'rate_limit_policy' | 'usage_limit_policy';
+export type ChangeKind = 'api_key' | 'workspace' | 'settings' | 'user' | 'config' | 'virtual_key' | 'integration' | 'guardrail' | 'rate_limit_policy' | 'usage_limit_policy' | 'prompt';
 
 /** `id` names the changed object; `*` with kind `all` means drop everything (a listener reconnected). */
 export type Change = { kind: ChangeKind; id: string } | { kind: 'all'; id: '*' };

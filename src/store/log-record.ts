@@ -29,7 +29,9 @@ export interface LogRecord {
   /** The virtual key or provider (virtual_keys row) whose stored credentials answered, if any. */
   virtualKeyId: string | null;
   integrationId: string | null;
+  /** The prompt the request ran (a run, or its config's prompt_id), and the version it rendered. */
   promptId: string | null;
+  promptVersion: number | null;
   /** Canonical provider name (`openai`, `anthropic`, …); null when the request failed before one was chosen. */
   provider: string | null;
   model: string | null;

@@ -19,6 +19,7 @@ export interface LogFilter {
   model?: string;
   traceId?: string;
   apiKeyId?: string;
+  promptId?: string;
   workspaceId?: string;
   /** Exact statuses and classes (4 = 400..499); a row matches any of them. */
   status?: { exact: readonly number[]; classes: readonly number[] };
@@ -145,6 +146,7 @@ const COLUMNS = [
   'hook_results',
   'hook_status',
   'hook_checks',
+  'prompt_version',
 ] as const;
 
 const SUMMARY_COLUMNS = COLUMNS.filter((c) => c !== 'request_headers' && c !== 'request_body' && c !== 'response_body' && c !== 'hook_results' && c !== 'hook_status' && c !== 'hook_checks').join(', ');
@@ -201,6 +203,7 @@ function values(r: LogRecord): SqlValue[] {
     r.hooks === null ? null : text(r.hooks.results),
     r.hooks?.status ?? null,
     r.hooks === null ? null : text(JSON.stringify(r.hooks.checks)),
+    int(r.promptVersion),
   ];
 }
 
@@ -219,6 +222,7 @@ function toSummary(r: Row): LogSummary {
     virtualKeyId: r.virtual_key_id as string | null,
     integrationId: r.integration_id as string | null,
     promptId: r.prompt_id as string | null,
+    promptVersion: r.prompt_version as number | null,
     provider: r.provider as string | null,
     model: r.model as string | null,
     endpoint: r.endpoint as LogRecord['endpoint'],
@@ -293,6 +297,7 @@ function conditions(engine: Db['engine'], filter: LogFilter, scope: LogScope): {
   eq('model', filter.model);
   eq('trace_id', filter.traceId);
   eq('api_key_id', filter.apiKeyId);
+  eq('prompt_id', filter.promptId);
   if (filter.fromMs !== undefined) {
     where.push('created_at_ms >= ?');
     params.push(filter.fromMs);

@@ -463,6 +463,53 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP TABLE log_checks;
     `,
   },
+  {
+    id: 17,
+    // Prompts and their partials share one table (kind 'prompt' or
+    // 'partial'): both are named, versioned templates of a workspace. A
+    // version is never changed; the prompt points at its default (published)
+    // version, and labels (production, staging, custom) point at others.
+    // Logs keep the version a request rendered beside its prompt id.
+    name: 'prompts, partials, versions and labels; request logs: prompt version',
+    sql: `
+      CREATE TABLE prompts (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        slug TEXT NOT NULL,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        name TEXT NOT NULL,
+        virtual_key TEXT,
+        config_id TEXT,
+        access TEXT,
+        status TEXT NOT NULL DEFAULT 'active',
+        default_version_id TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        last_updated_at BIGINT NOT NULL,
+        UNIQUE (workspace_id, kind, slug)
+      );
+      CREATE INDEX prompts_workspace ON prompts (workspace_id, kind, id);
+      CREATE TABLE prompt_versions (
+        id TEXT PRIMARY KEY,
+        prompt_id TEXT NOT NULL REFERENCES prompts(id) ON DELETE CASCADE,
+        version INTEGER NOT NULL,
+        template TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        metadata TEXT,
+        model TEXT,
+        description TEXT,
+        created_at BIGINT NOT NULL,
+        UNIQUE (prompt_id, version)
+      );
+      CREATE INDEX prompt_versions_prompt ON prompt_versions (prompt_id, id);
+      CREATE TABLE prompt_labels (
+        prompt_id TEXT NOT NULL REFERENCES prompts(id) ON DELETE CASCADE,
+        label TEXT NOT NULL,
+        version_id TEXT NOT NULL REFERENCES prompt_versions(id) ON DELETE CASCADE,
+        PRIMARY KEY (prompt_id, label)
+      );
+      ALTER TABLE request_logs ADD COLUMN prompt_version INTEGER;
+    `,
+  },
 ];
 
 /**

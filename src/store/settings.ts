@@ -18,6 +18,8 @@ export interface SecuritySettings {
   managersWriteWsIntegrations: boolean;
   managersWriteWsMcpIntegrations: boolean;
   managersWriteMcpServers: boolean;
+  /** Workspace members may create, change and delete prompts and partials; off: managers and above. */
+  membersWritePrompts: boolean;
 }
 
 export interface OrgSettings {
@@ -66,6 +68,7 @@ export const DEFAULT_SETTINGS: OrgSettings = Object.freeze({
     managersWriteWsIntegrations: true,
     managersWriteWsMcpIntegrations: true,
     managersWriteMcpServers: true,
+    membersWritePrompts: true,
   },
   log_bodies: true,
   default_input_guardrails: [],

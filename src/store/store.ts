@@ -11,6 +11,7 @@ import { GuardrailRepo } from './guardrails.js';
 import { IntegrationRepo } from './integrations.js';
 import { LogRepo } from './logs.js';
 import { migrate } from './migrations.js';
+import { PromptRepo } from './prompts.js';
 import { RateLimitPolicyRepo } from './rate-limit-policies.js';
 import { SettingsRepo } from './settings.js';
 import { UsageLimitPolicyRepo } from './usage-limit-policies.js';
@@ -34,6 +35,7 @@ export class Store {
   readonly virtualKeys: VirtualKeyRepo;
   readonly integrations: IntegrationRepo;
   readonly guardrails: GuardrailRepo;
+  readonly prompts: PromptRepo;
   readonly rateLimitPolicies: RateLimitPolicyRepo;
   readonly usageLimitPolicies: UsageLimitPolicyRepo;
   readonly logs: LogRepo;
@@ -47,6 +49,7 @@ export class Store {
     this.virtualKeys = new VirtualKeyRepo(db, this.changes);
     this.integrations = new IntegrationRepo(db, this.changes);
     this.guardrails = new GuardrailRepo(db, this.changes);
+    this.prompts = new PromptRepo(db, this.changes);
     this.rateLimitPolicies = new RateLimitPolicyRepo(db, this.changes);
     this.usageLimitPolicies = new UsageLimitPolicyRepo(db, this.changes);
     this.logs = new LogRepo(db);

@@ -443,6 +443,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX log_checks_check ON log_checks (check_id, log_id);
     `,
   },
+  {
+    id: 16,
+    // Responses the gateway made (POST /v1/responses over a provider's chat
+    // API, store true): the Response object, the turn's input items, and the
+    // response it continues, for previous_response_id chains.
+    name: 'stored responses',
+    sql: `
+      CREATE TABLE responses (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        previous_response_id TEXT,
+        status TEXT NOT NULL,
+        response TEXT NOT NULL,
+        input TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+      );
+      CREATE INDEX responses_workspace ON responses (workspace_id, id);
+    `,
+  },
 ];
 
 /**

@@ -12,7 +12,7 @@ import { findAdapter } from '../registry.js';
 import type { Endpoint } from '../../shared/endpoint.js';
 import { refusedAt } from '../../../test/support/results.js';
 
-const PATHS: Record<Endpoint, string> = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings', proxy: '/files?purpose=fine-tune' };
+const PATHS: Record<Endpoint, string> = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings', responses: '/responses', proxy: '/files?purpose=fine-tune' };
 
 const azureOpenAI = openAI.adapter;
 const azureAI = ai.adapter;

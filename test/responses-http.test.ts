@@ -299,6 +299,19 @@ describe('responses: OpenAI natively, and an OpenAI-compatible provider over cha
     assert.deepEqual(openai.requests[0]!.json, { model: 'gpt-4o', input: 'hi' });
   });
 
+  it("openai continuing a chain the gateway stored: the earlier turns in input, the gateway's id not sent", async () => {
+    const compatible = sdk(gw.v1, { 'x-gateway-provider': 'openai-compatible', 'x-gateway-custom-host': openai.url }, 'sk-oa');
+    const first = await compatible.responses.create({ model: 'gpt-4o', input: 'remember 7' });
+    openai.enqueue('/v1/responses', { body: { id: 'resp_abc', object: 'response', status: 'completed', model: 'gpt-4o', output: [] } });
+    const native = sdk(gw.v1, { 'x-gateway-provider': 'openai', 'x-gateway-custom-host': openai.url }, 'sk-oa');
+    await native.responses.create({ model: 'gpt-4o', previous_response_id: first.id, input: 'which number?' });
+    const sent = openai.requests[1]!.json as any;
+    assert.equal(openai.requests[1]!.path, '/v1/responses');
+    assert.equal(sent.previous_response_id, undefined);
+    assert.deepEqual(sent.input.map((i: any) => i.role), ['user', 'assistant', 'user']);
+    assert.equal(sent.input[1].content[0].text, first.output_text);
+  });
+
   it('a client that leaves mid-stream: the response is stored as far as it came, incomplete', async () => {
     const chunk = (content: string) => JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] });
     openai.enqueue('/v1/chat/completions', { sse: [chunk('first '), chunk('second '), chunk('third')], chunkDelayMs: 400 });

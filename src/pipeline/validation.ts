@@ -47,6 +47,14 @@ const sampling: Record<string, SchemaObject> = {
   user: { type: 'string' },
 };
 
+const toolChoice: SchemaObject = {
+  anyOf: [
+    { enum: ['none', 'auto', 'required'] },
+    { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
+  ],
+  description: '"none", "auto", "required" or an object with a type',
+};
+
 const whenRole = (roles: string[], then: SchemaObject): SchemaObject => ({
   if: { required: ['role'], properties: { role: { enum: roles } } },
   then,
@@ -113,13 +121,7 @@ const chatSchema: SchemaObject = {
         then: { required: ['function'] },
       },
     },
-    tool_choice: {
-      anyOf: [
-        { enum: ['none', 'auto', 'required'] },
-        { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
-      ],
-      description: '"none", "auto", "required" or an object with a type',
-    },
+    tool_choice: toolChoice,
     parallel_tool_calls: { type: 'boolean' },
     function_call: {
       anyOf: [
@@ -217,13 +219,7 @@ const responsesSchema: SchemaObject = {
     parallel_tool_calls: { type: nullable('boolean') },
     user: { type: 'string' },
     tools: { type: 'array', items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } },
-    tool_choice: {
-      anyOf: [
-        { enum: ['none', 'auto', 'required'] },
-        { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
-      ],
-      description: '"none", "auto", "required" or an object with a type',
-    },
+    tool_choice: toolChoice,
     text: {
       type: 'object',
       properties: {

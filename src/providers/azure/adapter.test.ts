@@ -52,6 +52,16 @@ describe('azure-openai prepare()', () => {
     }
   });
 
+  it('relays the Responses API at /openai/responses (or /openai/v1/responses), the body naming the deployment', () => {
+    const body = { model: 'gpt-4o', input: 'hi' };
+    const dated = prepared(azureOpenAI, input('azure-openai', node, 'responses', body));
+    assert.equal(dated.url, 'https://contoso-eu.openai.azure.com/openai/responses?api-version=2024-10-21');
+    assert.deepEqual(JSON.parse(String(dated.kind === 'relayed' && dated.body)), { model: 'gpt4o', input: 'hi' });
+    const v1 = prepared(azureOpenAI, input('azure-openai', { ...node, api_version: 'v1' }, 'responses', body));
+    assert.equal(v1.url, 'https://contoso-eu.openai.azure.com/openai/v1/responses');
+    assert.ok(azureOpenAI.nativeResponses === true && azureAI.nativeResponses !== true, 'azure-ai is served over its chat API');
+  });
+
   it('reads the cloud3_* spellings; the plain ones win', () => {
     const prefixed: ConfigNode = { api_key: 'k', cloud3_resource_name: 'res3', cloud3_deployment_id: 'dep3', cloud3_api_version: '2024-06-01' };
     assert.equal(prepared(azureOpenAI, input('azure-openai', prefixed)).url, 'https://res3.openai.azure.com/openai/deployments/dep3/chat/completions?api-version=2024-06-01');

@@ -122,13 +122,9 @@ function message(item: Record<string, unknown>, at: string): Result<Message> {
   if (typeof role !== 'string' || !ROLES.has(role)) return bad(`${at}.role`, "must be 'user', 'system', 'developer' or 'assistant'");
   const content = item.content;
   if (typeof content === 'string') return ok({ role: role as Message['role'], content });
-  if (!Array.isArray(content)) return bad(`${at}.content`, 'must be a string or an array of parts');
-  const parts: Part[] = [];
-  for (let j = 0; j < content.length; j++) {
-    const part = chatPart(content[j], `${at}.content[${j}]`);
-    if (!part.ok) return part;
-    parts.push(part.value);
-  }
+  const read = chatParts(content, `${at}.content`);
+  if (!read.ok) return read;
+  const parts = read.value;
   if (role === 'assistant') {
     // Chat's assistant content is text (and refusal): joined, as the answer it was.
     const text = parts.filter((p) => p.type === 'text').map((p) => p.text as string).join('');
@@ -169,11 +165,15 @@ function functionCall(item: Record<string, unknown>, at: string): Result<ToolCal
 
 /** A function call's output: a string, or input parts (text, images). */
 function outputContent(output: unknown, at: string): Result<string | Part[]> {
-  if (typeof output === 'string') return ok(output);
-  if (!Array.isArray(output)) return bad(at, 'must be a string or an array of parts');
+  return typeof output === 'string' ? ok(output) : chatParts(output, at);
+}
+
+/** An array of Responses content parts as chat parts. */
+function chatParts(content: unknown, at: string): Result<Part[]> {
+  if (!Array.isArray(content)) return bad(at, 'must be a string or an array of parts');
   const parts: Part[] = [];
-  for (let j = 0; j < output.length; j++) {
-    const part = chatPart(output[j], `${at}[${j}]`);
+  for (let j = 0; j < content.length; j++) {
+    const part = chatPart(content[j], `${at}[${j}]`);
     if (!part.ok) return part;
     parts.push(part.value);
   }

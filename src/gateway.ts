@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import { pino, type Logger } from 'pino';
 import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
+import { StoredResponses } from './admin/responses.js';
 import { AnswerCache } from './cache/answer-cache.js';
 import { RouterEmbedder } from './cache/embedder.js';
 import { SemanticCache } from './cache/semantic.js';
@@ -162,6 +163,8 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       router,
       credentials,
       logging: logWriter !== null,
+      responses: store.responses,
+      onStoreError: (err) => logger.error({ err }, 'a response could not be stored'),
       beforeHooks: [savedGuardrails(new SavedGuardrails(store, { onEvict: metrics.evicted('saved_guardrails') })), inputGuardrails(credentials)],
       afterHooks: [outputGuardrails(credentials)],
     }),
@@ -173,6 +176,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     limits: settings.connections,
     auth: new KeyAuthenticator(store, now),
     admin: new AdminRouter(ADMIN_ROUTES, adminDeps),
+    responses: new StoredResponses(store.responses),
     models: pipeline,
     healthy: async () => (await Promise.all([store.ping(), shared.redis?.ping() ?? true])).every(Boolean),
     metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),

@@ -35,6 +35,12 @@ export interface ManagementApi {
   handle(key: ApiKeyRecord, req: IncomingMessage, res: ServerResponse, sub: string, query: string): Promise<void>;
 }
 
+/** Responses the gateway stored (GET and DELETE /v1/responses/:id, GET …/input_items); other ids are a provider's, for the proxy. */
+export interface StoredResponsesApi {
+  owns(method: string, sub: string): boolean;
+  handle(key: ApiKeyRecord, req: IncomingMessage, res: ServerResponse, sub: string, query: string): Promise<void>;
+}
+
 /** The model endpoints and the generic proxy. */
 export interface ModelApi {
   handle(req: IncomingMessage, res: ServerResponse, arrival: Arrival): Promise<void>;
@@ -44,6 +50,7 @@ export interface ServerDeps {
   limits: ConnectionLimits;
   auth: KeyAuthenticator;
   admin: ManagementApi;
+  responses: StoredResponsesApi;
   models: ModelApi;
   /** Whether the store, and Redis when REDIS_URL is set, answer: for /health. */
   healthy: () => Promise<boolean>;
@@ -56,6 +63,7 @@ const MODEL_ENDPOINTS: Readonly<Record<string, Endpoint>> = {
   '/chat/completions': 'chat',
   '/completions': 'completions',
   '/embeddings': 'embeddings',
+  '/responses': 'responses',
 };
 const PROXY_METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -187,6 +195,12 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
   if (deps.admin.owns(sub)) {
     res.setHeader('x-gateway-trace-id', traceId);
     return deps.admin.handle(key.value, req, res, sub, q === -1 ? '' : url.slice(q + 1));
+  }
+  if (deps.responses.owns(req.method ?? '', sub)) {
+    const denied = requireScope(key.value, 'completions.write');
+    if (denied !== null) return refuse(denied);
+    res.setHeader('x-gateway-trace-id', traceId);
+    return deps.responses.handle(key.value, req, res, sub, q === -1 ? '' : url.slice(q + 1));
   }
   const endpoint = req.method === 'POST' ? MODEL_ENDPOINTS[sub] : undefined;
   if (endpoint === undefined && !PROXY_METHODS.has(req.method ?? '')) {

@@ -48,6 +48,12 @@ export interface Answer {
   addedUsage: boolean;
 }
 
+/** This turn of POST /responses, to be stored with its answer (responses.ts, response-keeper.ts). */
+export interface ResponseTurn {
+  /** This turn's input items, as /input_items lists them (each with an id). */
+  input: Record<string, unknown>[];
+}
+
 export class RequestContext {
   // Known on arrival.
   readonly endpoint: Endpoint;
@@ -87,6 +93,8 @@ export class RequestContext {
   model: string | undefined = undefined;
   // before-hooks and after-hooks: what the config's hooks found, when it has any
   hooks: HookLog | null = null;
+  // responses: this turn of POST /responses, when it is to be stored
+  responseTurn: ResponseTurn | null = null;
   // cache
   cacheStatus: CacheStatus | null = null;
   cache: CacheTicket | null = null;

@@ -1,8 +1,8 @@
 /**
  * The config's hooks and guardrails (guardrails/) as steps of the hooks
- * stages, for chat, completions and embeddings (before the request only),
- * and the generic proxy's POST /v1/responses (its peeked JSON body, judged
- * but never rewritten: a rewriting hook there is a 400):
+ * stages, for chat, completions, responses and embeddings (before the
+ * request only); in pass-through mode, POST /v1/responses's peeked JSON body
+ * is judged but never rewritten (a rewriting hook there is a 400):
  *
  * - input: before the cache is asked, the before-request hooks judge the
  *   request; a denying failure is a 446 with hook_results, and transforms
@@ -58,9 +58,9 @@ export function inputGuardrails(credentials: CredentialSource): Stage {
         const { at, check } = rewrite.after;
         return ctx.refuse(invalid(`stream: ${at} rewrites the answer (${check}), which cannot apply to a streamed answer; ask without stream, or use a config without it`, 'stream'));
       }
-      if (on === 'responses' && rewrite.before !== null) {
+      if (ctx.body === null && rewrite.before !== null) {
         const { at, check } = rewrite.before;
-        return ctx.refuse(invalid(`${at}: rewrites the request (${check}), which the generic proxy sends on as it came; use a config without it for ${ctx.pathname}`, at));
+        return ctx.refuse(invalid(`${at}: rewrites the request (${check}), which pass-through mode sends on as it came; use a config without it for ${ctx.pathname}`, at));
       }
       return all.before.length === 0 ? 'next' : beforeRequest(ctx, on, all.before, credentials);
     },
@@ -74,7 +74,7 @@ export function inputGuardrails(credentials: CredentialSource): Stage {
  */
 function judged(ctx: RequestContext): HookEndpoint | null {
   if (ctx.body !== null) return ctx.endpoint as HookEndpoint;
-  if (ctx.endpoint === 'proxy' && ctx.peeked !== null && ctx.req.method === 'POST' && ctx.pathname === '/v1/responses') return 'responses';
+  if (ctx.endpoint === 'responses' && ctx.peeked !== null) return 'responses';
   return null;
 }
 

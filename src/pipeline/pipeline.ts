@@ -10,6 +10,7 @@ import type { Arrival, ModelApi } from '../http/server.js';
 import type { CredentialSource } from '../routing/credentials.js';
 import type { Router } from '../routing/router.js';
 import { GatewayError } from '../shared/errors.js';
+import type { ResponseRepo } from '../store/responses.js';
 import type { Tracer } from '../tracing/tracer.js';
 import { admit } from './admit.js';
 import { body } from './body.js';
@@ -21,6 +22,8 @@ import { plan } from './plan.js';
 import { prompt, renderPrompt } from './prompt.js';
 import { reserve } from './reserve.js';
 import { respond } from './respond.js';
+import { keepResponse } from './response-keeper.js';
+import { responses } from './responses.js';
 import { route } from './route.js';
 import type { SavedConfigs } from './saved-configs.js';
 import type { SavedPrompts } from './saved-prompts.js';
@@ -36,6 +39,9 @@ export interface RequestPathDeps {
   credentials: CredentialSource;
   /** Request logs are on: answers are copied for them as they pass. */
   logging: boolean;
+  /** Stored responses (POST /responses with store), and where a failure to store one is told. */
+  responses: ResponseRepo;
+  onStoreError: (err: unknown) => void;
   /** Steps of the hooks stages, in order. */
   beforeHooks: readonly Stage[];
   afterHooks: readonly Stage[];
@@ -48,6 +54,7 @@ export interface RequestPathDeps {
 export function requestPath(d: RequestPathDeps): readonly Stage[] {
   const answered = [
     hooks('after-hooks', d.afterHooks), // output checks
+    keepResponse(d.responses, d.onStoreError), // a Response the gateway made, stored
     respond(d.logging), // headers, body streamed, usage charged, answer kept
   ];
   return [
@@ -56,6 +63,7 @@ export function requestPath(d: RequestPathDeps): readonly Stage[] {
     prompt(d.prompts, d.configs), // a prompt run or a config's prompt_id: the prompt, its access, its routing
     body(d.maxBodyBytes, renderPrompt), // read, parse, the prompt rendered into it, validate
     hooks('before-hooks', d.beforeHooks), // guardrails
+    responses(d.responses), // previous_response_id chains, truncation
     cache(d.cache, answered), // a hit answers here (through the answer's stages when hooks judge it)
     reserve(d.limits, d.credentials), // budgets reserve the estimate
     route(d.router), // retries, fallbacks, circuits → the answer in OpenAI's shape

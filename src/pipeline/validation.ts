@@ -1,6 +1,6 @@
 /**
  * Request-body validation for the model endpoints (chat, completions,
- * embeddings), following the spec's field rules and OpenAI's API reference.
+ * embeddings, responses), following the spec's field rules and OpenAI's API reference.
  *
  * Runs on every request, so the schemas are compiled once at load and the
  * validators neither coerce nor copy the body. Only the fields the gateway
@@ -45,6 +45,14 @@ const sampling: Record<string, SchemaObject> = {
   temperature: range('number', 0, 2),
   top_p: range('number', 0, 1),
   user: { type: 'string' },
+};
+
+const toolChoice: SchemaObject = {
+  anyOf: [
+    { enum: ['none', 'auto', 'required'] },
+    { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
+  ],
+  description: '"none", "auto", "required" or an object with a type',
 };
 
 const whenRole = (roles: string[], then: SchemaObject): SchemaObject => ({
@@ -113,13 +121,7 @@ const chatSchema: SchemaObject = {
         then: { required: ['function'] },
       },
     },
-    tool_choice: {
-      anyOf: [
-        { enum: ['none', 'auto', 'required'] },
-        { type: 'object', required: ['type'], properties: { type: { type: 'string' } } },
-      ],
-      description: '"none", "auto", "required" or an object with a type',
-    },
+    tool_choice: toolChoice,
     parallel_tool_calls: { type: 'boolean' },
     function_call: {
       anyOf: [
@@ -183,10 +185,63 @@ const embeddingsSchema: SchemaObject = {
   },
 };
 
+/**
+ * POST /responses (OpenAI's "Create a model response"): the fields the
+ * gateway reads itself (chaining, storage, truncation) and the spec's
+ * bounds; items and tools are read deeper where they are translated
+ * (providers/responses/request.ts) or by the provider.
+ */
+const responsesSchema: SchemaObject = {
+  type: 'object',
+  required: ['input'],
+  properties: {
+    model: { type: 'string' },
+    input: {
+      type: ['string', 'array'],
+      items: { type: 'object' },
+      description: 'a string, or an array of input items',
+    },
+    instructions: { type: nullable('string') },
+    previous_response_id: { type: nullable('string'), minLength: 1 },
+    store: { type: nullable('boolean') },
+    stream: { type: nullable('boolean') },
+    truncation: { enum: ['auto', 'disabled', null] },
+    metadata: {
+      type: nullable('object'),
+      maxProperties: 16,
+      propertyNames: { maxLength: 64 },
+      additionalProperties: { type: 'string', maxLength: 512 },
+    },
+    temperature: range('number', 0, 2),
+    top_p: range('number', 0, 1),
+    max_output_tokens: range('integer', 1),
+    top_logprobs: range('integer', 0, 20),
+    parallel_tool_calls: { type: nullable('boolean') },
+    user: { type: 'string' },
+    tools: { type: 'array', items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } },
+    tool_choice: toolChoice,
+    text: {
+      type: 'object',
+      properties: {
+        format: {
+          type: 'object',
+          required: ['type'],
+          properties: { type: { enum: ['text', 'json_object', 'json_schema'] }, name: { type: 'string' }, schema: { type: 'object' } },
+          if: { required: ['type'], properties: { type: { const: 'json_schema' } } },
+          then: { required: ['name', 'schema'] },
+        },
+      },
+    },
+    reasoning: { type: nullable('object'), properties: { effort: { type: nullable('string') } } },
+    include: { type: nullable('array'), items: { type: 'string' } },
+  },
+};
+
 const validators: Record<Endpoint, ValidateFunction> = {
   chat: ajv.compile(chatSchema),
   completions: ajv.compile(completionsSchema),
   embeddings: ajv.compile(embeddingsSchema),
+  responses: ajv.compile(responsesSchema),
 };
 
 const customChecks: Record<Endpoint, (body: Body) => GatewayError | null> = {
@@ -207,6 +262,7 @@ const customChecks: Record<Endpoint, (body: Body) => GatewayError | null> = {
     return checkStreamOptions(body);
   },
   embeddings: () => null,
+  responses: () => null,
 };
 
 /** Validates a parsed JSON body; returns the 400 to answer, or null when valid. */

@@ -78,6 +78,12 @@ export interface ProviderAdapter<S extends object = object> {
    * prepare runs (registry.ts: prepareCall).
    */
   readonly lacks: Readonly<Partial<Record<ModelEndpoint, string>>>;
+  /**
+   * The provider's API has OpenAI's Responses API (POST /responses): the
+   * request is relayed to it. Without it, the gateway serves /responses over
+   * the provider's chat API (responses/over-chat.ts).
+   */
+  readonly nativeResponses?: boolean;
   /** Where and how to call the provider. Async only where the credential needs a token exchange or signing. */
   prepare(input: CallInput<S>): Result<ProviderCall> | Promise<Result<ProviderCall>>;
 }

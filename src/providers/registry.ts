@@ -9,6 +9,7 @@ import { err, invalid, ok, type GatewayError, type Result } from '../shared/erro
 import type { CallInput, Provider, ProviderAdapter, ProviderCall } from './contract.js';
 import { openAICompatible } from './openai/adapter.js';
 import { OPENAI_COMPATIBLE } from './openai/hosts.js';
+import { nativeBody, responsesOverChat } from './responses/over-chat.js';
 import type { TargetSettings } from './settings.js';
 
 /** Every provider's adapter, as the router calls it: with the keys of every provider (each reads its own). */
@@ -66,11 +67,22 @@ export function findAdapter(name: string): Result<Adapter> | Promise<Result<Adap
 
 /** The provider call for `input`: a 400 naming the provider when its API lacks the endpoint, else what its adapter prepares. */
 export function prepareCall(adapter: Adapter, input: CallInput<TargetSettings>): Result<ProviderCall> | Promise<Result<ProviderCall>> {
+  if (input.endpoint === 'responses') {
+    if (adapter.nativeResponses !== true) return responsesOverChat(input, (chat) => prepareCall(adapter, chat), adapter.name);
+    const sent = nativeBody(input.body);
+    if (sent !== null) return withBody(adapter.prepare({ ...input, body: sent }), sent);
+  }
   if (input.endpoint !== 'proxy') {
     const why = adapter.lacks[input.endpoint];
     if (why !== undefined) return err(notServed(adapter.name, input.endpoint, why));
   }
   return adapter.prepare(input);
+}
+
+/** A relayed call that would send the client's bytes sends `body` instead (the adapter edited nothing). */
+function withBody(call: Result<ProviderCall> | Promise<Result<ProviderCall>>, body: Record<string, unknown>): Result<ProviderCall> | Promise<Result<ProviderCall>> {
+  const set = (c: Result<ProviderCall>): Result<ProviderCall> => (c.ok && c.value.kind === 'relayed' && c.value.body === undefined ? ok({ ...c.value, body: JSON.stringify(body) }) : c);
+  return call instanceof Promise ? call.then(set) : set(call);
 }
 
 function notServed(provider: string, endpoint: keyof typeof ENDPOINT_PATHS, why: string): GatewayError {

@@ -510,6 +510,25 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE request_logs ADD COLUMN prompt_version INTEGER;
     `,
   },
+  {
+    id: 18,
+    // Responses the gateway made (POST /v1/responses over a provider's chat
+    // API, store true): the Response object, the turn's input items, and the
+    // response it continues, for previous_response_id chains.
+    name: 'stored responses',
+    sql: `
+      CREATE TABLE responses (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        previous_response_id TEXT,
+        status TEXT NOT NULL,
+        response TEXT NOT NULL,
+        input TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+      );
+      CREATE INDEX responses_workspace ON responses (workspace_id, id);
+    `,
+  },
 ];
 
 /**

@@ -13,6 +13,7 @@ import { LogRepo } from './logs.js';
 import { migrate } from './migrations.js';
 import { PromptRepo } from './prompts.js';
 import { RateLimitPolicyRepo } from './rate-limit-policies.js';
+import { ResponseRepo } from './responses.js';
 import { SettingsRepo } from './settings.js';
 import { UsageLimitPolicyRepo } from './usage-limit-policies.js';
 import { UserRepo } from './users.js';
@@ -39,6 +40,7 @@ export class Store {
   readonly rateLimitPolicies: RateLimitPolicyRepo;
   readonly usageLimitPolicies: UsageLimitPolicyRepo;
   readonly logs: LogRepo;
+  readonly responses: ResponseRepo;
 
   constructor(readonly db: Engine) {
     this.workspaces = new WorkspaceRepo(db, this.changes);
@@ -53,6 +55,7 @@ export class Store {
     this.rateLimitPolicies = new RateLimitPolicyRepo(db, this.changes);
     this.usageLimitPolicies = new UsageLimitPolicyRepo(db, this.changes);
     this.logs = new LogRepo(db);
+    this.responses = new ResponseRepo(db);
   }
 
   migrate(): Promise<void> {

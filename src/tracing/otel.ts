@@ -72,6 +72,7 @@ const OPERATIONS: Readonly<Record<Endpoint, string | undefined>> = {
   chat: 'chat',
   completions: 'text_completion',
   embeddings: 'embeddings',
+  responses: 'chat',
   proxy: undefined,
 };
 

@@ -12,7 +12,7 @@ import { findAdapter } from '../registry.js';
 import type { Endpoint } from '../../shared/endpoint.js';
 import { refusedAt } from '../../../test/support/results.js';
 
-const PATHS: Record<Endpoint, string> = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings', proxy: '/files?purpose=fine-tune' };
+const PATHS: Record<Endpoint, string> = { chat: '/chat/completions', completions: '/completions', embeddings: '/embeddings', responses: '/responses', proxy: '/files?purpose=fine-tune' };
 
 const azureOpenAI = openAI.adapter;
 const azureAI = ai.adapter;
@@ -50,6 +50,16 @@ describe('azure-openai prepare()', () => {
       assert.equal(call.body, undefined, 'the client\'s bytes go on');
       assert.equal(call.kind, 'relayed', 'the answer is relayed as Azure sent it');
     }
+  });
+
+  it('relays the Responses API at /openai/responses (or /openai/v1/responses), the body naming the deployment', () => {
+    const body = { model: 'gpt-4o', input: 'hi' };
+    const dated = prepared(azureOpenAI, input('azure-openai', node, 'responses', body));
+    assert.equal(dated.url, 'https://contoso-eu.openai.azure.com/openai/responses?api-version=2024-10-21');
+    assert.deepEqual(JSON.parse(String(dated.kind === 'relayed' && dated.body)), { model: 'gpt4o', input: 'hi' });
+    const v1 = prepared(azureOpenAI, input('azure-openai', { ...node, api_version: 'v1' }, 'responses', body));
+    assert.equal(v1.url, 'https://contoso-eu.openai.azure.com/openai/v1/responses');
+    assert.ok(azureOpenAI.nativeResponses === true && azureAI.nativeResponses !== true, 'azure-ai is served over its chat API');
   });
 
   it('reads the cloud3_* spellings; the plain ones win', () => {

@@ -34,6 +34,9 @@
  *   POST https://{resource_name}.openai.azure.com/openai/v1/chat/completions, no api-version query, and the
  *   body's `model` names the deployment (the body is rewritten for it).
  *
+ *   Responses API: POST https://{resource_name}.openai.azure.com/openai/responses?api-version={api_version}
+ *   (/openai/v1/responses in the v1 API), the body's model naming the deployment.
+ *
  * A custom host replaces https://{resource_name}.openai.azure.com (an APIM gateway, a test mock).
  * Generic proxy: {host}/openai{path}, the target's api-version added unless the client's query has one.
  
@@ -89,6 +92,7 @@ const V1 = 'v1';
 const openAI: ProviderAdapter<AzureSettings> = {
   name: 'azure-openai',
   lacks: {},
+  nativeResponses: true,
   prepare({ target, endpoint, path, body }) {
     const host = resourceHost(target.customHost, target.settings);
     if (!host.ok) return host;
@@ -103,9 +107,9 @@ const openAI: ProviderAdapter<AzureSettings> = {
       const { deploymentId, apiVersion } = chosen.value;
       let sent = body;
       let url: string;
-      if (apiVersion === V1) {
-        url = `${host.value}/openai/v1${ENDPOINT_PATHS[endpoint]}`;
-        // In the v1 API the body's model names the deployment.
+      if (apiVersion === V1 || endpoint === 'responses') {
+        // The v1 API, and the Responses API in every version, are not per deployment: the body's model names it.
+        url = apiVersion === V1 ? `${host.value}/openai/v1${ENDPOINT_PATHS[endpoint]}` : withApiVersion(`${host.value}/openai/responses`, apiVersion);
         if (sent !== null && sent.model !== deploymentId) sent = { ...sent, model: deploymentId };
       } else {
         url = withApiVersion(`${host.value}/openai/deployments/${encodeURIComponent(deploymentId)}${ENDPOINT_PATHS[endpoint]}`, apiVersion);

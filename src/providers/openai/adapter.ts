@@ -17,6 +17,7 @@ export function openAICompatible(name: string, host: CompatibleHost): Provider<O
   const adapter: ProviderAdapter<OpenAISettings> = {
     name,
     lacks: Object.fromEntries((host.lacks ?? []).map((e) => [e, ''])),
+    nativeResponses: host.responses === true,
     prepare({ target, endpoint, path, body }) {
       const base = target.customHost ?? host.baseUrl;
       if (base === null) return err(invalid(`provider '${name}' needs custom_host (or x-gateway-custom-host)`, 'custom_host'));

@@ -16,6 +16,8 @@
  * is established (xAI is reported to put the usage on the finish chunk,
  * which could not be stripped back exactly; LM Studio ignores the option):
  * the gateway does not ask, and counts the tokens when no usage comes.
+ * `responses` marks a provider with OpenAI's Responses API; the others get
+ * /responses over their chat API (responses/over-chat.ts).
  */
 import type { StreamUsage } from '../shared/stream-usage.js';
 import type { ModelEndpoint } from '../../shared/endpoint.js';
@@ -26,10 +28,12 @@ export interface CompatibleHost {
   auth: 'bearer' | 'none';
   lacks?: readonly ModelEndpoint[];
   streamUsage: StreamUsage;
+  /** It serves OpenAI's Responses API: /responses is relayed, not served over its chat API. */
+  responses?: true;
 }
 
 export const OPENAI_COMPATIBLE: Readonly<Record<string, CompatibleHost>> = {
-  openai: { baseUrl: 'https://api.openai.com/v1', auth: 'bearer', streamUsage: 'on-request' },
+  openai: { baseUrl: 'https://api.openai.com/v1', auth: 'bearer', streamUsage: 'on-request', responses: true },
   groq: { baseUrl: 'https://api.groq.com/openai/v1', auth: 'bearer', lacks: ['completions', 'embeddings'], streamUsage: 'on-request' },
   'together-ai': { baseUrl: 'https://api.together.xyz/v1', auth: 'bearer', streamUsage: 'always' },
   'fireworks-ai': { baseUrl: 'https://api.fireworks.ai/inference/v1', auth: 'bearer', streamUsage: 'on-request' },

@@ -117,6 +117,7 @@ function expectedGroups(rows: LogRecord[], by: GroupBy): Map<string, Record<stri
       avg_input_tokens: mean(known(g.map((r) => r.promptTokens))),
       avg_output_tokens: mean(known(g.map((r) => r.completionTokens))),
       avg_latency: mean(lat),
+      p50_latency: percentile(lat, 50),
       p95_latency: percentile(lat, 95),
       p99_latency: percentile(lat, 99),
       success_rate: (100 * g.filter((r) => r.status >= 200 && r.status < 300).length) / n,
@@ -306,7 +307,7 @@ for (const engine of engines()) {
         assert.deepEqual(rest, inList);
       });
 
-      it('filters by provider, model, status (codes and classes), trace id, api key, workspace and metadata', async () => {
+      it('filters by provider, model, status (codes and classes), trace id, api key, config, workspace and metadata', async () => {
         const cases: [string, (r: LogRecord) => boolean][] = [
           ['provider=anthropic', (r) => r.provider === 'anthropic'],
           ['model=gpt-4o', (r) => r.model === 'gpt-4o'],
@@ -315,6 +316,7 @@ for (const engine of engines()) {
           ['status=201,5XX', (r) => r.status === 201 || r.status >= 500],
           ['trace_id=trace-7', (r) => r.traceId === 'trace-7'],
           [`api_key_id=${keyIds.manager}`, (r) => r.apiKeyId === keyIds.manager],
+          ['config_id=cfg-2', (r) => r.configId === 'cfg-2'],
           [`workspace_id=${wsB.id}`, (r) => r.workspaceId === wsB.id],
           [`workspace_id=${wsB.slug}`, (r) => r.workspaceId === wsB.id],
           ['metadata.env=prod', (r) => r.metadata?.env === 'prod'],
@@ -423,10 +425,10 @@ for (const engine of engines()) {
         );
       });
 
-      it('computes percentiles by nearest rank: latencies 1..100 give p95 95 and p99 99', async () => {
-        const answer = await expect(gw.call('/analytics/groups/model?columns=p95_latency,p99_latency,avg_latency'), 200);
+      it('computes percentiles by nearest rank: latencies 1..100 give p50 50, p95 95 and p99 99', async () => {
+        const answer = await expect(gw.call('/analytics/groups/model?columns=p50_latency,p95_latency,p99_latency,avg_latency'), 200);
         const g = answer.data.find((x: Json) => x.model === 'p-model');
-        assert.deepEqual(g, { object: 'analytics-group', model: 'p-model', requests: 100, p95_latency: 95, p99_latency: 99, avg_latency: 50.5 });
+        assert.deepEqual(g, { object: 'analytics-group', model: 'p-model', requests: 100, p50_latency: 50, p95_latency: 95, p99_latency: 99, avg_latency: 50.5 });
       });
 
       it('count requests only by default; filters narrow what is grouped', async () => {

@@ -1,7 +1,7 @@
 /**
  * The query filters shared by /v1/logs and the group routes:
  * `start_time`, `end_time` (inclusive; ISO 8601 or Unix seconds),
- * `provider`, `model`, `trace_id`, `api_key_id`, `prompt_id`, `status` (comma-separated
+ * `provider`, `model`, `trace_id`, `api_key_id`, `prompt_id`, `config_id`, `status` (comma-separated
  * codes or classes: `200,4xx`), metadata pairs as `metadata.<key>=value`
  * or `metadata={"key":"value"}` (every pair must match), and guardrail
  * verdicts: `hook_status` (comma-separated: `passed`, `failed` — a hook
@@ -83,6 +83,7 @@ export function logFilter(query: URLSearchParams): Result<LogFilter> {
   filter.traceId = text('trace_id');
   filter.apiKeyId = text('api_key_id');
   filter.promptId = text('prompt_id');
+  filter.configId = text('config_id');
   const status = text('status');
   if (status !== undefined) {
     const s = statuses(status);

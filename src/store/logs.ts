@@ -20,6 +20,7 @@ export interface LogFilter {
   traceId?: string;
   apiKeyId?: string;
   promptId?: string;
+  configId?: string;
   workspaceId?: string;
   /** Exact statuses and classes (4 = 400..499); a row matches any of them. */
   status?: { exact: readonly number[]; classes: readonly number[] };
@@ -78,6 +79,7 @@ const COLUMN_SQL = {
   avg_output_tokens: 'CAST(AVG(completion_tokens) AS DOUBLE PRECISION)',
   avg_latency: 'CAST(AVG(latency_ms) AS DOUBLE PRECISION)',
   // rn is the row's rank by latency within its group, n the group's size; integer division: (p·n + 99) / 100 = ceil(p·n / 100).
+  p50_latency: 'MAX(CASE WHEN rn = (50 * n + 99) / 100 THEN latency_ms END)',
   p95_latency: 'MAX(CASE WHEN rn = (95 * n + 99) / 100 THEN latency_ms END)',
   p99_latency: 'MAX(CASE WHEN rn = (99 * n + 99) / 100 THEN latency_ms END)',
   success_rate: 'CAST(100.0 * SUM(CASE WHEN status >= 200 AND status < 300 THEN 1 ELSE 0 END) / COUNT(*) AS DOUBLE PRECISION)',
@@ -298,6 +300,7 @@ function conditions(engine: Db['engine'], filter: LogFilter, scope: LogScope): {
   eq('trace_id', filter.traceId);
   eq('api_key_id', filter.apiKeyId);
   eq('prompt_id', filter.promptId);
+  eq('config_id', filter.configId);
   if (filter.fromMs !== undefined) {
     where.push('created_at_ms >= ?');
     params.push(filter.fromMs);
@@ -403,7 +406,7 @@ export class LogRepo {
     // A request is in the group of each check it ran: a row per check, `c.key` its id and `c.value` its outcome.
     const from = perCheck ? `request_logs CROSS JOIN ${checksOf(this.db.engine)}` : 'request_logs';
     const { where, params } = conditions(this.db.engine, filter, scope);
-    const ranked = columns.includes('p95_latency') || columns.includes('p99_latency');
+    const ranked = columns.some((c) => c === 'p50_latency' || c === 'p95_latency' || c === 'p99_latency');
     const window = ranked ? `, ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n` : '';
     const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${perCheck ? ', c.value AS outcome' : ''}${window}
       FROM ${from} WHERE ${where.join(' AND ')}`;

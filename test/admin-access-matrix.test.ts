@@ -243,6 +243,7 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
 
   'POST /configs': inWorkspace(ALL, (f, ws) => ({ body: { name: f.name('config'), config: { provider: 'openai', api_key: 'sk-matrix' }, workspace_id: ws } })),
   'GET /configs': inWorkspace(ALL, (_, ws) => listed(ws)),
+  'POST /configs/validate': { answers: [ALL], request: async () => ({ body: { config: { provider: 'openai', api_key: 'sk-matrix' } } }) },
   'GET /configs/:id': onObject((f, ws) => f.config(ws), ALL),
   'PUT /configs/:id': onObject((f, ws) => f.config(ws), ALL, { body: { name: 'changed' } }),
   'DELETE /configs/:id': onObject((f, ws) => f.config(ws), ALL),

@@ -106,6 +106,21 @@ for (const engine of engines()) {
       assert.deepEqual(await listIds('?limit=100'), before);
     });
 
+    it('validate checks a body as a save would, naming the path, and stores nothing; configs.read suffices', async () => {
+      const before = await listIds('?limit=100');
+      const good = await gw.call('/configs/validate', { body: { config: body() }, headers: as(keys.readOnly) });
+      assert.equal(good.status, 200, await good.clone().text());
+      assert.deepEqual(await good.json(), { object: 'config.validation', valid: true });
+      const bad = { strategy: { mode: 'fallback' }, targets: [body(), { ...body(), retry: { attempts: 9 } }] };
+      assert.equal((await assertEnvelope(await gw.call('/configs/validate', { body: { config: bad } }), 400)).param, 'config.targets[1].retry.attempts');
+      assert.equal((await assertEnvelope(await gw.call('/configs/validate', { body: { config: {} } }), 400)).param, 'config');
+      assert.equal((await assertEnvelope(await gw.call('/configs/validate', { body: { name: 'x' } }), 400)).param, 'config');
+      const noScope = keyRecord({ id: `key-noscope-${engine.name}`, workspaceId: defaultWs.id, scopes: ['logs.list'], type: 'workspace' });
+      await gw.store.apiKeys.insert(noScope);
+      await assertEnvelope(await gw.call('/configs/validate', { body: { config: body() }, headers: as(`secret-${noScope.id}`) }), 403);
+      assert.deepEqual(await listIds('?limit=100'), before);
+    });
+
     it('a chosen slug is used; taken in the same workspace it is 409, while another workspace may have its own', async () => {
       const made = await create({ name: 'Chosen', slug: 'chosen-slug', config: body('http://mine.test/v1') });
       assert.equal(made.slug, 'chosen-slug');

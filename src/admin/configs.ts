@@ -54,6 +54,13 @@ const checkUpdate = bodyChecker<UpdateBody>({
   properties: { ...fields, status: { enum: ['active', 'archived'] } },
 });
 
+const checkValidate = bodyChecker<{ config: ConfigBody }>({
+  type: 'object',
+  additionalProperties: false,
+  required: ['config'],
+  properties: { config: fields.config },
+});
+
 /** Generated slugs get a random tail; a collision is retried this often before it is reported. */
 const SLUG_TRIES = 3;
 
@@ -148,6 +155,17 @@ export const configRoutes: Route[] = [
           return { ok: false, error: new GatewayError(409, `config slug '${slug}' is taken in this workspace`, { code: 'conflict', param: 'slug' }) };
         }
       }
+    },
+  }),
+  // The console's editor checks a config as it is typed, with the same rules a save applies; nothing is stored.
+  route({
+    method: 'POST',
+    path: '/configs/validate',
+    scope: 'configs.read',
+    body: checkValidate,
+    async handler({ body: b }) {
+      const bad = checkConfig(b.config);
+      return bad === null ? reply(200, { object: 'config.validation', valid: true }) : { ok: false, error: bad };
     },
   }),
   route({

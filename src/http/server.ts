@@ -13,6 +13,7 @@ import { GatewayError, invalid } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import { readRequestIds, type RequestIds } from '../tracing/tracer.js';
 import { requireScope, type KeyAuthenticator } from './auth.js';
+import { ConsoleFiles } from './console.js';
 import { rawErrorResponse, sendError, sendJson } from './respond.js';
 
 /** A request to a model endpoint or the generic proxy, authenticated and allowed: what the pipeline starts from. */
@@ -80,6 +81,7 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
 
   // The response being written on each connection, for clientError below.
   const answering = new WeakMap<Duplex, ServerResponse>();
+  const consoleFiles = new ConsoleFiles();
   const server = createServer(serverOptions(deps.limits), (req, res) => {
     inflight++;
     answering.set(req.socket, res);
@@ -87,7 +89,7 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
     res.once('close', () => {
       if (--inflight === 0 && idle !== null) idle();
     });
-    handle(deps, req, res).catch((err: unknown) => {
+    handle(deps, consoleFiles, req, res).catch((err: unknown) => {
       deps.onError(err);
       sendError(res, new GatewayError(500, 'internal gateway error', { code: 'internal_error' }));
     });
@@ -146,7 +148,7 @@ function serverOptions(limits: ConnectionLimits): ServerOptions {
   };
 }
 
-async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(deps: ServerDeps, consoleFiles: ConsoleFiles, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const startedAt = performance.now();
   const url = req.url ?? '/';
   const q = url.indexOf('?');
@@ -165,6 +167,8 @@ async function handle(deps: ServerDeps, req: IncomingMessage, res: ServerRespons
     res.end(text);
     return;
   }
+  // The console's files are public; everything it shows comes from /v1 with the key signed in with.
+  if (ConsoleFiles.owns(pathname)) return consoleFiles.serve(req, res, pathname);
   if (pathname !== '/v1' && !pathname.startsWith('/v1/')) {
     return sendError(res, new GatewayError(404, `no route for ${req.method} ${pathname}`, { code: 'route_not_found' }));
   }

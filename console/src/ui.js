@@ -2,6 +2,7 @@
 import { h } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import htm from 'htm';
+import { api } from './api.js';
 
 export const html = htm.bind(h);
 
@@ -100,4 +101,20 @@ export function SecretOnce({ secret, what, onDone }) {
 
 export function Field({ id, label, children }) {
   return html`<div class="field"><label for=${id}>${label}</label>${children}</div>`;
+}
+
+/**
+ * A resource's list and the one object selected in it: `select(id)` opens one,
+ * `changed()` reads it (and the list) again after a write.
+ */
+export function useListAndOne(path, query = { limit: 100 }) {
+  const list = useLoad(() => api(path, { query }), [path]);
+  const [selected, select] = useState(null);
+  const [version, setVersion] = useState(0);
+  const one = useLoad(() => (selected === null ? Promise.resolve(null) : api(`${path}/${encodeURIComponent(selected)}`)), [path, selected, version]);
+  const changed = () => {
+    setVersion((v) => v + 1);
+    list.reload();
+  };
+  return { list, one, selected, select, changed };
 }

@@ -3,7 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { json, time } from '../format.js';
-import { ErrorBox, Field, html, JsonEditor, Table, useAction, useLoad } from '../ui.js';
+import { ErrorBox, Field, html, JsonEditor, Table, useAction, useListAndOne } from '../ui.js';
 
 const TEMPLATE = { strategy: { mode: 'fallback' }, targets: [{ virtual_key: 'openai-prod' }, { virtual_key: 'anthropic-prod' }] };
 const CHECK_DELAY_MS = 300;
@@ -35,7 +35,7 @@ function useVerdict(text) {
   return verdict;
 }
 
-function ConfigEditor({ initial, name: initialName, onSave, saveLabel }) {
+function ConfigEditor({ id, initial, name: initialName, onSave, saveLabel }) {
   const [text, setText] = useState(json(initial));
   const [name, setName] = useState(initialName ?? '');
   const verdict = useVerdict(text);
@@ -45,8 +45,8 @@ function ConfigEditor({ initial, name: initialName, onSave, saveLabel }) {
     run(() => onSave(name, JSON.parse(text)));
   };
   return html`<form class="card" onSubmit=${submit} aria-label=${saveLabel}>
-    <${Field} id="c-name" label="Name"><input id="c-name" required value=${name} onInput=${(e) => setName(e.currentTarget.value)} /></${Field}>
-    <${JsonEditor} id="c-body" label="Config (JSON)" value=${text} onInput=${setText} problem=${verdict === 'checking' ? null : verdict} rows=${18} />
+    <${Field} id=${`${id}-name`} label="Name"><input id=${`${id}-name`} required value=${name} onInput=${(e) => setName(e.currentTarget.value)} /></${Field}>
+    <${JsonEditor} id=${`${id}-body`} label="Config (JSON)" value=${text} onInput=${setText} problem=${verdict === 'checking' ? null : verdict} rows=${18} />
     <p class="hint" aria-live="polite">${verdict === 'checking' ? 'Checking with the gateway…' : verdict === null ? 'The gateway accepts this config.' : ''}</p>
     <button class="primary" type="submit" disabled=${busy || verdict !== null}>${saveLabel}</button>
     <${ErrorBox} error=${error} />
@@ -54,10 +54,7 @@ function ConfigEditor({ initial, name: initialName, onSave, saveLabel }) {
 }
 
 export function ConfigsPage() {
-  const list = useLoad(() => api('/configs', { query: { limit: 100 } }), []);
-  const [selected, setSelected] = useState(null);
-  const [version, setVersion] = useState(0);
-  const one = useLoad(() => (selected === null ? Promise.resolve(null) : api(`/configs/${encodeURIComponent(selected)}`)), [selected, version]);
+  const { list, one, selected, select: setSelected, changed } = useListAndOne('/configs');
   return html`<div class="configs">
     <${ErrorBox} error=${list.error ?? one.error} />
     ${list.data && html`<${Table} caption="Saved configs" rows=${list.data.data} selected=${selected} onSelect=${(c) => setSelected(c.id)} columns=${[
@@ -70,14 +67,13 @@ export function ConfigsPage() {
     ]} />`}
     ${one.data && html`<h2>Edit ${one.data.name} (version ${one.data.version})</h2>
       <p class="hint">Masked secrets (<code>********</code>) keep the stored secret when saved back.</p>
-      <${ConfigEditor} key=${`${one.data.id}-${one.data.version}`} initial=${one.data.config} name=${one.data.name} saveLabel="Save as a new version"
+      <${ConfigEditor} id="edit-config" key=${`${one.data.id}-${one.data.version}`} initial=${one.data.config} name=${one.data.name} saveLabel="Save as a new version"
         onSave=${async (name, config) => {
           await api(`/configs/${encodeURIComponent(one.data.id)}`, { method: 'PUT', body: { name, config } });
-          setVersion(version + 1);
-          list.reload();
+          changed();
         }} />`}
     <h2>New config</h2>
-    <${ConfigEditor} key=${`new-${list.data?.data.length}`} initial=${TEMPLATE} saveLabel="Create config"
+    <${ConfigEditor} id="new-config" key=${`new-${list.data?.data.length}`} initial=${TEMPLATE} saveLabel="Create config"
       onSave=${async (name, config) => {
         const made = await api('/configs', { body: { name, config } });
         setSelected(made.id);

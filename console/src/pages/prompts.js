@@ -3,7 +3,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { json, time } from '../format.js';
-import { ErrorBox, html, JsonEditor, Table, useAction, useLoad } from '../ui.js';
+import { ErrorBox, html, JsonEditor, Table, useAction, useListAndOne } from '../ui.js';
 
 const TEMPLATE = { name: 'Greeting', string: JSON.stringify([{ role: 'user', content: 'Say hello to {{name}}' }]), parameters: { name: 'Ada' }, model: 'gpt-4o-mini' };
 const EDITABLE = ['name', 'string', 'parameters', 'model', 'virtual_key', 'version_description'];
@@ -25,7 +25,7 @@ function Render({ id, variables }) {
   </form>`;
 }
 
-function BodyForm({ title, initial, label, onSubmit }) {
+function BodyForm({ id, title, initial, label, onSubmit }) {
   const [text, setText] = useState(json(initial));
   const { error, busy, run } = useAction();
   return html`<form class="card" aria-label=${title} onSubmit=${(e) => {
@@ -33,17 +33,14 @@ function BodyForm({ title, initial, label, onSubmit }) {
     run(() => onSubmit(JSON.parse(text)));
   }}>
     <h2>${title}</h2>
-    <${JsonEditor} id=${`p-${label}`} label="JSON body" value=${text} onInput=${setText} />
+    <${JsonEditor} id=${id} label="JSON body" value=${text} onInput=${setText} />
     <button class="primary" type="submit" disabled=${busy}>${label}</button>
     <${ErrorBox} error=${error} />
   </form>`;
 }
 
 export function PromptsPage() {
-  const list = useLoad(() => api('/prompts', { query: { limit: 100 } }), []);
-  const [selected, setSelected] = useState(null);
-  const [version, setVersion] = useState(0);
-  const one = useLoad(() => (selected === null ? Promise.resolve(null) : api(`/prompts/${encodeURIComponent(selected)}`)), [selected, version]);
+  const { list, one, selected, select: setSelected, changed } = useListAndOne('/prompts');
   // A gateway without the prompts API answers its routes as the proxy or as unknown: say so rather than fail.
   if (list.error && (list.error.status === 404 || list.error.status === 400)) {
     return html`<p role="status">Prompts are not available on this gateway (${list.error.status}: ${list.error.message}).</p>`;
@@ -58,15 +55,14 @@ export function PromptsPage() {
       { label: 'Updated', render: (x) => (typeof x.last_updated_at === 'number' ? time(x.last_updated_at) : x.last_updated_at ?? '') },
     ]} />`}
     ${p && html`
-      <${BodyForm} key=${`${p.id}-${version}`} title=${`Edit ${p.name}`} label="Save version"
+      <${BodyForm} id="edit-prompt" key=${`${p.id}-${p.version_id ?? ''}`} title=${`Edit ${p.name}`} label="Save version"
         initial=${Object.fromEntries(EDITABLE.filter((k) => p[k] !== undefined).map((k) => [k, p[k]]))}
         onSubmit=${async (body) => {
           await api(`/prompts/${encodeURIComponent(p.id)}`, { method: 'PUT', body });
-          setVersion(version + 1);
-          list.reload();
+          changed();
         }} />
       <${Render} key=${p.id} id=${p.id} variables=${p.parameters} />`}
-    <${BodyForm} key=${`new-${list.data?.data.length}`} title="New prompt" initial=${TEMPLATE} label="Create prompt"
+    <${BodyForm} id="new-prompt" key=${`new-${list.data?.data.length}`} title="New prompt" initial=${TEMPLATE} label="Create prompt"
       onSubmit=${async (body) => {
         const made = await api('/prompts', { body });
         setSelected(made.id);

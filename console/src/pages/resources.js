@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { json, time } from '../format.js';
-import { ErrorBox, html, JsonEditor, Table, useAction, useLoad } from '../ui.js';
+import { ErrorBox, html, JsonEditor, Table, useAction, useListAndOne } from '../ui.js';
 
 const common = [
   { label: 'Name', render: (r) => r.name ?? r.id, text: (r) => r.name ?? r.id },
@@ -73,12 +73,9 @@ function Editor({ id, title, initial, submitLabel, onSubmit, onDone }) {
 }
 
 export function ResourcePage({ resource: r }) {
-  const list = useLoad(() => api(r.path, { query: r.query ?? { limit: 100 } }), [r.path]);
-  const [selected, setSelected] = useState(null);
-  const [fresh, setFresh] = useState(0);
+  const { list, one, selected, select: setSelected, changed } = useListAndOne(r.path, r.query);
   // Editors start again from their initial body when this changes: after a create, the body sent (and any secret in it) is gone.
   const [made, setMade] = useState(0);
-  const one = useLoad(() => (selected === null ? Promise.resolve(null) : api(`${r.path}/${encodeURIComponent(selected)}`)), [selected, fresh]);
   const { error, run } = useAction();
   const remove = () => {
     if (!confirm(`Delete ${selected}?`)) return;
@@ -98,9 +95,9 @@ export function ResourcePage({ resource: r }) {
         <button class="danger" onClick=${remove}>Delete</button></div>
       <details><summary>As stored (secrets masked)</summary><pre>${json(one.data)}</pre></details>
     </section>
-    <${Editor} key=${`${selected}-${fresh}`} id="edit-body" title="Change it" initial=${pick(one.data, r.editable)} submitLabel="Save changes"
+    <${Editor} key=${`${selected}-${JSON.stringify(one.data)}`} id="edit-body" title="Change it" initial=${pick(one.data, r.editable)} submitLabel="Save changes"
       onSubmit=${(body) => api(`${r.path}/${encodeURIComponent(selected)}`, { method: 'PUT', body })}
-      onDone=${() => { setFresh(fresh + 1); list.reload(); }} />`}
+      onDone=${changed} />`}
     <${ErrorBox} error=${one.error} />
     <${Editor} key=${`create-${made}`} id="create-body" title="Create one" initial=${r.template} submitLabel="Create"
       onSubmit=${async (body) => {

@@ -1,12 +1,13 @@
 /**
- * The log's form of hook results (guardrails/log-form.ts): what it leaves
- * out comes back as it was, and it is smaller than the answer's form.
+ * Hook results on their way to the log (guardrails/log-form.ts): flattened
+ * to cross threads and read back whole; the log's form leaves out what
+ * comes back as it was, and is smaller than the answer's form.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HookLog, runHooks, type CheckResult, type HookResult } from '../src/guardrails/engine.js';
 import { compileHooks } from '../src/guardrails/hooks.js';
-import { forLog, unpackResults } from '../src/guardrails/log-form.js';
+import { flatten, forLog, unflatten, unpackResults } from '../src/guardrails/log-form.js';
 
 const AT = '2026-11-26T10:00:00.000Z';
 const LATER = '2026-11-26T10:00:00.007Z';
@@ -41,6 +42,8 @@ describe('hook results in the log', () => {
       after_request_hooks: [hook({ async: true, checks: [] })],
     };
     assert.deepEqual(unpackResults(forLog(results).results), results);
+    // As they cross to the writer thread: flattened, cloned, read back.
+    assert.deepEqual(unflatten(structuredClone(flatten(results))), results);
   });
 
   it('keep times to the microsecond', () => {
@@ -60,8 +63,15 @@ describe('hook results in the log', () => {
       { left: 1_000 },
     );
     assert.ok(hooks.ok);
+    const t0 = Date.now();
     const run = runHooks(hooks.value.before, { kind: 'before', endpoint: 'chat', requestType: 'chatComplete', model: 'm', metadata: {}, request: { messages: [{ role: 'user', content: 'Say hello.' }] }, answer: null });
+    const t1 = Date.now();
     assert.ok(!(run instanceof Promise), 'built-in checks run without a promise');
+    for (const at of run.results.flatMap((h) => [h.created_at, ...h.checks.map((c) => c.created_at)])) {
+      // The engine's own formatting of the time is Date's.
+      assert.equal(new Date(Date.parse(at)).toISOString(), at);
+      assert.ok(Date.parse(at) >= t0 && Date.parse(at) <= t1, at);
+    }
     const log = new HookLog();
     log.add('before', run);
     const logged = forLog(log.logged());

@@ -1,7 +1,9 @@
 /**
- * A request's hook results as its log keeps them (store/log-record.ts
- * LoggedHooks): made on the request thread, when the request is recorded,
- * so the log writer stores text it need not read.
+ * A request's hook results on their way to its log. The request thread
+ * only flattens them (`flatten`: one list of primitives, which crosses to
+ * the log writer thread without a key table per object, as the rest of the
+ * entry does, logs/entry.ts); the writer thread makes what the log keeps
+ * (store/log-record.ts LoggedHooks) with `forLog`, off the request thread:
  *
  * - `results`: hook_results as JSON without what is at its default — a
  *   hook's type `guardrail`, false deny, async and transformed, null
@@ -23,6 +25,75 @@ export interface HookResults {
 }
 
 const OUTCOME_RANK: Record<CheckOutcome, number> = { passed: 0, errored: 1, failed: 2 };
+
+/** Values per hook before its checks, and per check, in a flat list (flatten's order). */
+const HOOK_WIDTH = 11;
+const CHECK_WIDTH = 9;
+
+/**
+ * Hook results as they cross to the writer: [before count, after count,
+ * then each hook's fields and its checks' fields]; a created_at equal to
+ * the one before it (the hook before, the check's hook) is null: fewer
+ * strings to copy across.
+ */
+export type FlatHooks = readonly unknown[];
+
+export function flatten(r: HookResults): FlatHooks {
+  const out: unknown[] = [r.before_request_hooks.length, r.after_request_hooks.length];
+  for (const hooks of [r.before_request_hooks, r.after_request_hooks]) {
+    let before = '';
+    for (const h of hooks) {
+      out.push(h.id, h.type, h.verdict, h.deny, h.async, h.transformed, h.feedback, h.execution_time, h.created_at === before ? null : h.created_at, h.default === true, h.checks.length);
+      for (const c of h.checks) out.push(c.id, c.verdict, c.explanation, c.data, c.error, c.fail_on_error, c.transformed, c.execution_time, c.created_at === h.created_at ? null : c.created_at);
+      before = h.created_at;
+    }
+  }
+  return out;
+}
+
+export function unflatten(v: FlatHooks): HookResults {
+  let at = 2;
+  const hooks = (n: number): HookResult[] => {
+    const out: HookResult[] = [];
+    let before = '';
+    for (let i = 0; i < n; i++) {
+      const h = at;
+      const createdAt = (v[h + 8] as string | null) ?? before;
+      before = createdAt;
+      const checks: CheckResult[] = [];
+      at += HOOK_WIDTH;
+      for (let j = 0; j < (v[h + 10] as number); j++, at += CHECK_WIDTH) {
+        checks.push({
+          id: v[at] as string,
+          verdict: v[at + 1] as boolean,
+          explanation: v[at + 2] as string,
+          data: v[at + 3] as CheckResult['data'],
+          error: v[at + 4] as CheckResult['error'],
+          fail_on_error: v[at + 5] as boolean,
+          transformed: v[at + 6] as boolean,
+          execution_time: v[at + 7] as number,
+          created_at: (v[at + 8] as string | null) ?? createdAt,
+        });
+      }
+      out.push({
+        id: v[h] as string,
+        type: v[h + 1] as string,
+        verdict: v[h + 2] as boolean,
+        deny: v[h + 3] as boolean,
+        async: v[h + 4] as boolean,
+        transformed: v[h + 5] as boolean,
+        feedback: v[h + 6] as HookResult['feedback'],
+        execution_time: v[h + 7] as number,
+        created_at: createdAt,
+        checks,
+        ...(v[h + 9] === true && { default: true as const }),
+      });
+    }
+    return out;
+  };
+  const before = hooks(v[0] as number);
+  return { before_request_hooks: before, after_request_hooks: hooks(v[1] as number) };
+}
 
 export function forLog(r: HookResults): LoggedHooks {
   const checks: Record<string, CheckOutcome> = {};

@@ -3,6 +3,7 @@
  * store keeps, on the log writer thread: the answer's usage read (or
  * counted), the cost priced, bodies, headers, metadata and errors redacted.
  */
+import { forLog, unflatten } from '../guardrails/log-form.js';
 import { priceOf, usdOf } from '../catalog/price.js';
 import { newId } from '../store/ids.js';
 import { LOG_FORMAT, type LogRecord } from '../store/log-record.js';
@@ -60,7 +61,7 @@ function record(e: LogEntry, answerText: string | null, usage: TokenUsage | null
     lastUsedOptionIndex: e.lastUsedOptionIndex,
     metadata: redactMetadata(e.metadata),
     error: errorOf(e, answerText, ok),
-    hooks: e.hooks,
+    hooks: e.hooks === null ? null : forLog(unflatten(e.hooks)),
     requestHeaders: redactHeaders(e.headers),
     requestBody: e.bodies && e.requestBody !== null ? textBody(e) : null,
     responseBody: e.bodies && answerText !== null ? logBody(answerText) : null,

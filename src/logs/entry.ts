@@ -13,7 +13,8 @@
 import type { Pricing } from '../catalog/catalog.js';
 import type { CacheStatus } from '../shared/cache-status.js';
 import type { Endpoint } from '../shared/endpoint.js';
-import type { LoggedHooks, LogRecord } from '../store/log-record.js';
+import type { FlatHooks } from '../guardrails/log-form.js';
+import type { LogRecord } from '../store/log-record.js';
 
 /** The record's fields the request thread knows as the record keeps them. */
 type Known = Pick<
@@ -55,8 +56,8 @@ export interface LogEntry extends Known {
   gatewayError: unknown;
   /** The client left before the answer ended. */
   cut: boolean;
-  /** What the request's hooks came to, as the log keeps it; null without hooks. */
-  hooks: LoggedHooks | null;
+  /** The request's hook results, flattened (guardrails/log-form.ts); null without hooks. */
+  hooks: FlatHooks | null;
   /** The allow-listed request headers, not yet redacted (redact.ts pickHeaders). */
   headers: Record<string, string> | null;
   contentType: string | null;
@@ -178,7 +179,7 @@ export function unpack(batch: PackedBatch): LogEntry[] {
       requestBytes: v[i + 29] as number,
       answerText: v[i + 30] as string | null,
       customPricing: v[i + 31] as Pricing | null,
-      hooks: v[i + 32] as LoggedHooks | null,
+      hooks: v[i + 32] as FlatHooks | null,
       promptId: v[i + 33] as string | null,
       promptVersion: v[i + 34] as number | null,
       requestBody: bytes(i + 35),

@@ -42,7 +42,7 @@ describe('OpenAPI: every route has a description', () => {
 
   it('every route is in the document, with its description', () => {
     for (const r of ADMIN_ROUTES) assert.equal(doc.paths[docPath(r.path)]?.[r.method.toLowerCase()]?.description, r.description, `${r.method} ${r.path}`);
-    for (const r of Object.values(SERVER_ROUTES)) assert.equal(doc.paths[r.path]?.get?.description, r.description, r.path);
+    for (const r of Object.values(SERVER_ROUTES)) assert.equal(doc.paths[r.path]?.[r.method.toLowerCase()]?.description, r.description, r.path);
     for (const [endpoint, path] of Object.entries(ENDPOINT_PATHS)) {
       assert.equal(doc.paths[`/v1${path}`]?.post?.description, ENDPOINT_DESCRIPTIONS[endpoint as keyof typeof ENDPOINT_DESCRIPTIONS]);
     }

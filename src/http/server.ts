@@ -63,7 +63,7 @@ export interface ServerDeps {
 
 /** A path the server answers itself, described for GET /v1/openapi.json (test/openapi.test.ts fails on one without a description). */
 export interface ServerRoute {
-  method: 'GET';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   /** Whether it needs x-gateway-api-key (everything under /v1 does). */
   keyed: boolean;
@@ -75,6 +75,15 @@ export const SERVER_ROUTES = {
   metrics: { method: 'GET', path: '/metrics', keyed: false, description: 'Prometheus metrics in the text exposition format.' },
   models: { method: 'GET', path: '/v1/models', keyed: true, description: "The gateway's model catalog as an OpenAI model list, filtered by provider, mode and search." },
   openapi: { method: 'GET', path: '/v1/openapi.json', keyed: true, description: 'This document: every route of the gateway, OpenAPI 3.1.' },
+  promptRun: {
+    method: 'POST',
+    path: '/v1/prompts/{id}/completions',
+    keyed: true,
+    description: "Runs a prompt (id or slug, @version or @label) with the call's variables: a chat completion through the pipeline (scope prompts.run).",
+  },
+  storedResponse: { method: 'GET', path: '/v1/responses/{id}', keyed: true, description: 'A response the gateway stored (its own ids); other ids go to the provider through the proxy.' },
+  deleteResponse: { method: 'DELETE', path: '/v1/responses/{id}', keyed: true, description: 'Deletes a response the gateway stored.' },
+  responseItems: { method: 'GET', path: '/v1/responses/{id}/input_items', keyed: true, description: 'The input items of a response the gateway stored, paged.' },
 } as const satisfies Record<string, ServerRoute>;
 
 /** What each endpoint does, for the OpenAPI document; the proxy is every other path under /v1. */
@@ -82,6 +91,7 @@ export const ENDPOINT_DESCRIPTIONS: Readonly<Record<Endpoint, string>> = {
   chat: 'Chat completion in OpenAI\'s shape, routed by the config to any provider (translated where the provider speaks another API); JSON or a server-sent event stream.',
   completions: 'Text completion in OpenAI\'s shape, routed by the config.',
   embeddings: 'Embeddings in OpenAI\'s shape, routed by the config.',
+  responses: "OpenAI's Responses API for every provider: stored and chained by previous_response_id, translated where the provider has no such API.",
   proxy: "The generic proxy: any other path under /v1 is sent to the provider's own API as it is, with the gateway's routing, retries, limits and logs.",
 };
 

@@ -99,6 +99,8 @@ function serverOperation(r: ServerRoute): Json {
   if (!r.keyed) op.security = [];
   if (r === SERVER_ROUTES.metrics) op.responses = { '200': { description: 'Prometheus text', content: { 'text/plain': { schema: { type: 'string' } } } } };
   if (r === SERVER_ROUTES.models) op.parameters = queryParameters(MODELS_QUERY.schema);
+  const ids = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1]!, in: 'path', required: true, schema: { type: 'string' } }));
+  if (ids.length > 0) op.parameters = ids;
   return op;
 }
 

@@ -7,8 +7,10 @@
 
 /** Top to bottom; folders of one layer do not import each other. */
 const LAYERS = [
+  ['cli'], // the switchyard command: starts main.ts, or talks to a running gateway
   ['main.ts'], // the process
   ['gateway.ts'], // composition root
+  ['openapi'], // GET /v1/openapi.json, made from the route tables and their schemas
   ['admin', 'pipeline'], // management API; the request stages
   ['http'], // server (handlers injected), auth, respond, body, headers
   ['cache'], // answer cache (the embedder calls the router)

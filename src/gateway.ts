@@ -33,12 +33,14 @@ import { Metrics } from './metrics/metrics.js';
 import { SavedGuardrails } from './guardrails/saved.js';
 import { inputGuardrails, outputGuardrails } from './pipeline/guardrails.js';
 import { RequestLimits } from './pipeline/limits.js';
+import { openApiDocument } from './openapi/document.js';
 import { Pipeline, requestPath } from './pipeline/pipeline.js';
 import { Recorder, RequestLogger } from './pipeline/record.js';
 import { SavedConfigs } from './pipeline/saved-configs.js';
 import { SavedPrompts } from './pipeline/saved-prompts.js';
 import { savedGuardrails } from './pipeline/saved-guardrails.js';
 import type { Settings } from './settings.js';
+import { VERSION } from './shared/version.js';
 import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
 import { openSecrets } from './store/key-setup.js';
@@ -172,6 +174,8 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     tracer,
     onError,
   );
+  // Made on first request, once: most processes are never asked.
+  let openapi: string | undefined;
   const { server, drain } = createGatewayServer({
     limits: settings.connections,
     auth: new KeyAuthenticator(store, now),
@@ -180,6 +184,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     models: pipeline,
     healthy: async () => (await Promise.all([store.ping(), shared.redis?.ping() ?? true])).every(Boolean),
     metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
+    openapi: () => (openapi ??= JSON.stringify(openApiDocument({ version: VERSION, adminRoutes: ADMIN_ROUTES }))),
     onError,
   });
   try {

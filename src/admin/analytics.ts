@@ -15,8 +15,8 @@
  */
 import { invalid, type Result } from '../shared/errors.js';
 import { GROUP_BY, GROUP_COLUMNS, type Group, type GroupBy, type GroupColumn } from '../store/logs.js';
-import { pageRequest, reply } from './input.js';
-import { logFilter } from './log-filter.js';
+import { PAGE_QUERY, pageRequest, queryOf, reply } from './input.js';
+import { LOG_FILTER_PARAMS, logFilter } from './log-filter.js';
 import { logScope, type LogReader } from './log-access.js';
 import { route, type Reply, type Route } from './router.js';
 
@@ -48,10 +48,12 @@ function groupView(by: GroupBy, g: Group): Record<string, unknown> {
 }
 
 /** A group route: `scope` is the key scope it needs, `reader` whether it reads log rows or only aggregates. */
-export function groupRoute(path: string, scope: string, reader: LogReader): Route {
+export function groupRoute(path: string, scope: string, reader: LogReader, description: string): Route {
   return route({
     method: 'GET',
     path,
+    description,
+    query: queryOf({ ...LOG_FILTER_PARAMS, columns: `comma-separated aggregates beside the request count: ${GROUP_COLUMNS.join(', ')}`, ...PAGE_QUERY.schema.properties }),
     scope,
     async handler({ caller, params, query }, deps): Promise<Result<Reply>> {
       const by = groupBy(params.groupBy!);
@@ -86,4 +88,6 @@ export function groupRoute(path: string, scope: string, reader: LogReader): Rout
   });
 }
 
-export const analyticsRoutes: Route[] = [groupRoute('/analytics/groups/:groupBy', 'analytics.view', 'analytics')];
+export const analyticsRoutes: Route[] = [
+  groupRoute('/analytics/groups/:groupBy', 'analytics.view', 'analytics', 'Request counts and opt-in aggregates (cost, tokens, latency, success rate, …) grouped by groupBy.'),
+];

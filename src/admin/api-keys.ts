@@ -39,7 +39,7 @@ import {
   writableWorkspace,
   type Caller,
 } from './access.js';
-import { bodyChecker, iso, listReply, reply, S } from './input.js';
+import { bodyChecker, iso, LISTED_WORKSPACE, listReply, queryOf, reply, S } from './input.js';
 import { enforcePeriod, policySchema, readPolicy, transitionSchema, userKeyExpiry, type PolicyInput } from './key-policy.js';
 import { DEFAULT_TRANSITION_MS, periodMs } from './rotation.js';
 import { route, type AdminDeps, type Reply, type Route } from './router.js';
@@ -373,10 +373,19 @@ async function rotatedKey(caller: Caller, id: string, deps: AdminDeps): Promise<
 
 export const apiKeyRoutes: Route[] = [
   // create() checks access after the key type in the path: organisation keys need an organisation caller.
-  route({ method: 'POST', path: '/api-keys/:type/:subType', scope: null, handler: ({ caller, params, body }, deps) => create(caller, params, body, deps) }),
+  route({
+    method: 'POST',
+    path: '/api-keys/:type/:subType',
+    description: 'Creates a gateway key: type organisation or workspace, sub-type service or user. The answer holds the secret, this once.',
+    handlerBody: checkCreate,
+    scope: null,
+    handler: ({ caller, params, body }, deps) => create(caller, params, body, deps),
+  }),
   route({
     method: 'GET',
     path: '/api-keys',
+    description: 'Lists gateway keys (never their secrets), filtered by type and workspace.',
+    query: queryOf({ type: { enum: Object.keys(TYPE_FILTERS) }, ...LISTED_WORKSPACE }),
     scope: 'api_keys.list',
     paged: true,
     async handler({ caller, query, page }, deps) {
@@ -397,6 +406,7 @@ export const apiKeyRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/api-keys/:id',
+    description: 'One gateway key: scopes, defaults, rotation policy and state, the last characters of its secret.',
     scope: 'api_keys.read',
     async handler({ caller, params }, deps) {
       const k = await visibleKey(deps, caller, params.id!);
@@ -406,6 +416,7 @@ export const apiKeyRoutes: Route[] = [
   route({
     method: 'PUT',
     path: '/api-keys/:id',
+    description: "Changes a gateway key's name, scopes, expiry, rotation policy, defaults or metadata.",
     scope: 'api_keys.update',
     body: checkUpdate,
     handler: ({ caller, params, body }, deps) => update(caller, params.id!, body, deps),
@@ -413,6 +424,7 @@ export const apiKeyRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/api-keys/:id',
+    description: 'Deletes a gateway key: it stops working at once on every gateway process.',
     scope: 'api_keys.delete',
     async handler({ caller, params }, deps) {
       const k = await visibleKey(deps, caller, params.id!);
@@ -425,6 +437,19 @@ export const apiKeyRoutes: Route[] = [
     },
   }),
   // maySecretOf, after the key is found: a key rotates itself without api_keys.rotate; its rotated secret is for its owner or an admin.
-  route({ method: 'POST', path: '/api-keys/:id/rotate', scope: null, handler: ({ caller, params, body }, deps) => rotate(caller, params.id!, body, deps) }),
-  route({ method: 'POST', path: '/api-keys/:id/rotated-key', scope: null, handler: ({ caller, params }, deps) => rotatedKey(caller, params.id!, deps) }),
+  route({
+    method: 'POST',
+    path: '/api-keys/:id/rotate',
+    description: 'Rotates a gateway key: a new secret (answered once); the old one keeps working for the transition period.',
+    handlerBody: checkRotate,
+    scope: null,
+    handler: ({ caller, params, body }, deps) => rotate(caller, params.id!, body, deps),
+  }),
+  route({
+    method: 'POST',
+    path: '/api-keys/:id/rotated-key',
+    description: 'Claims the secret a scheduled rotation made, once.',
+    scope: null,
+    handler: ({ caller, params }, deps) => rotatedKey(caller, params.id!, deps),
+  }),
 ];

@@ -14,7 +14,7 @@ import type { ConfigBody, ConfigStatus, ConfigVersion, SavedConfig, StoredConfig
 import { isUniqueViolation } from '../store/db.js';
 import { newId, newSlug } from '../store/ids.js';
 import { byIdOrSlug, listedWorkspace, notFound, writableWorkspace, type Caller } from './access.js';
-import { bodyChecker, idShapedSlug, listReply, reply, S } from './input.js';
+import { bodyChecker, idShapedSlug, LISTED_WORKSPACE, listReply, queryOf, reply, S, SLUG_WORKSPACE } from './input.js';
 import { route, type AdminDeps, type Route } from './router.js';
 
 interface CreateBody {
@@ -125,6 +125,7 @@ export const configRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/configs',
+    description: 'Saves a config (routing, retries, cache, guardrails); its id or slug goes in x-gateway-config.',
     scope: 'configs.create',
     body: checkCreate,
     async handler({ caller, body: b }, deps) {
@@ -161,6 +162,7 @@ export const configRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/configs/validate',
+    description: 'Checks a config with the rules a save applies (the console editor validates as you type); stores nothing.',
     scope: 'configs.read',
     body: checkValidate,
     async handler({ body: b }) {
@@ -171,6 +173,8 @@ export const configRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/configs',
+    description: 'Lists saved configs.',
+    query: queryOf(LISTED_WORKSPACE),
     scope: 'configs.list',
     paged: true,
     async handler({ caller, query, page }, deps) {
@@ -182,6 +186,8 @@ export const configRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/configs/:id',
+    description: 'One saved config (by id or slug), its secrets masked.',
+    query: queryOf(SLUG_WORKSPACE),
     scope: 'configs.read',
     async handler({ caller, params, query }, deps) {
       const c = await visible(deps, caller, params.id!, query);
@@ -191,6 +197,8 @@ export const configRoutes: Route[] = [
   route({
     method: 'PUT',
     path: '/configs/:id',
+    description: 'Changes a saved config: a new version.',
+    query: queryOf(SLUG_WORKSPACE),
     scope: 'configs.update',
     body: checkUpdate,
     async handler({ caller, params, query, body: b }, deps) {
@@ -225,6 +233,8 @@ export const configRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/configs/:id',
+    description: 'Deletes a saved config.',
+    query: queryOf(SLUG_WORKSPACE),
     scope: 'configs.delete',
     async handler({ caller, params, query }, deps) {
       const c = await visible(deps, caller, params.id!, query);
@@ -236,6 +246,8 @@ export const configRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/configs/:id/versions',
+    description: "Lists a saved config's versions, newest first.",
+    query: queryOf(SLUG_WORKSPACE),
     scope: 'configs.read',
     paged: true,
     async handler({ caller, params, query, page }, deps) {
@@ -247,6 +259,8 @@ export const configRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/configs/:id/versions/:versionId',
+    description: 'One version of a saved config.',
+    query: queryOf(SLUG_WORKSPACE),
     scope: 'configs.read',
     async handler({ caller, params, query }, deps) {
       const c = await visible(deps, caller, params.id!, query);

@@ -18,7 +18,7 @@ import { isUniqueViolation } from '../store/db.js';
 import type { Guardrail, GuardrailActions, GuardrailCheck, GuardrailStatus } from '../store/guardrails.js';
 import { newSlug } from '../store/ids.js';
 import { actingWorkspace, canSee, listedWorkspace, notFound, requireOrganisation, writableWorkspace, type Caller } from './access.js';
-import { bodyChecker, idShapedSlug, offsetPage, reply, S } from './input.js';
+import { bodyChecker, idShapedSlug, LISTED_WORKSPACE, OFFSET_QUERY, offsetPage, queryOf, reply, S, SLUG_WORKSPACE } from './input.js';
 import { route, type AdminDeps, type Route } from './router.js';
 
 interface CreateBody {
@@ -167,6 +167,7 @@ export const guardrailRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/guardrails',
+    description: "Saves a guardrail: checks and their actions, usable by id in a config's hooks.",
     scope: 'guardrails.create',
     body: checkCreate,
     async handler({ caller, body: b }, deps) {
@@ -190,6 +191,8 @@ export const guardrailRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/guardrails',
+    description: 'Lists saved guardrails, paged by current_page and page_size, filtered by ids.',
+    query: queryOf({ ...OFFSET_QUERY.schema.properties, ids: 'comma-separated guardrail ids', ...LISTED_WORKSPACE }),
     scope: 'guardrails.list',
     async handler({ caller, query }, deps) {
       const page = offsetPage(query);
@@ -212,6 +215,8 @@ export const guardrailRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/guardrails/:id',
+    description: 'One saved guardrail (by id or slug).',
+    query: queryOf(SLUG_WORKSPACE),
     scope: 'guardrails.read',
     async handler({ caller, params, query }, deps) {
       const g = await visible(deps, caller, params.id!, query);
@@ -221,6 +226,8 @@ export const guardrailRoutes: Route[] = [
   route({
     method: 'PUT',
     path: '/guardrails/:id',
+    description: 'Changes a saved guardrail.',
+    query: queryOf(SLUG_WORKSPACE),
     scope: 'guardrails.update',
     body: checkUpdate,
     async handler({ caller, params, query, body: b }, deps) {
@@ -243,6 +250,8 @@ export const guardrailRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/guardrails/:id',
+    description: 'Deletes a saved guardrail.',
+    query: queryOf(SLUG_WORKSPACE),
     scope: 'guardrails.delete',
     async handler({ caller, params, query }, deps) {
       const g = await writable(deps, caller, params.id!, query);

@@ -1,7 +1,9 @@
 /** Reading management requests: JSON bodies checked against a schema, list paging, list replies. */
+import { Type } from '@sinclair/typebox';
 import type { SchemaObject } from 'ajv';
+import { queryChecker, type QueryChecker } from '../shared/checker.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
-import { ajv, schemaError } from '../shared/json-schema.js';
+import { int } from '../shared/json-schema.js';
 import type { OffsetPage, Page, PageRequest } from '../store/page.js';
 
 /** What a management route answers. */
@@ -10,43 +12,52 @@ export interface Reply {
   body: unknown;
 }
 
-/**
- * A checker for one route's body: the schema's errors become a 400 naming the
- * field (`rotation_policy.key_transition_period_ms`). Unknown fields are
- * refused where the schema says additionalProperties: false.
- */
-export function bodyChecker<T>(schema: SchemaObject): (body: unknown) => Result<T> {
-  const validate = ajv.compile(schema);
-  return (body) => {
-    if (body === undefined) body = {};
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, error: invalid('request body must be a JSON object') };
-    return validate(body) ? { ok: true, value: body as T } : { ok: false, error: schemaError(body, validate.errors ?? []) };
-  };
-}
+export { bodyChecker } from '../shared/checker.js';
 
-/** `limit` 1..100 (default 20) and `after` (contract: lists where the spec is silent). */
+/** `limit` 1..100 (default 20) and `after` (contract: lists where the spec is silent): the query of every `paged` route. */
+export const PAGE_QUERY = queryChecker<{ limit?: number; after?: string }>(
+  Type.Object({
+    limit: Type.Optional({ ...int(1, 100), description: 'page size, default 20' }),
+    after: Type.Optional(Type.String({ description: 'the last id of the previous page' })),
+  }),
+);
+
 export function pageRequest(query: URLSearchParams): Result<PageRequest> {
-  const rawLimit = query.get('limit');
-  let limit = 20;
-  if (rawLimit !== null) {
-    limit = Number(rawLimit);
-    if (!/^\d+$/.test(rawLimit) || limit < 1 || limit > 100) return { ok: false, error: invalid('limit: must be an integer between 1 and 100', 'limit') };
-  }
-  const after = query.get('after') ?? undefined;
-  return { ok: true, value: { limit, after: after === '' ? undefined : after } };
+  const q = PAGE_QUERY(query);
+  if (!q.ok) return q;
+  return { ok: true, value: { limit: q.value.limit ?? 20, after: q.value.after === '' ? undefined : q.value.after } };
 }
 
 /** `current_page` (0-based, default 0) and `page_size` 1..100 (default 20): the spec's paging of GET /guardrails. */
+export const OFFSET_QUERY = queryChecker<{ current_page?: number; page_size?: number }>(
+  Type.Object({
+    // A page past a million of a hundred each is no page of this gateway's.
+    current_page: Type.Optional({ ...int(0, 999_999), description: '0-based page number' }),
+    page_size: Type.Optional({ ...int(1, 100), description: 'default 20' }),
+  }),
+);
+
 export function offsetPage(query: URLSearchParams): Result<OffsetPage> {
-  const page = query.get('current_page') ?? '0';
-  // Six digits: a page past a million of a hundred each is no page of this gateway's.
-  if (!/^\d{1,6}$/.test(page)) return { ok: false, error: invalid('current_page: must be an integer between 0 and 999999', 'current_page') };
-  const size = query.get('page_size') ?? '20';
-  if (!/^\d{1,3}$/.test(size) || Number(size) < 1 || Number(size) > 100) {
-    return { ok: false, error: invalid('page_size: must be an integer between 1 and 100', 'page_size') };
-  }
-  return { ok: true, value: { page: Number(page), size: Number(size) } };
+  const q = OFFSET_QUERY(query);
+  return q.ok ? { ok: true, value: { page: q.value.current_page ?? 0, size: q.value.page_size ?? 20 } } : q;
 }
+
+/**
+ * A route's query parameters beyond paging: each a string described in words,
+ * or a schema of its own (an enum). The router refuses a parameter given
+ * twice or outside its schema; the handler reads the values it was declared with.
+ */
+export function queryOf(params: Record<string, string | SchemaObject>): QueryChecker<unknown> {
+  const properties = Object.fromEntries(
+    Object.entries(params).map(([name, p]) => [name, Type.Optional(Type.Unsafe(typeof p === 'string' ? { type: 'string', description: p } : p))]),
+  );
+  return queryChecker(Type.Object(properties));
+}
+
+/** `workspace_id` of a list (access.ts listedWorkspace). */
+export const LISTED_WORKSPACE = { workspace_id: 'narrows the list to this workspace (id or slug); workspace keys see their own' };
+/** `workspace_id` where an object is named by slug (access.ts byIdOrSlug). */
+export const SLUG_WORKSPACE = { workspace_id: 'the workspace (id or slug) a slug is looked up in; default: the caller\'s own' };
 
 /** `{object:"list", data, has_more, first_id, last_id}`. */
 export function listReply<T extends { id: string }, J>(page: Page<T>, view: (item: T) => J): Result<Reply> {

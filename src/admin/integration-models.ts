@@ -20,7 +20,7 @@ import { upstreamUrlProblem } from '../shared/upstream-url.js';
 import type { Integration, IntegrationModel } from '../store/integrations.js';
 import { KEY_SCHEMA, sameSecret, secretRequired, storedSecrets, unseal } from './credentials.js';
 import { visibleIntegration, writableIntegration } from './integration-access.js';
-import { bodyChecker, reply } from './input.js';
+import { bodyChecker, queryOf, reply } from './input.js';
 import { route, type AdminDeps, type Reply, type Route } from './router.js';
 
 interface PutBody {
@@ -117,6 +117,7 @@ export const integrationModelRoutes: Route[] = [
   route({
     method: 'GET',
     path: PATH,
+    description: 'Lists the models an integration offers, with their custom pricing and settings.',
     scope: 'integrations.read',
     async handler({ caller, params }, deps) {
       const found = await visibleIntegration(deps, caller, params.id!);
@@ -126,6 +127,7 @@ export const integrationModelRoutes: Route[] = [
   route({
     method: 'PUT',
     path: PATH,
+    description: 'Adds or changes models of an integration.',
     scope: 'integrations.update',
     body: checkPut,
     async handler({ caller, params, body }, deps) {
@@ -142,6 +144,8 @@ export const integrationModelRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: PATH,
+    description: 'Removes models (by slugs) from an integration.',
+    query: queryOf({ slugs: 'comma-separated model slugs to remove' }),
     scope: 'integrations.update',
     async handler({ caller, params, query }, deps) {
       const slugs = (query.get('slugs') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');

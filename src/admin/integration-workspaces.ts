@@ -60,6 +60,7 @@ export const integrationWorkspaceRoutes: Route[] = [
   route({
     method: 'GET',
     path: PATH,
+    description: 'Lists the workspaces an organisation integration is enabled in.',
     scope: 'integrations.read',
     async handler({ caller, params }, deps) {
       const found = await organisationIntegration(deps, caller, params.id!);
@@ -69,6 +70,8 @@ export const integrationWorkspaceRoutes: Route[] = [
   route({
     method: 'PUT',
     path: PATH,
+    description: 'Enables or disables an organisation integration in workspaces.',
+    handlerBody: checkPut,
     scope: 'integrations.update',
     // The body is read after the integration is found (404/409 before 400).
     async handler({ caller, params, body }, deps) {

@@ -23,7 +23,7 @@ import { checkCredentialSet, checkRedirect, KEY_SCHEMA, isProviderField, knownPr
 import { visibleIntegration, writableIntegration, writeDenied } from './integration-access.js';
 import { integrationModelRoutes } from './integration-models.js';
 import { integrationWorkspaceRoutes } from './integration-workspaces.js';
-import { bodyChecker, listReply, reply, S } from './input.js';
+import { bodyChecker, LISTED_WORKSPACE, listReply, queryOf, reply, S } from './input.js';
 import { route, type AdminDeps, type AdminRequest, type Reply, type Route } from './router.js';
 
 interface CreateBody {
@@ -251,10 +251,19 @@ async function update({ caller, params, body: b }: AdminRequest<UpdateBody>, dep
 const TYPES = ['workspace', 'organisation', 'all'];
 
 export const integrationRoutes: Route[] = [
-  route({ method: 'POST', path: '/integrations', scope: 'integrations.create', body: checkCreate, handler: create }),
+  route({
+    method: 'POST',
+    path: '/integrations',
+    description: 'Stores provider credentials as an integration (organisation or workspace).',
+    scope: 'integrations.create',
+    body: checkCreate,
+    handler: create,
+  }),
   route({
     method: 'GET',
     path: '/integrations',
+    description: 'Lists integrations (never their secrets).',
+    query: queryOf({ type: { enum: TYPES }, ...LISTED_WORKSPACE }),
     scope: 'integrations.list',
     paged: true,
     async handler({ caller, query, page }, deps) {
@@ -270,16 +279,25 @@ export const integrationRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/integrations/:id',
+    description: 'One integration (by id or slug), its secrets masked.',
     scope: 'integrations.read',
     async handler({ caller, params }, deps) {
       const found = await visibleIntegration(deps, caller, params.id!);
       return found.ok ? reply(200, integrationView(found.value)) : found;
     },
   }),
-  route({ method: 'PUT', path: '/integrations/:id', scope: 'integrations.update', body: checkUpdate, handler: update }),
+  route({
+    method: 'PUT',
+    path: '/integrations/:id',
+    description: 'Changes an integration; changing its host needs the secret again.',
+    scope: 'integrations.update',
+    body: checkUpdate,
+    handler: update,
+  }),
   route({
     method: 'DELETE',
     path: '/integrations/:id',
+    description: 'Deletes an integration.',
     scope: 'integrations.delete',
     async handler({ caller, params }, deps) {
       const found = await writableIntegration(deps, caller, params.id!);

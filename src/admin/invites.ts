@@ -15,7 +15,7 @@ import { ORG_ROLES } from '../store/roles.js';
 import { normaliseEmail } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
 import { notFound } from './access.js';
-import { bodyChecker, listReply, reply } from './input.js';
+import { bodyChecker, listReply, queryOf, reply } from './input.js';
 import { seconds, type Seat } from './membership.js';
 import { roleSchema } from './roles.js';
 import { route, type AdminDeps, type Route } from './router.js';
@@ -86,6 +86,8 @@ export const inviteRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/users/invites',
+    description: 'Invites a user to the organisation, and to workspaces with roles.',
+    handlerBody: checkCreate,
     organisation: 'inviting a user',
     scope: 'users.create',
     admins: true,
@@ -112,6 +114,8 @@ export const inviteRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/users/invites',
+    description: 'Lists invites, filtered by status.',
+    query: queryOf({ status: { enum: STATUSES } }),
     organisation: 'listing invites',
     scope: 'users.list',
     paged: true,
@@ -126,6 +130,7 @@ export const inviteRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/users/invites/:id',
+    description: 'One invite.',
     organisation: 'reading an invite',
     scope: 'users.read',
     async handler({ params }, deps) {
@@ -136,6 +141,8 @@ export const inviteRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/users/invites/:id/accept',
+    description: "Accepts an invite: the user joins with the invite's roles.",
+    handlerBody: checkAccept,
     organisation: 'accepting an invite',
     scope: 'users.create',
     admins: true,
@@ -162,6 +169,7 @@ export const inviteRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/users/invites/:id',
+    description: 'Withdraws an invite.',
     organisation: 'deleting an invite',
     scope: 'users.delete',
     admins: true,

@@ -13,6 +13,21 @@ import { invalid, type Result } from '../shared/errors.js';
 import { HOOK_STATUSES, type HookStatus } from '../store/log-record.js';
 import type { LogFilter } from '../store/logs.js';
 
+/** The filters' parameters, as GET /logs and the group routes declare them (the router checks them; logFilter reads them). */
+export const LOG_FILTER_PARAMS = {
+  start_time: 'inclusive; ISO 8601 date-time or Unix seconds',
+  end_time: 'inclusive; ISO 8601 date-time or Unix seconds',
+  provider: 'provider name',
+  model: 'model name',
+  trace_id: 'trace id',
+  api_key_id: 'gateway key id',
+  status: 'comma-separated status codes or classes, e.g. 200,4xx',
+  hook_status: `comma-separated guardrail verdicts: ${HOOK_STATUSES.join(', ')}`,
+  guardrail_check: 'a check id the request ran, e.g. default.regexMatch',
+  metadata: 'JSON object of string values; every pair must match (or metadata.<key>=value)',
+  workspace_id: 'narrows to this workspace (id or slug)',
+};
+
 /** Spec limits of metadata: 16 pairs. */
 const MAX_METADATA_PAIRS = 16;
 

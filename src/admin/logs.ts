@@ -9,8 +9,8 @@ import type { LogRecord } from '../store/log-record.js';
 import type { LogScope, LogSummary } from '../store/logs.js';
 import { notFound } from './access.js';
 import { groupRoute } from './analytics.js';
-import { listReply, reply } from './input.js';
-import { logFilter } from './log-filter.js';
+import { listReply, queryOf, reply } from './input.js';
+import { LOG_FILTER_PARAMS, logFilter } from './log-filter.js';
 import { logScope } from './log-access.js';
 import { route, type Route } from './router.js';
 
@@ -79,6 +79,8 @@ export const logRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/logs',
+    description: 'Lists request logs, newest first, filtered by time, provider, model, trace, key, status, metadata and guardrail verdicts.',
+    query: queryOf(LOG_FILTER_PARAMS),
     scope: 'logs.list',
     paged: true,
     async handler({ caller, query, page }, deps) {
@@ -93,6 +95,7 @@ export const logRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/logs/:id',
+    description: 'One request log with its headers and bodies.',
     scope: 'logs.view',
     async handler({ caller, params }, deps) {
       const read = await logScope(deps.store, caller, 'logs', undefined);
@@ -101,5 +104,5 @@ export const logRoutes: Route[] = [
       return log === null ? { ok: false, error: notFound('log', params.id!) } : reply(200, detailView(log, read.value.scope));
     },
   }),
-  groupRoute('/logs/groups/:groupBy', 'logs.list', 'logs'),
+  groupRoute('/logs/groups/:groupBy', 'logs.list', 'logs', 'Aggregates of the request logs grouped by groupBy, with the filters of GET /logs.'),
 ];

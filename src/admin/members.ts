@@ -13,7 +13,7 @@ import { WORKSPACE_ROLES, type WorkspaceRole } from '../store/roles.js';
 import type { User } from '../store/users.js';
 import type { Workspace } from '../store/workspaces.js';
 import { isOrgAdmin, notFound, requireStanding, standing, type Caller } from './access.js';
-import { bodyChecker, listReply, pageRequest, reply, S } from './input.js';
+import { bodyChecker, listReply, pageRequest, queryOf, reply, S } from './input.js';
 import { announceDropped, seat, unseat } from './membership.js';
 import { roleSchema } from './roles.js';
 import { route, type AdminDeps, type Route } from './router.js';
@@ -93,6 +93,8 @@ export const memberRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/workspaces/:id/users',
+    description: 'Adds users to a workspace with roles.',
+    handlerBody: checkAdd,
     scope: 'workspaces.update',
     async handler({ caller, params, body }, deps) {
       const ws = await manageable(deps, caller, params.id!);
@@ -130,6 +132,8 @@ export const memberRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/workspaces/:id/users',
+    description: "Lists a workspace's members, filtered by role and email.",
+    query: queryOf({ role: 'admin, manager or member (any case)', email: 'exact email address' }),
     scope: 'workspaces.read',
     // Paging is read after the workspace is found (404 before 400).
     async handler({ caller, params, query }, deps) {
@@ -145,6 +149,7 @@ export const memberRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/workspaces/:id/users/:userId',
+    description: 'One member of a workspace.',
     scope: 'workspaces.read',
     async handler({ caller, params }, deps) {
       const ws = await readableWorkspace(deps, caller, params.id!);
@@ -156,6 +161,8 @@ export const memberRoutes: Route[] = [
   route({
     method: 'PUT',
     path: '/workspaces/:id/users/:userId',
+    description: "Changes a member's role in a workspace.",
+    handlerBody: checkUpdate,
     scope: 'workspaces.update',
     async handler({ caller, params, body }, deps) {
       const ws = await manageable(deps, caller, params.id!);
@@ -175,6 +182,7 @@ export const memberRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/workspaces/:id/users/:userId',
+    description: 'Removes a member from a workspace.',
     scope: 'workspaces.update',
     async handler({ caller, params }, deps) {
       const ws = await manageable(deps, caller, params.id!);

@@ -26,7 +26,7 @@ import {
 import type { Store } from '../store/store.js';
 import type { Workspace } from '../store/workspaces.js';
 import { listedWorkspace, notFound, visibleTo, writableWorkspace, type Caller } from './access.js';
-import { bodyChecker, iso, listReply, reply, S } from './input.js';
+import { bodyChecker, iso, LISTED_WORKSPACE, listReply, queryOf, reply, S } from './input.js';
 import { route, type AdminDeps, type Route } from './router.js';
 
 interface CreateBody {
@@ -206,6 +206,7 @@ export function policyRoutes<P extends Policy, N extends NewPolicy, C, U>(kind: 
     route({
       method: 'POST',
       path: kind.path,
+      description: `Creates a ${kind.what}: conditions that select requests, the groups counted apart, and its limit.`,
       scope: 'policies.create',
       body: checkCreate,
       async handler({ caller, body }, deps) {
@@ -226,6 +227,12 @@ export function policyRoutes<P extends Policy, N extends NewPolicy, C, U>(kind: 
     route({
       method: 'GET',
       path: kind.path,
+      description: `Lists ${kind.what} records, filtered by status and the kind's own fields.`,
+      query: queryOf({
+        status: `comma-separated: ${POLICY_STATUSES.join(', ')}`,
+        ...Object.fromEntries(Object.entries(kind.filters as Record<string, readonly string[]>).map(([name, allowed]) => [name, { enum: allowed }])),
+        ...LISTED_WORKSPACE,
+      }),
       scope: 'policies.list',
       paged: true,
       async handler({ caller, query, page }, deps) {
@@ -247,6 +254,8 @@ export function policyRoutes<P extends Policy, N extends NewPolicy, C, U>(kind: 
     route({
       method: 'GET',
       path: `${kind.path}/:id`,
+      description: `One ${kind.what}.`,
+      query: queryOf(kind.readsByStatus ? { status: { enum: POLICY_STATUSES } } : {}),
       scope: 'policies.read',
       async handler({ caller, params, query }, deps) {
         const status = kind.readsByStatus ? oneOf(query, 'status', POLICY_STATUSES) : { ok: true as const, value: undefined };
@@ -260,6 +269,7 @@ export function policyRoutes<P extends Policy, N extends NewPolicy, C, U>(kind: 
     route({
       method: 'PUT',
       path: `${kind.path}/:id`,
+      description: `Changes a ${kind.what}.`,
       scope: 'policies.update',
       body: checkUpdate,
       async handler({ caller, params, body }, deps) {
@@ -292,6 +302,7 @@ export function policyRoutes<P extends Policy, N extends NewPolicy, C, U>(kind: 
     route({
       method: 'DELETE',
       path: `${kind.path}/:id`,
+      description: `Deletes a ${kind.what}.`,
       scope: 'policies.delete',
       async handler({ caller, params }, deps) {
         const p = await visible(deps, caller, params.id!);

@@ -25,6 +25,7 @@ import { newSlug } from '../store/ids.js';
 import type { Prompt, PromptAccess, PromptAction, PromptKind, PromptStatus, PromptVersion, StoredPrompt, VersionContent } from '../store/prompts.js';
 import { byIdOrSlug, canSee, listedWorkspace, notFound, writableWorkspace, type Caller } from './access.js';
 import { bodyChecker, idShapedSlug, listReply, reply, S } from './input.js';
+import type { BodyChecker } from '../shared/checker.js';
 import { route, type AdminDeps, type Route } from './router.js';
 
 interface VersionFields {
@@ -77,7 +78,7 @@ const promptFields = {
 };
 
 /** What each kind takes: partials are text alone, prompts also what a render sends and a run uses. */
-function checkers(kind: PromptKind): { create: (raw: unknown) => Result<CreateBody>; update: (raw: unknown) => Result<UpdateBody> } {
+function checkers(kind: PromptKind): { create: BodyChecker<CreateBody>; update: BodyChecker<UpdateBody> } {
   const own = kind === 'prompt' ? { ...versionFields, ...promptFields } : { string: versionFields.string, version_description: S.text };
   return {
     create: bodyChecker<CreateBody>({
@@ -210,10 +211,12 @@ const checkVersionRef = bodyChecker<{ version: number | string }>({
 
 function routesFor(kind: PromptKind, base: string): Route[] {
   const check = checkers(kind);
+  const noun = kind === 'prompt' ? 'prompt' : 'prompt partial';
   const routes: Route[] = [
     route({
       method: 'POST',
       path: base,
+      description: `Creates a ${noun}: its first version (the template in string${kind === 'prompt' ? ', parameters, model, virtual key or config' : ''}).`,
       scope: 'prompts.create',
       body: check.create,
       async handler({ caller, body: b }, deps) {
@@ -247,6 +250,7 @@ function routesFor(kind: PromptKind, base: string): Route[] {
     route({
       method: 'GET',
       path: base,
+      description: `Lists ${noun}s.`,
       scope: 'prompts.list',
       paged: true,
       async handler({ caller, query, page }, deps) {
@@ -263,6 +267,7 @@ function routesFor(kind: PromptKind, base: string): Route[] {
     route({
       method: 'GET',
       path: `${base}/:id`,
+      description: `One ${noun} (by id or slug, @version or @label for one version).`,
       scope: 'prompts.read',
       async handler({ caller, params, query }, deps) {
         const named = splitRef(params.id!);
@@ -275,6 +280,7 @@ function routesFor(kind: PromptKind, base: string): Route[] {
     route({
       method: 'PUT',
       path: `${base}/:id`,
+      description: `Changes a ${noun}: a new version (with patch: missing version fields come from the latest).`,
       scope: 'prompts.update',
       body: check.update,
       async handler({ caller, params, query, body: b }, deps) {
@@ -305,6 +311,7 @@ function routesFor(kind: PromptKind, base: string): Route[] {
     route({
       method: 'DELETE',
       path: `${base}/:id`,
+      description: `Deletes a ${noun}.`,
       scope: 'prompts.delete',
       async handler({ caller, params, query }, deps) {
         const p = await allowed(deps, kind, caller, params.id!, query, 'update');
@@ -316,6 +323,7 @@ function routesFor(kind: PromptKind, base: string): Route[] {
     route({
       method: 'GET',
       path: `${base}/:id/versions`,
+      description: `Lists a ${noun}'s versions, newest first.`,
       scope: 'prompts.read',
       paged: true,
       async handler({ caller, params, query, page }, deps) {
@@ -327,6 +335,7 @@ function routesFor(kind: PromptKind, base: string): Route[] {
     route({
       method: 'GET',
       path: `${base}/:id/versions/:version`,
+      description: `One version of a ${noun}.`,
       scope: 'prompts.read',
       async handler({ caller, params, query }, deps) {
         const p = await allowed(deps, kind, caller, params.id!, query, 'read');
@@ -338,6 +347,7 @@ function routesFor(kind: PromptKind, base: string): Route[] {
     route({
       method: 'PUT',
       path: `${base}/:id/makeDefault`,
+      description: `Makes a version the ${noun}'s default.`,
       scope: 'prompts.update',
       body: checkVersionRef,
       async handler({ caller, params, query, body: b }, deps) {
@@ -352,6 +362,7 @@ function routesFor(kind: PromptKind, base: string): Route[] {
     route({
       method: 'PUT',
       path: `${base}/:id/labels/:label`,
+      description: `Points a label of the ${noun} at a version.`,
       scope: 'prompts.update',
       body: checkVersionRef,
       async handler({ caller, params, query, body: b }, deps) {
@@ -368,6 +379,7 @@ function routesFor(kind: PromptKind, base: string): Route[] {
     route({
       method: 'DELETE',
       path: `${base}/:id/labels/:label`,
+      description: `Removes a label from the ${noun}.`,
       scope: 'prompts.update',
       async handler({ caller, params, query }, deps) {
         const label = labelOf(params.label!);
@@ -397,6 +409,7 @@ function labelOf(raw: string): Result<string> {
 const renderRoute = route({
   method: 'POST',
   path: '/prompts/:id/render',
+  description: 'Renders a prompt with variables and hyperparameters into the chat request body it makes.',
   scope: 'prompts.render',
   body: bodyChecker<Record<string, unknown>>({ type: 'object', properties: { variables: { type: ['object', 'null'] }, stream: { type: ['boolean', 'null'] } } }),
   async handler({ caller, params, query, body }, deps) {

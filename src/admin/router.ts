@@ -10,6 +10,7 @@ import { parseJson, readBody } from '../http/body.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { ManagementApi } from '../http/server.js';
 import { sealedPath, SEALED_INPUT } from '../config/secrets.js';
+import type { BodyChecker, QueryChecker } from '../shared/checker.js';
 import { GatewayError, invalid, ok, type Result } from '../shared/errors.js';
 import { formatPath } from '../shared/json-schema.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
@@ -49,19 +50,30 @@ export interface AdminRequest<B = unknown, P extends boolean = false> {
  * `organisation` (403 for workspace keys), `scope` (403 without it),
  * `admins` (403 unless an organisation owner or admin) — all three before
  * the body is read — then `body` (at most MANAGEMENT_BODY_BYTES; 400 naming
- * the field), `paged` (400 for a bad `limit`). A route whose access check is
+ * the field), `paged` (400 for a bad `limit`), `query`. A route whose access check is
  * special declares `scope: null` and says where it checks.
  */
 export interface Route<B = unknown, P extends boolean = boolean> {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path after /v1 with `:name` parameters, e.g. `/api-keys/:id/rotate`. */
   path: string;
+  /** What the route does, for GET /v1/openapi.json (a route without one fails test/openapi.test.ts). */
+  description: string;
   /** What needs an organisation key ("creating a workspace"), checked before the scope. */
   organisation?: string;
   scope: string | null;
   /** Only organisation owners and admins (checked after the scope). */
   admins?: true;
-  body?: (raw: unknown) => Result<B>;
+  /** The body's checker; its schema is the body the OpenAPI document shows. */
+  body?: BodyChecker<B>;
+  /**
+   * The checker the handler applies to the body itself, after checks of its
+   * own that must answer first (the object found, the caller's rank); the
+   * router passes the body unread and the OpenAPI document shows its schema.
+   */
+  handlerBody?: BodyChecker<unknown>;
+  /** Query parameters beyond paging, checked by the router before the handler reads them (it still reads `query`). */
+  query?: QueryChecker<unknown>;
   paged?: P;
   // Method syntax (parameters checked bivariantly): one table holds routes of many body types; route() types each handler by its own checker.
   handler(req: AdminRequest<B, P>, deps: AdminDeps): Promise<Result<Reply>>;
@@ -150,6 +162,8 @@ async function run(route: Route, caller: Caller, params: Record<string, string>,
   if (!body.ok) return body;
   const page = route.paged === true ? pageRequest(query) : ok(undefined);
   if (!page.ok) return page;
+  const checked = route.query?.(query);
+  if (checked?.ok === false) return checked;
   return route.handler({ caller, params, query, body: body.value, page: page.value }, deps);
 }
 

@@ -204,6 +204,8 @@ export const scimProvisioningRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/scim/v2/Users',
+    description: 'SCIM 2.0: provisions a user.',
+    handlerBody: checkUser,
     organisation: 'provisioning a user',
     scope: 'users.create',
     admins: true,
@@ -220,6 +222,8 @@ export const scimProvisioningRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/scim/v2/Groups',
+    description: 'SCIM 2.0: provisions a group and its members.',
+    handlerBody: checkGroup,
     organisation: 'provisioning a group',
     scope: 'users.create',
     admins: true,
@@ -248,6 +252,8 @@ export const scimProvisioningRoutes: Route[] = [
   route({
     method: 'PATCH',
     path: '/scim/v2/Groups/:id',
+    description: "SCIM 2.0: changes a group's name or members (add, remove, replace).",
+    handlerBody: checkPatch,
     organisation: 'changing a group',
     scope: 'users.update',
     admins: true,

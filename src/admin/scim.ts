@@ -13,7 +13,7 @@ import { isUniqueViolation } from '../store/db.js';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../store/roles.js';
 import type { ScimGroup, ScimMapping } from '../store/scim.js';
 import { notFound } from './access.js';
-import { bodyChecker, listReply, reply, S } from './input.js';
+import { bodyChecker, listReply, queryOf, reply, S } from './input.js';
 import { announceDropped, seat, seconds, unseat } from './membership.js';
 import { roleSchema } from './roles.js';
 import { route, type Route } from './router.js';
@@ -42,6 +42,8 @@ export const scimMappingRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/scim/workspaces',
+    description: 'Maps a SCIM group to a workspace with a role.',
+    handlerBody: checkCreate,
     organisation: 'mapping a SCIM group',
     scope: 'users.update',
     admins: true,
@@ -97,6 +99,8 @@ export const scimMappingRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/scim/workspaces',
+    description: 'Lists SCIM group to workspace mappings.',
+    query: queryOf({ role: 'admin, manager or member (any case)', workspace_id: 'workspace id or slug', scim_group_id: 'SCIM group id' }),
     organisation: 'listing SCIM mappings',
     scope: 'users.list',
     paged: true,
@@ -117,6 +121,7 @@ export const scimMappingRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/scim/workspaces/:id',
+    description: 'Deletes a SCIM group to workspace mapping.',
     organisation: 'deleting a SCIM mapping',
     scope: 'users.update',
     admins: true,

@@ -56,6 +56,7 @@ export const settingsRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/organisation/settings',
+    description: "The organisation's settings: key policies, security settings, default guardrails.",
     organisation: 'reading organisation settings',
     scope: 'organisation_settings.read',
     async handler(_req, deps) {
@@ -65,6 +66,8 @@ export const settingsRoutes: Route[] = [
   route({
     method: 'PUT',
     path: '/organisation/settings',
+    description: "Changes the organisation's settings.",
+    handlerBody: checkOrgPatch,
     organisation: 'changing organisation settings',
     scope: 'organisation_settings.update',
     admins: true,
@@ -88,6 +91,7 @@ export const settingsRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/workspaces/:id/settings',
+    description: "A workspace's effective settings: the organisation's with the workspace's overrides.",
     scope: 'workspaces.read',
     async handler({ caller, params }, deps) {
       const ws = await readableWorkspace(deps, caller, params.id!);

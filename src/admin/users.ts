@@ -10,7 +10,7 @@ import type { Seating } from '../store/members.js';
 import { ORG_ROLES, WORKSPACE_ROLES, type OrgRole } from '../store/roles.js';
 import type { NewUser, User } from '../store/users.js';
 import { notFound, type Caller } from './access.js';
-import { bodyChecker, listReply, reply, S } from './input.js';
+import { bodyChecker, listReply, queryOf, reply, S } from './input.js';
 import { resolveSeats, seat, seconds, type Seat } from './membership.js';
 import { requireOwnerFor, roleSchema } from './roles.js';
 import { route, type AdminDeps, type Route } from './router.js';
@@ -132,6 +132,8 @@ export const userRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/users',
+    description: 'Creates a user of the organisation.',
+    handlerBody: checkCreate,
     organisation: 'creating a user',
     scope: 'users.create',
     admins: true,
@@ -150,6 +152,8 @@ export const userRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/users',
+    description: "Lists the organisation's users, filtered by role and email.",
+    query: queryOf({ role: 'owner, admin or member (any case)', email: 'exact email address' }),
     organisation: 'listing users',
     scope: 'users.list',
     paged: true,
@@ -164,6 +168,7 @@ export const userRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/users/:id',
+    description: 'One user of the organisation.',
     organisation: 'reading a user',
     scope: 'users.read',
     async handler({ params }, deps) {
@@ -174,6 +179,8 @@ export const userRoutes: Route[] = [
   route({
     method: 'PUT',
     path: '/users/:id',
+    description: "Changes a user's name or organisation role.",
+    handlerBody: checkUpdate,
     organisation: 'changing a user',
     scope: 'users.update',
     admins: true,
@@ -197,6 +204,7 @@ export const userRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/users/:id',
+    description: 'Removes a user from the organisation.',
     organisation: 'deleting a user',
     scope: 'users.delete',
     admins: true,

@@ -13,7 +13,7 @@ import type { VirtualKey, VirtualKeyPatch } from '../store/virtual-keys.js';
 import { byIdOrSlug, listedWorkspace, notFound, writableWorkspace, type Caller } from './access.js';
 import { checkCredentialSet, checkRedirect, KEY_SCHEMA, knownProvider, mergeFields, providerFields, seal, unseal, type StoredFields } from './credentials.js';
 import { usableIntegration } from './integration-access.js';
-import { bodyChecker, listReply, reply, S } from './input.js';
+import { bodyChecker, LISTED_WORKSPACE, listReply, queryOf, reply, S, SLUG_WORKSPACE } from './input.js';
 import { route, type AdminDeps, type AdminRequest, type Reply, type Route } from './router.js';
 
 interface CreateBody {
@@ -151,10 +151,19 @@ async function update({ caller, params, query, body: b }: AdminRequest<UpdateBod
 }
 
 export const virtualKeyRoutes: Route[] = [
-  route({ method: 'POST', path: '/virtual-keys', scope: 'virtual_keys.create', body: checkCreate, handler: create }),
+  route({
+    method: 'POST',
+    path: '/virtual-keys',
+    description: 'Stores a provider key as a virtual key; x-gateway-virtual-key takes its id or slug.',
+    scope: 'virtual_keys.create',
+    body: checkCreate,
+    handler: create,
+  }),
   route({
     method: 'GET',
     path: '/virtual-keys',
+    description: 'Lists virtual keys (never their secrets).',
+    query: queryOf(LISTED_WORKSPACE),
     scope: 'virtual_keys.list',
     paged: true,
     async handler({ caller, query, page }, deps) {
@@ -166,16 +175,28 @@ export const virtualKeyRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/virtual-keys/:id',
+    description: 'One virtual key (by id or slug), its secret masked.',
+    query: queryOf(SLUG_WORKSPACE),
     scope: 'virtual_keys.read',
     async handler({ caller, params, query }, deps) {
       const found = await visible(deps, caller, params.id!, query.get('workspace_id'));
       return found.ok ? reply(200, virtualKeyView(found.value)) : found;
     },
   }),
-  route({ method: 'PUT', path: '/virtual-keys/:id', scope: 'virtual_keys.update', body: checkUpdate, handler: update }),
+  route({
+    method: 'PUT',
+    path: '/virtual-keys/:id',
+    description: 'Changes a virtual key; changing its host needs the secret again.',
+    query: queryOf(SLUG_WORKSPACE),
+    scope: 'virtual_keys.update',
+    body: checkUpdate,
+    handler: update,
+  }),
   route({
     method: 'DELETE',
     path: '/virtual-keys/:id',
+    description: 'Deletes a virtual key.',
+    query: queryOf(SLUG_WORKSPACE),
     scope: 'virtual_keys.delete',
     async handler({ caller, params, query }, deps) {
       const found = await visible(deps, caller, params.id!, query.get('workspace_id'));

@@ -11,7 +11,7 @@ import type { WorkspaceOverrides } from '../store/settings.js';
 import type { Workspace, WorkspaceStatus } from '../store/workspaces.js';
 import { isOrgAdmin, notFound, visibleTo, type Caller } from './access.js';
 import { resolveDefaultGuardrails } from './default-guardrails.js';
-import { bodyChecker, listReply, reply, S } from './input.js';
+import { bodyChecker, listReply, queryOf, reply, S } from './input.js';
 import { mergeOverrides, OVERRIDES_SCHEMA, type OverridesPatch } from './overrides.js';
 import { route, type AdminDeps, type Route } from './router.js';
 
@@ -88,6 +88,7 @@ export const workspaceRoutes: Route[] = [
   route({
     method: 'POST',
     path: '/workspaces',
+    description: 'Creates a workspace.',
     organisation: 'creating a workspace',
     scope: 'workspaces.create',
     body: checkCreate,
@@ -111,6 +112,8 @@ export const workspaceRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/workspaces',
+    description: 'Lists workspaces, filtered by status (archived ones for owners and admins).',
+    query: queryOf({ status: 'comma-separated: active (default), archived' }),
     scope: 'workspaces.list',
     paged: true,
     async handler({ caller, query, page }, deps) {
@@ -128,6 +131,7 @@ export const workspaceRoutes: Route[] = [
   route({
     method: 'GET',
     path: '/workspaces/:id',
+    description: 'One workspace (by id or slug).',
     scope: 'workspaces.read',
     async handler({ caller, params }, deps) {
       const ws = await readableWorkspace(deps, caller, params.id!);
@@ -137,6 +141,7 @@ export const workspaceRoutes: Route[] = [
   route({
     method: 'PUT',
     path: '/workspaces/:id',
+    description: 'Changes a workspace: name, description, defaults, limits.',
     organisation: 'changing a workspace',
     scope: 'workspaces.update',
     body: checkUpdate,
@@ -159,6 +164,7 @@ export const workspaceRoutes: Route[] = [
   route({
     method: 'DELETE',
     path: '/workspaces/:id',
+    description: 'Archives or deletes a workspace.',
     organisation: 'deleting a workspace',
     scope: 'workspaces.delete',
     async handler({ caller, params }, deps) {

@@ -5,7 +5,9 @@
  * Ids are `provider/model`: the same model id exists at several providers, and a
  * cursor must name one entry. `total_count` is the filtered total (spec 1.15.0).
  */
+import { Type } from '@sinclair/typebox';
 import { canonicalProvider, isKnownProvider } from '../providers/registry.js';
+import { queryChecker } from '../shared/checker.js';
 import { invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import { catalog as defaultCatalog, MODES, type CatalogModel, type Mode, type ModelCatalog } from './catalog.js';
 
@@ -68,20 +70,33 @@ interface Query {
   after?: number;
 }
 
+/** The query GET /v1/models takes, as the OpenAPI document shows it; apply() reads each value. */
+export const MODELS_QUERY = queryChecker<Partial<Record<QueryName, string>>>(
+  Type.Object({
+    provider: Type.Optional(Type.String({ description: 'a provider name (aliases accepted)' })),
+    mode: Type.Optional(Type.String({ description: `one of ${MODES.join(', ')}` })),
+    search: Type.Optional(Type.String({ description: 'a substring of the model id, any case' })),
+    limit: Type.Optional(Type.String({ description: `page size, 1 to ${MAX_LIMIT}, default ${DEFAULT_LIMIT}` })),
+    after: Type.Optional(Type.String({ description: 'the last id of the previous page' })),
+  }),
+);
+
+type QueryName = 'provider' | 'mode' | 'search' | 'limit' | 'after';
+
 function parseQuery(params: URLSearchParams, source: ModelCatalog): Result<Query> {
+  const values = MODELS_QUERY(params);
+  if (!values.ok) return values;
   const query: Query = { limit: DEFAULT_LIMIT };
-  for (const name of ['provider', 'mode', 'search', 'limit', 'after'] as const) {
-    const values = params.getAll(name);
-    if (values.length > 1) return { ok: false, error: invalid(`query parameter '${name}' is given more than once`, name) };
-    const value = values[0];
-    if (value === undefined) continue;
-    const error = apply(query, name, value, source);
+  for (const [name, value] of Object.entries(values.value) as [QueryName, string][]) {
+    const error = NAMES.has(name) ? apply(query, name, value, source) : null;
     if (error !== null) return { ok: false, error };
   }
   return ok(query);
 }
 
-function apply(query: Query, name: 'provider' | 'mode' | 'search' | 'limit' | 'after', value: string, source: ModelCatalog): GatewayError | null {
+const NAMES: ReadonlySet<string> = new Set<QueryName>(['provider', 'mode', 'search', 'limit', 'after']);
+
+function apply(query: Query, name: QueryName, value: string, source: ModelCatalog): GatewayError | null {
   switch (name) {
     case 'provider': {
       // A provider the gateway serves but the catalog has no models of (ollama, vllm…) lists nothing; an unknown name is a mistake.

@@ -57,8 +57,44 @@ export interface ServerDeps {
   healthy: () => Promise<boolean>;
   /** The Prometheus exposition for /metrics. */
   metrics: () => Promise<{ contentType: string; text: string }>;
+  /** The OpenAPI document, serialised, for GET /v1/openapi.json. */
+  openapi: () => string;
   onError: (err: unknown) => void;
 }
+
+/** A path the server answers itself, described for GET /v1/openapi.json (test/openapi.test.ts fails on one without a description). */
+export interface ServerRoute {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  /** Whether it needs x-gateway-api-key (everything under /v1 does). */
+  keyed: boolean;
+  description: string;
+}
+
+export const SERVER_ROUTES = {
+  health: { method: 'GET', path: '/health', keyed: false, description: 'Liveness and readiness: {"status":"ok"}, or "degraded" (still 200) while the database writer or Redis is unreachable.' },
+  metrics: { method: 'GET', path: '/metrics', keyed: false, description: 'Prometheus metrics in the text exposition format.' },
+  models: { method: 'GET', path: '/v1/models', keyed: true, description: "The gateway's model catalog as an OpenAI model list, filtered by provider, mode and search." },
+  openapi: { method: 'GET', path: '/v1/openapi.json', keyed: true, description: 'This document: every route of the gateway, OpenAPI 3.1.' },
+  promptRun: {
+    method: 'POST',
+    path: '/v1/prompts/{id}/completions',
+    keyed: true,
+    description: "Runs a prompt (id or slug, @version or @label) with the call's variables: a chat completion through the pipeline (scope prompts.run).",
+  },
+  storedResponse: { method: 'GET', path: '/v1/responses/{id}', keyed: true, description: 'A response the gateway stored (its own ids); other ids go to the provider through the proxy.' },
+  deleteResponse: { method: 'DELETE', path: '/v1/responses/{id}', keyed: true, description: 'Deletes a response the gateway stored.' },
+  responseItems: { method: 'GET', path: '/v1/responses/{id}/input_items', keyed: true, description: 'The input items of a response the gateway stored, paged.' },
+} as const satisfies Record<string, ServerRoute>;
+
+/** What each endpoint does, for the OpenAPI document; the proxy is every other path under /v1. */
+export const ENDPOINT_DESCRIPTIONS: Readonly<Record<Endpoint, string>> = {
+  chat: 'Chat completion in OpenAI\'s shape, routed by the config to any provider (translated where the provider speaks another API); JSON or a server-sent event stream.',
+  completions: 'Text completion in OpenAI\'s shape, routed by the config.',
+  embeddings: 'Embeddings in OpenAI\'s shape, routed by the config.',
+  responses: "OpenAI's Responses API for every provider: stored and chained by previous_response_id, translated where the provider has no such API.",
+  proxy: "The generic proxy: any other path under /v1 is sent to the provider's own API as it is, with the gateway's routing, retries, limits and logs.",
+};
 
 const MODEL_ENDPOINTS: Readonly<Record<string, Endpoint>> = {
   '/chat/completions': 'chat',
@@ -160,8 +196,8 @@ async function handle(deps: ServerDeps, consoleFiles: ConsoleFiles, req: Incomin
   }
 
   // 200 either way (contract): 'degraded' tells a load balancer's probe the database writer or the shared Redis is unreachable.
-  if (req.method === 'GET' && pathname === '/health') return sendJson(res, 200, { status: (await deps.healthy()) ? 'ok' : 'degraded' });
-  if (req.method === 'GET' && pathname === '/metrics') {
+  if (req.method === 'GET' && pathname === SERVER_ROUTES.health.path) return sendJson(res, 200, { status: (await deps.healthy()) ? 'ok' : 'degraded' });
+  if (req.method === 'GET' && pathname === SERVER_ROUTES.metrics.path) {
     const { contentType, text } = await deps.metrics();
     res.writeHead(200, { 'content-type': contentType });
     res.end(text);
@@ -183,9 +219,15 @@ async function handle(deps: ServerDeps, consoleFiles: ConsoleFiles, req: Incomin
   if (key instanceof Promise) key = await key;
   if (!key.ok) return refuse(key.error);
   // The gateway's own model catalog, not a provider's list; open to every valid key (spec 1.15.0), so before the scope check.
-  if (req.method === 'GET' && pathname === '/v1/models') {
+  if (req.method === 'GET' && pathname === SERVER_ROUTES.models.path) {
     const list = listModels(new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
     return list.ok ? sendJson(res, 200, list.value, { 'x-gateway-trace-id': traceId }) : refuse(list.error);
+  }
+  // Any valid key may read it: it describes routes, not what the key may do on them.
+  if (req.method === 'GET' && pathname === SERVER_ROUTES.openapi.path) {
+    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'x-gateway-trace-id': traceId });
+    res.end(deps.openapi());
+    return;
   }
 
   const sub = pathname.slice(3);

@@ -237,11 +237,19 @@ const responsesSchema: SchemaObject = {
   },
 };
 
+/** Each endpoint's body schema: what validates it here and what GET /v1/openapi.json shows. */
+export const MODEL_BODY_SCHEMAS: Readonly<Record<Endpoint, SchemaObject>> = {
+  chat: chatSchema,
+  completions: completionsSchema,
+  embeddings: embeddingsSchema,
+  responses: responsesSchema,
+};
+
 const validators: Record<Endpoint, ValidateFunction> = {
-  chat: ajv.compile(chatSchema),
-  completions: ajv.compile(completionsSchema),
-  embeddings: ajv.compile(embeddingsSchema),
-  responses: ajv.compile(responsesSchema),
+  chat: ajv.compile(MODEL_BODY_SCHEMAS.chat),
+  completions: ajv.compile(MODEL_BODY_SCHEMAS.completions),
+  embeddings: ajv.compile(MODEL_BODY_SCHEMAS.embeddings),
+  responses: ajv.compile(MODEL_BODY_SCHEMAS.responses),
 };
 
 const customChecks: Record<Endpoint, (body: Body) => GatewayError | null> = {

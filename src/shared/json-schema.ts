@@ -197,13 +197,14 @@ export const bool = Type.Boolean(must('a boolean'));
 export const number = Type.Number(must('a number'));
 
 /** Any JSON value: what override_params, check parameters and the like may hold (registered once, referred to by id). */
-ajv.addSchema({
+export const JSON_VALUE = {
   $id: 'json',
   type: ['string', 'number', 'boolean', 'null', 'array', 'object'],
   items: { $ref: 'json' },
   additionalProperties: { $ref: 'json' },
   ...must('a JSON value'),
-});
+} as const;
+ajv.addSchema(JSON_VALUE);
 
 export const jsonObject = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: { $ref: 'json' }, ...must('a JSON object') });
 

@@ -2,7 +2,7 @@
 import type { SchemaObject } from 'ajv';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
 import { ajv, schemaError } from '../shared/json-schema.js';
-import type { OffsetPage, Page, PageRequest } from '../store/page.js';
+import type { OffsetPage, Page } from '../store/page.js';
 
 /** What a management route answers. */
 export interface Reply {
@@ -24,17 +24,7 @@ export function bodyChecker<T>(schema: SchemaObject): (body: unknown) => Result<
   };
 }
 
-/** `limit` 1..100 (default 20) and `after` (contract: lists where the spec is silent). */
-export function pageRequest(query: URLSearchParams): Result<PageRequest> {
-  const rawLimit = query.get('limit');
-  let limit = 20;
-  if (rawLimit !== null) {
-    limit = Number(rawLimit);
-    if (!/^\d+$/.test(rawLimit) || limit < 1 || limit > 100) return { ok: false, error: invalid('limit: must be an integer between 1 and 100', 'limit') };
-  }
-  const after = query.get('after') ?? undefined;
-  return { ok: true, value: { limit, after: after === '' ? undefined : after } };
-}
+export { pageRequest } from '../http/page-query.js';
 
 /** `current_page` (0-based, default 0) and `page_size` 1..100 (default 20): the spec's paging of GET /guardrails. */
 export function offsetPage(query: URLSearchParams): Result<OffsetPage> {

@@ -42,6 +42,12 @@ export interface StoredResponsesApi {
   handle(key: ApiKeyRecord, req: IncomingMessage, res: ServerResponse, sub: string, query: string): Promise<void>;
 }
 
+/** Files the gateway keeps and batches it runs (batches/api.ts); a provider's own go on to the proxy. */
+export interface JobsApi {
+  owns(method: string, sub: string, headers: IncomingMessage['headers']): boolean;
+  handle(key: ApiKeyRecord, req: IncomingMessage, res: ServerResponse, sub: string, query: string): Promise<void>;
+}
+
 /** The model endpoints and the generic proxy. */
 export interface ModelApi {
   handle(req: IncomingMessage, res: ServerResponse, arrival: Arrival): Promise<void>;
@@ -52,6 +58,7 @@ export interface ServerDeps {
   auth: KeyAuthenticator;
   admin: ManagementApi;
   responses: StoredResponsesApi;
+  jobs: JobsApi;
   models: ModelApi;
   /** Whether the store, and Redis when REDIS_URL is set, answer: for /health. */
   healthy: () => Promise<boolean>;
@@ -205,6 +212,12 @@ async function handle(deps: ServerDeps, consoleFiles: ConsoleFiles, req: Incomin
     if (denied !== null) return refuse(denied);
     res.setHeader('x-gateway-trace-id', traceId);
     return deps.responses.handle(key.value, req, res, sub, q === -1 ? '' : url.slice(q + 1));
+  }
+  if (deps.jobs.owns(req.method ?? '', sub, req.headers)) {
+    const denied = requireScope(key.value, 'completions.write');
+    if (denied !== null) return refuse(denied);
+    res.setHeader('x-gateway-trace-id', traceId);
+    return deps.jobs.handle(key.value, req, res, sub, q === -1 ? '' : url.slice(q + 1));
   }
   const endpoint = req.method === 'POST' ? MODEL_ENDPOINTS[sub] : undefined;
   if (endpoint === undefined && !PROXY_METHODS.has(req.method ?? '')) {

@@ -176,7 +176,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     tracer,
     onError,
   );
-  const storage = new DiskStorage(settings.dataDir);
+  const storage = new DiskStorage(settings.batches.filesDir);
   await storage.init();
   const files = new Files(store.files, storage);
   const engine = new BatchEngine(

@@ -3,7 +3,7 @@
  * start. Bad values stop the process with a message naming the variable.
  */
 import { isIP } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 
 export interface BatchSettings {
   /** Lines of one batch in flight at once. */
@@ -15,6 +15,8 @@ export interface BatchSettings {
   /** How long a batch's lease lasts unless its runner renews it. */
   leaseMs: number;
   maxFileBytes: number;
+  /** Where the gateway's files are kept: every process of one database must see the same folder (a shared volume). */
+  filesDir: string;
 }
 
 export interface Settings {
@@ -141,6 +143,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       pollMs: int(env, 'GATEWAY_BATCH_POLL_MS', 5_000, 10, 3_600_000),
       leaseMs: int(env, 'GATEWAY_BATCH_LEASE_MS', 30_000, 100, 3_600_000),
       maxFileBytes: int(env, 'GATEWAY_MAX_FILE_BYTES', 512 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
+      filesDir: resolve(env.GATEWAY_FILES_DIR || join(resolve(env.GATEWAY_DATA_DIR || './data'), 'files')),
     },
     upstream: { deny: addressRules(env, 'GATEWAY_UPSTREAM_DENY'), allow: addressRules(env, 'GATEWAY_UPSTREAM_ALLOW') },
   };

@@ -4,9 +4,13 @@
 // error files; bad lines in errors.data; cancel in the middle; a restart in the
 // middle (no line sent twice, counted at the mock); a dead runner's lease taken
 // over (its claimed lines not sent again); two processes sharing the queue.
-import { describe, it, before } from 'node:test';
+import { after, describe, it, before } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import OpenAI, { toFile } from 'openai';
+import { destination, pino } from 'pino';
 import { engines } from './support/engines.js';
 import { ADMIN_KEY } from './support/gateway.js';
 import { expectJson } from './support/tenants.js';
@@ -31,7 +35,10 @@ async function until<T>(what: string, get: () => Promise<T>, done: (v: T) => boo
 
 for (const engine of engines()) {
   describe(`files and batches (${engine.name})`, () => {
-    const [gw, gw2] = useGatewayPair(engine, { settings: { batches: BATCHES } });
+    // One files folder for both processes, as a shared volume would be.
+    const filesDir = mkdtempSync(join(tmpdir(), 'switchyard-files-'));
+    after(() => rmSync(filesDir, { recursive: true, force: true }));
+    const [gw, gw2] = useGatewayPair(engine, { settings: { batches: { ...BATCHES, filesDir } }, logger: pino({ level: 'error' }, destination(2)) });
     const mock = useMockOpenAI();
     let vk: string;
     let files: OpenAI;

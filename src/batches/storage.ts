@@ -1,7 +1,7 @@
 /**
- * Where the bytes of the gateway's files live: a folder of the data dir by
- * default, an S3-compatible bucket when one is configured (s3-storage.ts,
- * loaded only then). Every file is first complete on local disk (an upload
+ * Where the bytes of the gateway's files live: a folder (GATEWAY_FILES_DIR,
+ * by default `files` in the data dir), which every process of one database
+ * must share. Every file is first complete on local disk (an upload
  * streamed to a temp file, a batch's output written line by line), then put
  * in storage under its id: nothing is held whole in memory.
  */
@@ -23,8 +23,8 @@ export class DiskStorage implements FileStorage {
   readonly scratch: string;
   private readonly dir: string;
 
-  constructor(dataDir: string) {
-    this.dir = join(dataDir, 'files');
+  constructor(dir: string) {
+    this.dir = dir;
     this.scratch = join(this.dir, 'incoming');
   }
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import OpenAI, { toFile } from 'openai';
 import { destination, pino } from 'pino';
+import { BatchRepo } from '../src/store/batches.js';
 import { engines } from './support/engines.js';
 import { ADMIN_KEY } from './support/gateway.js';
 import { expectJson } from './support/tenants.js';
@@ -192,13 +193,16 @@ for (const engine of engines()) {
 
     it("a runner that died leaves its lease: another process takes the batch over and does not send the lines it had claimed", async () => {
       const f = await upload(jsonl(10));
-      const b = await batches.batches.create({ input_file_id: f.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' as any });
-      await until('validated', () => batches.batches.retrieve(b.id), (x) => x.status !== 'validating');
-      // Too late to stop it here on a fast machine: set the row as a dead process leaves it before the first window.
-      const db = gw.store.db;
-      await db.run("UPDATE batches SET status = 'in_progress', lease_holder = 'dead', lease_expires_at = 0, claimed_line = 3, next_line = 0, next_offset = 0, completed = 0, failed = 0 WHERE id = ?", [b.id]);
-      await db.run('DELETE FROM batch_outcomes WHERE batch_id = ?', [b.id]);
+      // The row as a process that died after claiming lines 0..2 leaves it: written in one transaction, so no runner sees it half made.
+      const made = await batches.batches.create({ input_file_id: f.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' as any, metadata: { template: 'yes' } });
+      const template = (await gw.store.batches.load(made.id))!;
+      await until('the template done', () => batches.batches.retrieve(made.id), (x) => x.status === 'completed');
       mock().reset();
+      const b = { ...template, id: `batch_sy${'0'.repeat(8)}${Date.now().toString(16)}`, status: 'in_progress' as const, total: 10 };
+      await gw.store.db.transaction(async (tx) => {
+        await new BatchRepo(tx).insert(b);
+        await tx.run("UPDATE batches SET status = 'in_progress', total = 10, lease_holder = 'dead', lease_expires_at = 0, claimed_line = 3 WHERE id = ?", [b.id]);
+      });
       const done = await until('completed', () => batches.batches.retrieve(b.id), (x) => x.status === 'completed' && x.output_file_id !== null);
       assert.deepEqual(done.request_counts, { total: 10, completed: 7, failed: 3 });
       assert.deepEqual(sentIds().sort(), ['hello 3', 'hello 4', 'hello 5', 'hello 6', 'hello 7', 'hello 8', 'hello 9']);

@@ -11,7 +11,7 @@ const LAYERS = [
   ['main.ts'], // the process
   ['gateway.ts'], // composition root
   ['openapi'], // GET /v1/openapi.json, made from the route tables and their schemas
-  ['admin', 'pipeline'], // management API; the request stages
+  ['admin', 'pipeline', 'batches'], // management API; the request stages; files and gateway-managed batches
   ['http'], // server (handlers injected), auth, respond, body, headers
   ['cache'], // answer cache (the embedder calls the router)
   ['tracing', 'metrics'], // spans; Prometheus

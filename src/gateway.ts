@@ -9,6 +9,10 @@ import { pino, type Logger } from 'pino';
 import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
 import { StoredResponses } from './admin/responses.js';
+import { Jobs } from './batches/api.js';
+import { BatchEngine } from './batches/engine.js';
+import { Files } from './batches/files.js';
+import { DiskStorage } from './batches/storage.js';
 import { AnswerCache } from './cache/answer-cache.js';
 import { RouterEmbedder } from './cache/embedder.js';
 import { SemanticCache } from './cache/semantic.js';
@@ -174,6 +178,25 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     tracer,
     onError,
   );
+  const storage = new DiskStorage(settings.batches.filesDir);
+  await storage.init();
+  const files = new Files(store.files, storage);
+  const engine = new BatchEngine(
+    store.batches,
+    {
+      files,
+      models: pipeline,
+      key: async (id) => {
+        const k = await store.apiKeys.get(id);
+        return k !== null && k.status === 'active' && (k.expiresAt === null || k.expiresAt * 1000 > now()) ? k : null;
+      },
+      now,
+      maxLineBytes: settings.maxBodyBytes,
+      maxAnswerBytes: settings.maxBodyBytes,
+    },
+    settings.batches,
+    (err) => logger.error({ err }, 'a batch runner failed'),
+  );
   // Made on first request, once: most processes are never asked.
   let openapi: string | undefined;
   const { server, drain } = createGatewayServer({
@@ -181,6 +204,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     auth: new KeyAuthenticator(store, now),
     admin: new AdminRouter(ADMIN_ROUTES, adminDeps),
     responses: new StoredResponses(store.responses),
+    jobs: new Jobs({ files, batches: store.batches, engine, virtualKeys: store.virtualKeys, models: pipeline, now, maxFileBytes: settings.batches.maxFileBytes }),
     models: pipeline,
     healthy: async () => (await Promise.all([store.ping(), shared.redis?.ping() ?? true])).every(Boolean),
     metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
@@ -207,12 +231,15 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     logger.error({ err }, 'scheduled key rotation failed'),
   );
   sweep.start();
+  engine.start();
 
   return {
     url,
     store,
     rotateDueKeys: () => sweep.run(),
     async close() {
+      // First: the lines in flight finish through the pipeline and are recorded, the leases go back.
+      await engine.close();
       await drain(settings.shutdownGraceMs);
       await sweep.stop();
       await closeUpstreams().catch(() => {});

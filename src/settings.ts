@@ -3,7 +3,21 @@
  * start. Bad values stop the process with a message naming the variable.
  */
 import { isIP } from 'node:net';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+
+export interface BatchSettings {
+  /** Lines of one batch in flight at once. */
+  concurrency: number;
+  /** Batches one process runs at once. */
+  maxRunning: number;
+  /** How often a process looks for batches to run (or to take over from a process that died). */
+  pollMs: number;
+  /** How long a batch's lease lasts unless its runner renews it. */
+  leaseMs: number;
+  maxFileBytes: number;
+  /** Where the gateway's files are kept: every process of one database must see the same folder (a shared volume). */
+  filesDir: string;
+}
 
 export interface Settings {
   port: number;
@@ -27,6 +41,8 @@ export interface Settings {
   connections: ConnectionLimits;
   /** How much of the providers one request may take: attempts and time (routing/router.ts). */
   routing: RoutingLimits;
+  /** Gateway-managed batches and files (docs/batches.md). */
+  batches: BatchSettings;
   /** Bounded wait for in-flight requests and streams on SIGTERM. */
   shutdownGraceMs: number;
   /** Request logs older than this many days are deleted; 0 keeps them forever. */
@@ -121,6 +137,14 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     // limits/counter.ts's MAX_MEMORY_COUNTERS: ~250 bytes a group, so 25 MB at most by default.
     maxCounterGroups: int(env, 'GATEWAY_MAX_COUNTER_GROUPS', 100_000, 100, 10_000_000),
     otlp: otlp(env),
+    batches: {
+      concurrency: int(env, 'GATEWAY_BATCH_CONCURRENCY', 32, 1, 1024),
+      maxRunning: int(env, 'GATEWAY_BATCH_MAX_RUNNING', 4, 1, 256),
+      pollMs: int(env, 'GATEWAY_BATCH_POLL_MS', 5_000, 10, 3_600_000),
+      leaseMs: int(env, 'GATEWAY_BATCH_LEASE_MS', 30_000, 100, 3_600_000),
+      maxFileBytes: int(env, 'GATEWAY_MAX_FILE_BYTES', 512 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
+      filesDir: resolve(env.GATEWAY_FILES_DIR || join(resolve(env.GATEWAY_DATA_DIR || './data'), 'files')),
+    },
     upstream: { deny: addressRules(env, 'GATEWAY_UPSTREAM_DENY'), allow: addressRules(env, 'GATEWAY_UPSTREAM_ALLOW') },
   };
 }

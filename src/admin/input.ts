@@ -4,7 +4,7 @@ import type { SchemaObject } from 'ajv';
 import { queryChecker, type QueryChecker } from '../shared/checker.js';
 import { invalid, type GatewayError, type Result } from '../shared/errors.js';
 import { int } from '../shared/json-schema.js';
-import type { OffsetPage, Page, PageRequest } from '../store/page.js';
+import type { OffsetPage, Page } from '../store/page.js';
 
 /** What a management route answers. */
 export interface Reply {
@@ -14,19 +14,7 @@ export interface Reply {
 
 export { bodyChecker } from '../shared/checker.js';
 
-/** `limit` 1..100 (default 20) and `after` (contract: lists where the spec is silent): the query of every `paged` route. */
-export const PAGE_QUERY = queryChecker<{ limit?: number; after?: string }>(
-  Type.Object({
-    limit: Type.Optional({ ...int(1, 100), description: 'page size, default 20' }),
-    after: Type.Optional(Type.String({ description: 'the last id of the previous page' })),
-  }),
-);
-
-export function pageRequest(query: URLSearchParams): Result<PageRequest> {
-  const q = PAGE_QUERY(query);
-  if (!q.ok) return q;
-  return { ok: true, value: { limit: q.value.limit ?? 20, after: q.value.after === '' ? undefined : q.value.after } };
-}
+export { PAGE_QUERY, pageRequest } from '../http/page-query.js';
 
 /** `current_page` (0-based, default 0) and `page_size` 1..100 (default 20): the spec's paging of GET /guardrails. */
 export const OFFSET_QUERY = queryChecker<{ current_page?: number; page_size?: number }>(

@@ -42,6 +42,12 @@ export interface StoredResponsesApi {
   handle(key: ApiKeyRecord, req: IncomingMessage, res: ServerResponse, sub: string, query: string): Promise<void>;
 }
 
+/** Files the gateway keeps and batches it runs (batches/api.ts); a provider's own go on to the proxy. */
+export interface JobsApi {
+  owns(method: string, sub: string, headers: IncomingMessage['headers']): boolean;
+  handle(key: ApiKeyRecord, req: IncomingMessage, res: ServerResponse, sub: string, query: string): Promise<void>;
+}
+
 /** The model endpoints and the generic proxy. */
 export interface ModelApi {
   handle(req: IncomingMessage, res: ServerResponse, arrival: Arrival): Promise<void>;
@@ -52,6 +58,7 @@ export interface ServerDeps {
   auth: KeyAuthenticator;
   admin: ManagementApi;
   responses: StoredResponsesApi;
+  jobs: JobsApi;
   models: ModelApi;
   /** Whether the store, and Redis when REDIS_URL is set, answer: for /health. */
   healthy: () => Promise<boolean>;
@@ -85,6 +92,15 @@ export const SERVER_ROUTES = {
   storedResponse: { method: 'GET', path: '/v1/responses/{id}', keyed: true, description: 'A response the gateway stored (its own ids); other ids go to the provider through the proxy.' },
   deleteResponse: { method: 'DELETE', path: '/v1/responses/{id}', keyed: true, description: 'Deletes a response the gateway stored.' },
   responseItems: { method: 'GET', path: '/v1/responses/{id}/input_items', keyed: true, description: 'The input items of a response the gateway stored, paged.' },
+  uploadFile: { method: 'POST', path: '/v1/files', keyed: true, description: 'Uploads a file (multipart: file, purpose) the gateway keeps, for the batches it runs; with a provider named, it goes to the provider.' },
+  listFiles: { method: 'GET', path: '/v1/files', keyed: true, description: 'The files the gateway keeps for the workspace, paged.' },
+  file: { method: 'GET', path: '/v1/files/{id}', keyed: true, description: 'A file the gateway keeps.' },
+  deleteFile: { method: 'DELETE', path: '/v1/files/{id}', keyed: true, description: 'Deletes a file the gateway keeps.' },
+  fileContent: { method: 'GET', path: '/v1/files/{id}/content', keyed: true, description: "A kept file's bytes, streamed." },
+  createBatch: { method: 'POST', path: '/v1/batches', keyed: true, description: 'Creates a batch (x-gateway-virtual-key required): over a kept file the gateway runs it line by line through the pipeline; over a provider file it goes to the provider.' },
+  listBatches: { method: 'GET', path: '/v1/batches', keyed: true, description: 'The batches the gateway runs for the workspace, paged.' },
+  batch: { method: 'GET', path: '/v1/batches/{id}', keyed: true, description: 'A batch, with its status, timestamps and request_counts.' },
+  cancelBatch: { method: 'POST', path: '/v1/batches/{id}/cancel', keyed: true, description: 'Cancels a batch: lines in flight finish, no new ones start.' },
 } as const satisfies Record<string, ServerRoute>;
 
 /** What each endpoint does, for the OpenAPI document; the proxy is every other path under /v1. */
@@ -247,6 +263,12 @@ async function handle(deps: ServerDeps, consoleFiles: ConsoleFiles, req: Incomin
     if (denied !== null) return refuse(denied);
     res.setHeader('x-gateway-trace-id', traceId);
     return deps.responses.handle(key.value, req, res, sub, q === -1 ? '' : url.slice(q + 1));
+  }
+  if (deps.jobs.owns(req.method ?? '', sub, req.headers)) {
+    const denied = requireScope(key.value, 'completions.write');
+    if (denied !== null) return refuse(denied);
+    res.setHeader('x-gateway-trace-id', traceId);
+    return deps.jobs.handle(key.value, req, res, sub, q === -1 ? '' : url.slice(q + 1));
   }
   const endpoint = req.method === 'POST' ? MODEL_ENDPOINTS[sub] : undefined;
   if (endpoint === undefined && !PROXY_METHODS.has(req.method ?? '')) {

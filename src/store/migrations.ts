@@ -529,6 +529,66 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX responses_workspace ON responses (workspace_id, id);
     `,
   },
+  {
+    id: 19,
+    // Files the gateway keeps (their bytes in the data dir or an S3 bucket,
+    // batches/storage.ts) and the batches it runs: the batch row is the job's
+    // durable state (a cursor into its input file, the lines claimed before
+    // they are sent, a lease naming the process running it), each line's
+    // outcome a row until the batch's files are written.
+    name: 'files, gateway-managed batches and their line outcomes',
+    sql: `
+      CREATE TABLE files (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        purpose TEXT NOT NULL,
+        filename TEXT NOT NULL,
+        bytes BIGINT NOT NULL,
+        created_at BIGINT NOT NULL
+      );
+      CREATE INDEX files_workspace ON files (workspace_id, id);
+      CREATE TABLE batches (
+        id TEXT PRIMARY KEY,
+        workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+        api_key_id TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        input_file_id TEXT NOT NULL,
+        completion_window TEXT NOT NULL,
+        status TEXT NOT NULL,
+        headers TEXT NOT NULL,
+        metadata TEXT,
+        errors TEXT,
+        output_file_id TEXT,
+        error_file_id TEXT,
+        total INTEGER NOT NULL DEFAULT 0,
+        completed INTEGER NOT NULL DEFAULT 0,
+        failed INTEGER NOT NULL DEFAULT 0,
+        next_line INTEGER NOT NULL DEFAULT 0,
+        next_offset BIGINT NOT NULL DEFAULT 0,
+        claimed_line INTEGER NOT NULL DEFAULT 0,
+        lease_holder TEXT,
+        lease_expires_at BIGINT,
+        created_at BIGINT NOT NULL,
+        in_progress_at BIGINT,
+        expires_at BIGINT NOT NULL,
+        finalizing_at BIGINT,
+        completed_at BIGINT,
+        failed_at BIGINT,
+        expired_at BIGINT,
+        cancelling_at BIGINT,
+        cancelled_at BIGINT
+      );
+      CREATE INDEX batches_workspace ON batches (workspace_id, id);
+      CREATE INDEX batches_status ON batches (status);
+      CREATE TABLE batch_outcomes (
+        batch_id TEXT NOT NULL REFERENCES batches(id) ON DELETE CASCADE,
+        line INTEGER NOT NULL,
+        ok INTEGER NOT NULL,
+        result TEXT NOT NULL,
+        PRIMARY KEY (batch_id, line)
+      );
+    `,
+  },
 ];
 
 /**

@@ -4,9 +4,11 @@
  * for both engines); the engine is only the Db underneath.
  */
 import { ApiKeyRepo } from './api-keys.js';
+import { BatchRepo } from './batches.js';
 import { Changes } from './changes.js';
 import { ConfigRepo } from './configs.js';
 import type { Db } from './db.js';
+import { FileRepo } from './files.js';
 import { GuardrailRepo } from './guardrails.js';
 import { IntegrationRepo } from './integrations.js';
 import { LogRepo } from './logs.js';
@@ -41,6 +43,8 @@ export class Store {
   readonly usageLimitPolicies: UsageLimitPolicyRepo;
   readonly logs: LogRepo;
   readonly responses: ResponseRepo;
+  readonly files: FileRepo;
+  readonly batches: BatchRepo;
 
   constructor(readonly db: Engine) {
     this.workspaces = new WorkspaceRepo(db, this.changes);
@@ -56,6 +60,8 @@ export class Store {
     this.usageLimitPolicies = new UsageLimitPolicyRepo(db, this.changes);
     this.logs = new LogRepo(db);
     this.responses = new ResponseRepo(db);
+    this.files = new FileRepo(db);
+    this.batches = new BatchRepo(db);
   }
 
   migrate(): Promise<void> {

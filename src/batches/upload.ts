@@ -1,0 +1,68 @@
+/**
+ * A multipart/form-data upload (`file` and `purpose`, as OpenAI's SDKs send
+ * them) streamed to a scratch file with busboy: never whole in memory,
+ * refused past the size limit while it arrives.
+ */
+import type { IncomingMessage } from 'node:http';
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
+import busboy from 'busboy';
+import { GatewayError, invalid, type Result } from '../shared/errors.js';
+
+export interface Upload {
+  path: string;
+  filename: string;
+  purpose: string;
+}
+
+/** The purposes of OpenAI's Files API. */
+export const PURPOSES = new Set(['batch', 'fine-tune', 'assistants', 'vision', 'user_data', 'evals']);
+
+export async function receiveUpload(req: IncomingMessage, path: string, maxBytes: number): Promise<Result<Upload>> {
+  const type = req.headers['content-type'] ?? '';
+  if (!type.toLowerCase().startsWith('multipart/form-data')) return { ok: false, error: invalid('content-type: a file upload is multipart/form-data', 'content-type') };
+  let bb: busboy.Busboy;
+  try {
+    bb = busboy({ headers: req.headers, limits: { files: 1, fields: 8, fieldSize: 1024, fileSize: maxBytes, parts: 10 } });
+  } catch (e) {
+    return { ok: false, error: invalid(`content-type: ${(e as Error).message}`, 'content-type') };
+  }
+  let purpose: string | null = null;
+  let filename: string | null = null;
+  let tooLarge = false;
+  let written: Promise<void> | null = null;
+  const parsed = new Promise<void>((resolve, reject) => {
+    bb.on('field', (name, value) => {
+      if (name === 'purpose') purpose = value;
+    });
+    bb.on('file', (name, stream, info) => {
+      if (name !== 'file' || written !== null) {
+        stream.resume();
+        return;
+      }
+      filename = info.filename ?? 'file';
+      stream.on('limit', () => (tooLarge = true));
+      written = pipeline(stream, createWriteStream(path, { mode: 0o600 }));
+    });
+    bb.on('close', resolve);
+    bb.on('error', reject);
+  });
+  try {
+    req.pipe(bb);
+    await parsed;
+    await written;
+  } catch (e) {
+    await rm(path, { force: true });
+    return { ok: false, error: invalid(`the upload could not be read: ${(e as Error).message}`, 'file') };
+  }
+  const fail = async (error: GatewayError): Promise<Result<Upload>> => {
+    await rm(path, { force: true });
+    return { ok: false, error };
+  };
+  if (tooLarge) return fail(new GatewayError(413, `file: larger than ${maxBytes} bytes`, { code: 'payload_too_large', param: 'file' }));
+  if (filename === null) return fail(invalid('file: the form has no file part', 'file', 'missing_required_parameter'));
+  if (purpose === null) return fail(invalid('purpose: required', 'purpose', 'missing_required_parameter'));
+  if (!PURPOSES.has(purpose)) return fail(invalid(`purpose: must be one of ${[...PURPOSES].join(', ')}`, 'purpose'));
+  return { ok: true, value: { path, filename, purpose } };
+}

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ensureChromium } from './support/chromium.js';
 import { ADMIN_KEY } from './support/gateway.js';
@@ -134,9 +135,20 @@ describe('the console in a browser', { timeout: 180_000, skip: browserPath.path 
   it('checks a config with the gateway as it is typed', async () => {
     const page = await open('desktop');
     await signIn(page);
+    // The list answers late: what is typed before it arrives stays (the form is not made anew under it).
+    let listed!: () => void;
+    const listArrived = new Promise<void>((resolve) => (listed = resolve));
+    await page.route(/\/v1\/configs(\?|$)/, async (r) => {
+      if (r.request().method() !== 'GET') return r.continue();
+      await sleep(1000);
+      await r.continue();
+      setTimeout(listed, 200);
+    });
     await page.getByRole('link', { name: 'Configs' }).click();
     const editor = page.locator('#new-config-body');
     await editor.fill('{"strategy": {"mode": "fallback"}, "targets": [{"provider": "openai", "api_key": "sk-x", "retry": {"attempts": 9}}]}');
+    await listArrived;
+    await page.unroute(/\/v1\/configs(\?|$)/);
     const status = page.locator('#new-config-body-status');
     await status.filter({ hasText: /targets\[0\]\.retry\.attempts/ }).waitFor();
     assert.equal(await page.getByRole('button', { name: 'Create config' }).isDisabled(), true);
@@ -191,7 +203,7 @@ describe('the console in a browser', { timeout: 180_000, skip: browserPath.path 
     await phone.close();
   });
 
-  it('management pages load, and prompts say when the gateway has none', async () => {
+  it('management pages load; a prompt is made and its render previewed', async () => {
     const page = await open('desktop');
     await signIn(page);
     for (const name of ['Workspaces', 'Virtual keys', 'Integrations', 'Guardrails', 'Rate limits', 'Usage limits']) {
@@ -203,7 +215,14 @@ describe('the console in a browser', { timeout: 180_000, skip: browserPath.path 
     await page.getByRole('button', { name: 'Open default' }).or(page.getByRole('button', { name: /^Open / }).first()).first().click();
     await page.getByRole('heading', { name: 'Change it' }).waitFor();
     await page.getByRole('link', { name: 'Prompts' }).click();
-    await page.getByText(/Prompts are not available on this gateway|New prompt/).first().waitFor();
+    await page.getByRole('button', { name: 'Create prompt' }).click();
+    // Made, listed and opened: its render preview fills the template with the variables.
+    await page.getByRole('row').filter({ hasText: 'Greeting' }).waitFor();
+    await page.getByRole('button', { name: 'Render', exact: true }).click();
+    const rendered = JSON.parse(await page.getByLabel('Rendered body').textContent() ?? '') as { messages: { content: string }[]; temperature: number };
+    assert.equal(rendered.messages[0]!.content, 'Say hello to Ada');
+    assert.equal(rendered.temperature, 0.2);
+    await page.screenshot({ path: `${SHOTS}prompts-1280.png`, fullPage: true });
     await page.close();
   });
 

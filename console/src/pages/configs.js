@@ -55,6 +55,8 @@ function ConfigEditor({ id, initial, name: initialName, onSave, saveLabel }) {
 
 export function ConfigsPage() {
   const { list, one, selected, select: setSelected, changed } = useListAndOne('/configs');
+  // The new-config form starts afresh after each create, and only then: not when the list loads under what is being typed.
+  const [created, setCreated] = useState(0);
   return html`<div class="configs">
     <${ErrorBox} error=${list.error ?? one.error} />
     ${list.data && html`<${Table} caption="Saved configs" rows=${list.data.data} selected=${selected} onSelect=${(c) => setSelected(c.id)} columns=${[
@@ -73,9 +75,10 @@ export function ConfigsPage() {
           changed();
         }} />`}
     <h2>New config</h2>
-    <${ConfigEditor} id="new-config" key=${`new-${list.data?.data.length}`} initial=${TEMPLATE} saveLabel="Create config"
+    <${ConfigEditor} id="new-config" key=${`new-${created}`} initial=${TEMPLATE} saveLabel="Create config"
       onSave=${async (name, config) => {
         const made = await api('/configs', { body: { name, config } });
+        setCreated((n) => n + 1);
         setSelected(made.id);
         list.reload();
       }} />

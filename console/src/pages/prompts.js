@@ -5,11 +5,13 @@ import { api } from '../api.js';
 import { json, time } from '../format.js';
 import { ErrorBox, html, JsonEditor, Table, useAction, useListAndOne } from '../ui.js';
 
-const TEMPLATE = { name: 'Greeting', string: JSON.stringify([{ role: 'user', content: 'Say hello to {{name}}' }]), parameters: { name: 'Ada' }, model: 'gpt-4o-mini' };
+// `parameters` are what a render sends beside the messages (hyperparameters); variables are the render's own.
+const TEMPLATE = { name: 'Greeting', string: JSON.stringify([{ role: 'user', content: 'Say hello to {{name}}' }]), parameters: { temperature: 0.2 }, model: 'gpt-4o-mini' };
+const VARIABLES = { name: 'Ada' };
 const EDITABLE = ['name', 'string', 'parameters', 'model', 'virtual_key', 'version_description'];
 
-function Render({ id, variables }) {
-  const [text, setText] = useState(json(variables ?? {}));
+function Render({ id }) {
+  const [text, setText] = useState(json(VARIABLES));
   const { error, busy, run } = useAction();
   const [out, setOut] = useState(null);
   const submit = (e) => {
@@ -41,6 +43,8 @@ function BodyForm({ id, title, initial, label, onSubmit }) {
 
 export function PromptsPage() {
   const { list, one, selected, select: setSelected, changed } = useListAndOne('/prompts');
+  // The new-prompt form starts afresh after each create, and only then: not when the list loads under what is being typed.
+  const [created, setCreated] = useState(0);
   // A gateway without the prompts API answers its routes as the proxy or as unknown: say so rather than fail.
   if (list.error && (list.error.status === 404 || list.error.status === 400)) {
     return html`<p role="status">Prompts are not available on this gateway (${list.error.status}: ${list.error.message}).</p>`;
@@ -61,10 +65,11 @@ export function PromptsPage() {
           await api(`/prompts/${encodeURIComponent(p.id)}`, { method: 'PUT', body });
           changed();
         }} />
-      <${Render} key=${p.id} id=${p.id} variables=${p.parameters} />`}
-    <${BodyForm} id="new-prompt" key=${`new-${list.data?.data.length}`} title="New prompt" initial=${TEMPLATE} label="Create prompt"
+      <${Render} key=${p.id} id=${p.id} />`}
+    <${BodyForm} id="new-prompt" key=${`new-${created}`} title="New prompt" initial=${TEMPLATE} label="Create prompt"
       onSubmit=${async (body) => {
         const made = await api('/prompts', { body });
+        setCreated((n) => n + 1);
         setSelected(made.id);
         list.reload();
       }} />

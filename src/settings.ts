@@ -25,6 +25,15 @@ export interface Settings {
   dataDir: string;
   /** Postgres connection string; unset: SQLite in dataDir. */
   databaseUrl: string | undefined;
+  /**
+   * DB_READER_HOST (_PORT, _USER, _PASS) over DATABASE_URL: a read replica's connection string, which log and
+   * analytics reads use (and, in writer HA mode, every read while the writer is away); unset: the writer answers them.
+   */
+  databaseReaderUrl: string | undefined;
+  /** DB_WRITER_HA: while the Postgres writer is away, reads go to the reader and writes answer 503 (docs/deploy.md). */
+  writerHa: boolean;
+  /** OIDC_CUSTOM_SCOPES: scopes beyond `openid` an identity provider configuration asks for (validated; docs/deploy.md). */
+  oidcCustomScopes: string[];
   /** redis:// or rediss:// URL of shared counters, cache and circuit state; unset: process memory. */
   redisUrl: string | undefined;
   /** Prefix of every key the gateway writes in Redis, so deployments (or test runs) can share one server. */
@@ -111,6 +120,9 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     host: env.HOST || '127.0.0.1',
     dataDir: resolve(env.GATEWAY_DATA_DIR || './data'),
     databaseUrl: env.DATABASE_URL || undefined,
+    databaseReaderUrl: readerUrl(env),
+    writerHa: writerHa(env),
+    oidcCustomScopes: scopes(env, 'OIDC_CUSTOM_SCOPES'),
     redisUrl: redisUrl(env.REDIS_URL),
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'switchyard:',
     adminApiKey: adminApiKey(env.GATEWAY_ADMIN_API_KEY),
@@ -188,6 +200,63 @@ export function parseAddressRule(entry: string): AddressRule | null {
   // 2852039166 or 0x7f.1 is an IPv4 address in a URL: as an entry it must be written dotted-decimal.
   if (NUMERIC.test(labels[labels.length - 1]!)) return null;
   return { kind: 'host', name, subdomains, text: entry };
+}
+
+const READER_VARS = ['DB_READER_HOST', 'DB_READER_PORT', 'DB_READER_USER', 'DB_READER_PASS'] as const;
+
+/**
+ * The replica is the writer's database (DATABASE_URL's name and parameters) on another host; user and password are
+ * the writer's unless DB_READER_USER is set (then DB_READER_PASS, or none). No URL or password is echoed in an error.
+ */
+function readerUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const set = READER_VARS.filter((name) => (env[name] ?? '') !== '');
+  if (set.length === 0) return undefined;
+  const host = env.DB_READER_HOST ?? '';
+  if (host === '') throw new Error(`${set.join(', ')} set without DB_READER_HOST: the read replica needs a host`);
+  const writer = env.DATABASE_URL || undefined;
+  if (writer === undefined) throw new Error('DB_READER_HOST needs DATABASE_URL: the reader is a Postgres replica of that database');
+  const u = URL.canParse(writer) ? new URL(writer) : null;
+  if (u === null || (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:')) {
+    throw new Error('DB_READER_HOST needs DATABASE_URL to be a postgres:// URL (the reader takes its database name from it)');
+  }
+  const family = isIP(host);
+  const rule = family === 0 ? parseAddressRule(host) : null;
+  if (family === 0 && (rule?.kind !== 'host' || rule.subdomains)) throw new Error(`DB_READER_HOST must be a host name or an IP address, got '${host}'`);
+  u.hostname = family === 6 ? `[${host}]` : host;
+  u.port = String(int(env, 'DB_READER_PORT', Number(u.port || 5432), 1, 65535));
+  if (env.DB_READER_USER) {
+    u.username = env.DB_READER_USER;
+    u.password = env.DB_READER_PASS ?? '';
+  } else if (env.DB_READER_PASS) {
+    u.password = env.DB_READER_PASS;
+  }
+  // Named in pg_stat_activity on the replica, so its sessions are told from the writer's.
+  if (!u.searchParams.has('application_name')) u.searchParams.set('application_name', 'switchyard-reader');
+  return u.toString();
+}
+
+function writerHa(env: NodeJS.ProcessEnv): boolean {
+  const on = onOff(env, 'DB_WRITER_HA', false);
+  if (on && !env.DATABASE_URL) throw new Error('DB_WRITER_HA=on needs DATABASE_URL: the writer it stands in for is a Postgres server');
+  return on;
+}
+
+// RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ), so no space, quote or backslash.
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/;
+
+function scopes(env: NodeJS.ProcessEnv, name: string): string[] {
+  const raw = env[name] ?? '';
+  if (raw.trim() === '') return [];
+  const out: string[] = [];
+  for (const part of raw.split(',')) {
+    const scope = part.trim();
+    if (!SCOPE_TOKEN.test(scope)) {
+      throw new Error(`${name}: '${scope}' is not an OAuth scope (1 to 200 printable ASCII characters, no space, quote or backslash; entries separated by commas)`);
+    }
+    if (out.includes(scope)) throw new Error(`${name}: '${scope}' is listed twice`);
+    out.push(scope);
+  }
+  return out;
 }
 
 /** Tracing is on when an OTLP endpoint is set, unless OTEL_SDK_DISABLED says otherwise. */

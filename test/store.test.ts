@@ -5,7 +5,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import net, { type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +17,7 @@ import { SqliteDb } from '../src/store/sqlite.js';
 import { Store } from '../src/store/store.js';
 import { keyRecord as key } from './support/keys.js';
 import { ADMIN_KEY, startTestGateway } from './support/gateway.js';
+import { startPgRelay } from './support/pg-relay.js';
 import { spawnGateway } from './support/process.js';
 
 const PG_URL = process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
@@ -399,45 +399,19 @@ describe('gateway on Postgres (DATABASE_URL)', { timeout: 30_000 }, () => {
 
   it('/health answers degraded (200) while the database is unreachable, and ok once it is back', async () => {
     // The gateway reaches Postgres through a TCP relay the test can cut and restore.
-    const target = new URL(PG_URL);
-    const sockets = new Set<net.Socket>();
-    const relay = (port: number): Promise<net.Server> =>
-      new Promise((resolve) => {
-        const server = net.createServer((client) => {
-          const upstream = net.connect(Number(target.port || 5432), target.hostname);
-          for (const sock of [client, upstream]) {
-            sockets.add(sock);
-            sock.on('error', () => {});
-            sock.on('close', () => {
-              client.destroy();
-              upstream.destroy();
-            });
-          }
-          client.pipe(upstream).pipe(client);
-        });
-        server.listen(port, '127.0.0.1', () => resolve(server));
-      });
-    const cut = (server: net.Server): void => {
-      server.close();
-      for (const sock of sockets) sock.destroy();
-    };
+    const relay = await startPgRelay();
     const health = async (): Promise<unknown> => {
       const res = await fetch(`${gw.url}/health`);
       assert.equal(res.status, 200);
       return res.json();
     };
 
-    let server = await relay(0);
-    const port = (server.address() as AddressInfo).port;
-    const u = new URL(databaseUrl);
-    u.hostname = '127.0.0.1';
-    u.port = String(port);
-    const gw = await startTestGateway({ DATABASE_URL: u.toString(), GATEWAY_ENCRYPTION_KEY: encryption });
+    const gw = await startTestGateway({ DATABASE_URL: relay.through(databaseUrl), GATEWAY_ENCRYPTION_KEY: encryption });
     try {
       assert.deepEqual(await health(), { status: 'ok' });
-      cut(server);
+      await relay.cut();
       assert.deepEqual(await health(), { status: 'degraded' });
-      server = await relay(port);
+      await relay.restore();
       let body: unknown;
       for (let i = 0; i < 30; i++) {
         body = await health();
@@ -447,7 +421,7 @@ describe('gateway on Postgres (DATABASE_URL)', { timeout: 30_000 }, () => {
       assert.deepEqual(body, { status: 'ok' });
     } finally {
       await gw.stop();
-      cut(server);
+      await relay.cut();
     }
   });
 });

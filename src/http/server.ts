@@ -11,6 +11,7 @@ import type { ConnectionLimits } from '../settings.js';
 import { ENDPOINT_PATHS, type Endpoint } from '../shared/endpoint.js';
 import { GatewayError, invalid } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
+import { WriterUnavailable } from '../store/failover.js';
 import { readRequestIds, type RequestIds } from '../tracing/tracer.js';
 import { requireScope, type KeyAuthenticator } from './auth.js';
 import { ConsoleFiles } from './console.js';
@@ -142,6 +143,8 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
       if (--inflight === 0 && idle !== null) idle();
     });
     handle(deps, consoleFiles, req, res).catch((err: unknown) => {
+      // Writer HA mode (store/failover.ts): the writer's absence is the answer, not a fault of the gateway's.
+      if (err instanceof WriterUnavailable) return sendError(res, new GatewayError(503, err.message, { code: 'database_unavailable', headers: { 'retry-after': '1' } }));
       deps.onError(err);
       sendError(res, new GatewayError(500, 'internal gateway error', { code: 'internal_error' }));
     });

@@ -56,7 +56,7 @@ function report(err: unknown, message: string): void {
 }
 
 const db = await openDb(data);
-const repo = new LogRepo(db);
+const repo = new LogRepo(db, db);
 const queue = new LogQueue({
   sink: { insert: (records) => repo.insert(records), isDataError },
   spill: new SpillFiles(join(data.dataDir, 'log-spill')),

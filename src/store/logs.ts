@@ -349,7 +349,11 @@ function hidden<T extends { workspaceId: string; metadata: Record<string, string
 }
 
 export class LogRepo {
-  constructor(private readonly db: Db) {}
+  /** `reader` answers the reads of the logs API and analytics (a replica, or db itself); writes and retention go to db. */
+  constructor(
+    private readonly db: Db,
+    private readonly reader: Db,
+  ) {}
 
   /** Writes records in one transaction; records already stored (same id) are skipped. */
   async insert(records: readonly LogRecord[]): Promise<void> {
@@ -371,19 +375,19 @@ export class LogRepo {
 
   /** One log with headers and bodies, if the scope shows it. */
   async get(id: string, scope: LogScope): Promise<LogRecord | null> {
-    const { where, params } = conditions(this.db.engine, {}, scope);
-    const row = await this.db.get<Row>(`SELECT * FROM request_logs WHERE id = ? AND ${where.join(' AND ')}`, [id, ...params]);
+    const { where, params } = conditions(this.reader.engine, {}, scope);
+    const row = await this.reader.get<Row>(`SELECT * FROM request_logs WHERE id = ? AND ${where.join(' AND ')}`, [id, ...params]);
     return row === undefined ? null : hidden(scope, toRecord(row));
   }
 
   /** Newest first (ids are time-ordered), `after` the last id of the previous page. */
   async list(filter: LogFilter, scope: LogScope, page: PageRequest): Promise<Page<LogSummary>> {
-    const { where, params } = conditions(this.db.engine, filter, scope);
+    const { where, params } = conditions(this.reader.engine, filter, scope);
     if (page.after !== undefined) {
       where.push('id < ?');
       params.push(page.after);
     }
-    const rows = await this.db.all<Row>(`SELECT ${SUMMARY_COLUMNS} FROM request_logs WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, [...params, page.limit + 1]);
+    const rows = await this.reader.all<Row>(`SELECT ${SUMMARY_COLUMNS} FROM request_logs WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, [...params, page.limit + 1]);
     const hasMore = rows.length > page.limit;
     if (hasMore) rows.pop();
     return { data: rows.map((r) => hidden(scope, toSummary(r))), hasMore };
@@ -404,8 +408,8 @@ export class LogRepo {
     const key = GROUP_BY[groupBy];
     const perCheck = groupBy === 'guardrail_check';
     // A request is in the group of each check it ran: a row per check, `c.key` its id and `c.value` its outcome.
-    const from = perCheck ? `request_logs CROSS JOIN ${checksOf(this.db.engine)}` : 'request_logs';
-    const { where, params } = conditions(this.db.engine, filter, scope);
+    const from = perCheck ? `request_logs CROSS JOIN ${checksOf(this.reader.engine)}` : 'request_logs';
+    const { where, params } = conditions(this.reader.engine, filter, scope);
     const ranked = columns.some((c) => c === 'p50_latency' || c === 'p95_latency' || c === 'p99_latency');
     const window = ranked ? `, ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n` : '';
     const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${perCheck ? ', c.value AS outcome' : ''}${window}
@@ -420,12 +424,12 @@ export class LogRepo {
       outer.push(page.after);
     }
     outer.push(page.limit + 1);
-    const rows = await this.db.all<Record<string, SqlValue>>(
+    const rows = await this.reader.all<Record<string, SqlValue>>(
       `SELECT k, COUNT(*) AS requests${selected} FROM (${inner}) t ${cursor}
        GROUP BY k ORDER BY CASE WHEN k IS NULL THEN 1 ELSE 0 END, k LIMIT ?`,
       outer,
     );
-    const count = await this.db.get<{ total: number }>(`SELECT COUNT(*) AS total FROM (SELECT ${key} AS k FROM ${from} WHERE ${where.join(' AND ')} GROUP BY ${key}) g`, params);
+    const count = await this.reader.get<{ total: number }>(`SELECT COUNT(*) AS total FROM (SELECT ${key} AS k FROM ${from} WHERE ${where.join(' AND ')} GROUP BY ${key}) g`, params);
     const hasMore = rows.length > page.limit;
     if (hasMore) rows.pop();
     return {

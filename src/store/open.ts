@@ -4,18 +4,26 @@
  * carries one database driver, not two.
  */
 import type { Settings } from '../settings.js';
+import { FailoverDb } from './failover.js';
 import { Store, type Engine } from './store.js';
 
 export type DbSettings = Pick<Settings, 'dataDir' | 'databaseUrl'>;
+export type StoreSettings = DbSettings & Partial<Pick<Settings, 'databaseReaderUrl' | 'writerHa'>>;
 
-export async function openStore(settings: DbSettings): Promise<Store> {
+/** With HA on, a connection not made in this long counts as the writer being away (and the reader's, as failed). */
+const HA_CONNECT_TIMEOUT_MS = 3000;
+
+export async function openStore(settings: StoreSettings): Promise<Store> {
   if (settings.databaseUrl === undefined) return new Store(await openDb(settings));
   const { PostgresDb } = await import('./postgres.js');
-  const db = new PostgresDb(settings.databaseUrl);
-  const store = new Store(db);
+  const connectTimeoutMs = settings.writerHa === true ? HA_CONNECT_TIMEOUT_MS : undefined;
+  const db = new PostgresDb(settings.databaseUrl, { connectTimeoutMs });
+  const reader = settings.databaseReaderUrl === undefined ? null : new PostgresDb(settings.databaseReaderUrl, { connectTimeoutMs });
+  const store = new Store(settings.writerHa === true ? new FailoverDb(db, reader) : db, reader);
   db.connectChanges(store.changes);
   return store;
 }
+
 
 /** A connection of its own (the log writer thread's): no change notices, no migrations. */
 export async function openDb(settings: DbSettings): Promise<Engine> {

@@ -66,8 +66,12 @@ export class PostgresDb implements Db {
   private listener: pg.Client | null = null;
   private closed = false;
 
-  constructor(private readonly connectionString: string) {
-    this.pool = new pg.Pool({ connectionString, types: TYPES });
+  /** `connectTimeoutMs`: how long a new connection may take (unset: the OS's own TCP timeout), so a writer gone silent fails fast. */
+  constructor(
+    private readonly connectionString: string,
+    opts: { connectTimeoutMs?: number } = {},
+  ) {
+    this.pool = new pg.Pool({ connectionString, types: TYPES, connectionTimeoutMillis: opts.connectTimeoutMs });
     // An idle client losing its connection (server restart) emits here; without a
     // listener that would crash the process. The next query reconnects or fails visibly.
     this.pool.on('error', () => {});

@@ -25,6 +25,8 @@ import { WorkspaceRepo } from './workspaces.js';
 const PING_TIMEOUT_MS = 1000;
 
 export interface Engine extends Db {
+  /** The database that takes the writes where this Db is not it alone (failover.ts): /health asks it. */
+  readonly writer?: Db;
   close(): void | Promise<void>;
 }
 
@@ -46,7 +48,11 @@ export class Store {
   readonly files: FileRepo;
   readonly batches: BatchRepo;
 
-  constructor(readonly db: Engine) {
+  /** `reader`: a read replica, which the log and analytics reads use (DB_READER_HOST); the store closes it. */
+  constructor(
+    readonly db: Engine,
+    private readonly reader: Engine | null = null,
+  ) {
     this.workspaces = new WorkspaceRepo(db, this.changes);
     this.apiKeys = new ApiKeyRepo(db, this.changes);
     this.settings = new SettingsRepo(db, this.changes);
@@ -58,7 +64,7 @@ export class Store {
     this.prompts = new PromptRepo(db, this.changes);
     this.rateLimitPolicies = new RateLimitPolicyRepo(db, this.changes);
     this.usageLimitPolicies = new UsageLimitPolicyRepo(db, this.changes);
-    this.logs = new LogRepo(db);
+    this.logs = new LogRepo(db, reader ?? db);
     this.responses = new ResponseRepo(db);
     this.files = new FileRepo(db);
     this.batches = new BatchRepo(db);
@@ -68,13 +74,13 @@ export class Store {
     return migrate(this.db);
   }
 
-  /** Whether the database answers now; false, not an error, when it does not (for /health), within a second. */
+  /** Whether the database (its writer) answers now; false, not an error, when it does not (for /health), within a second. */
   async ping(): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<boolean>((resolve) => {
       timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
     });
-    const answer = this.db.get('SELECT 1').then(
+    const answer = (this.db.writer ?? this.db).get('SELECT 1').then(
       () => true,
       () => false,
     );
@@ -87,5 +93,6 @@ export class Store {
 
   async close(): Promise<void> {
     await this.db.close();
+    await this.reader?.close();
   }
 }

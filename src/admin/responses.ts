@@ -33,6 +33,8 @@ export class StoredResponses implements StoredResponsesApi {
   constructor(private readonly repo: ResponseRepo) {}
 
   owns(method: string, sub: string): boolean {
+    // Asked of every request under /v1: the model endpoints pass without an array made.
+    if (!sub.startsWith('/responses/')) return false;
     const parts = sub.split('/'); // ['', 'responses', id, ('input_items')]
     if (parts[1] !== 'responses' || !isGatewayResponseId(parts[2])) return false;
     if (parts.length === 3) return method === 'GET' || method === 'DELETE';

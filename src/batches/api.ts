@@ -59,6 +59,8 @@ export class Jobs {
   constructor(private readonly d: JobsDeps) {}
 
   owns(method: string, sub: string, headers: IncomingHttpHeaders): boolean {
+    // Asked of every request under /v1: the model endpoints pass without an array made.
+    if (!sub.startsWith('/files') && !sub.startsWith('/batches')) return false;
     const parts = sub.split('/'); // ['', 'files' | 'batches', id?, 'content' | 'cancel'?]
     if (parts[1] === 'files') {
       if (parts.length === 2) return (method === 'POST' || method === 'GET') && !PROVIDER_HEADERS.some((h) => headers[h] !== undefined);

@@ -115,6 +115,7 @@ export function gatewayVariants(): GatewayVariant[] {
     { name: 'gateway', about: 'the defaults: every request logged with its bodies, SQLite in a fresh GATEWAY_DATA_DIR', env: {} },
     { name: 'gateway, logs off', about: 'GATEWAY_REQUEST_LOGS=off', env: { GATEWAY_REQUEST_LOGS: 'off' } },
     redisRateLimit(),
+    inlineConfig(),
     inputChecks(),
     ...baseline(),
   ];
@@ -126,6 +127,16 @@ export const INPUT_CHECKS = [
   { 'default.wordCount': { minWords: 1, maxWords: 10_000 } },
   { 'default.contains': { words: ['password', 'secret'], operator: 'none' } },
 ];
+
+/** The checks variant's config without its checks: what routing by an inline config costs, apart from what the checks cost. */
+function inlineConfig(): GatewayVariant {
+  return {
+    name: 'gateway, inline config',
+    about: 'the defaults, requests routed by an inline x-gateway-config ({provider, custom_host}) instead of the x-gateway-provider and x-gateway-custom-host headers',
+    env: {},
+    routing: (upstream) => ({ 'x-gateway-config': JSON.stringify({ provider: 'openai', custom_host: upstream }) }),
+  };
+}
 
 function inputChecks(): GatewayVariant {
   return {

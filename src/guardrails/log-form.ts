@@ -27,14 +27,25 @@ export interface HookResults {
 const OUTCOME_RANK: Record<CheckOutcome, number> = { passed: 0, errored: 1, failed: 2 };
 
 /** Values per hook before its checks, and per check, in a flat list (flatten's order). */
-const HOOK_WIDTH = 11;
-const CHECK_WIDTH = 9;
+const HOOK_WIDTH = 7;
+const CHECK_WIDTH = 7;
+/** A hook's booleans in one number. */
+const VERDICT = 1;
+const DENY = 2;
+const ASYNC = 4;
+const TRANSFORMED = 8;
+const DEFAULT = 16;
+/** A check's: VERDICT, TRANSFORMED and this. */
+const FAIL_ON_ERROR = 2;
+
+const bit = (on: boolean | undefined, b: number): number => (on === true ? b : 0);
 
 /**
  * Hook results as they cross to the writer: [before count, after count,
- * then each hook's fields and its checks' fields]; a created_at equal to
- * the one before it (the hook before, the check's hook) is null: fewer
- * strings to copy across.
+ * then each hook's fields and its checks' fields]. Each value costs the
+ * copy, so booleans go as bits of one number, and what is at its usual
+ * value as null: a type `guardrail`, a created_at equal to the one before
+ * it (the hook before, the check's hook).
  */
 export type FlatHooks = readonly unknown[];
 
@@ -43,8 +54,12 @@ export function flatten(r: HookResults): FlatHooks {
   for (const hooks of [r.before_request_hooks, r.after_request_hooks]) {
     let before = '';
     for (const h of hooks) {
-      out.push(h.id, h.type, h.verdict, h.deny, h.async, h.transformed, h.feedback, h.execution_time, h.created_at === before ? null : h.created_at, h.default === true, h.checks.length);
-      for (const c of h.checks) out.push(c.id, c.verdict, c.explanation, c.data, c.error, c.fail_on_error, c.transformed, c.execution_time, c.created_at === h.created_at ? null : c.created_at);
+      const flags = bit(h.verdict, VERDICT) | bit(h.deny, DENY) | bit(h.async, ASYNC) | bit(h.transformed, TRANSFORMED) | bit(h.default, DEFAULT);
+      out.push(h.id, flags, h.type === 'guardrail' ? null : h.type, h.feedback, h.execution_time, h.created_at === before ? null : h.created_at, h.checks.length);
+      for (const c of h.checks) {
+        const checkFlags = bit(c.verdict, VERDICT) | bit(c.fail_on_error, FAIL_ON_ERROR) | bit(c.transformed, TRANSFORMED);
+        out.push(c.id, checkFlags, c.explanation, c.data, c.error, c.execution_time, c.created_at === h.created_at ? null : c.created_at);
+      }
       before = h.created_at;
     }
   }
@@ -58,35 +73,37 @@ export function unflatten(v: FlatHooks): HookResults {
     let before = '';
     for (let i = 0; i < n; i++) {
       const h = at;
-      const createdAt = (v[h + 8] as string | null) ?? before;
+      const flags = v[h + 1] as number;
+      const createdAt = (v[h + 5] as string | null) ?? before;
       before = createdAt;
       const checks: CheckResult[] = [];
       at += HOOK_WIDTH;
-      for (let j = 0; j < (v[h + 10] as number); j++, at += CHECK_WIDTH) {
+      for (let j = 0; j < (v[h + 6] as number); j++, at += CHECK_WIDTH) {
+        const checkFlags = v[at + 1] as number;
         checks.push({
           id: v[at] as string,
-          verdict: v[at + 1] as boolean,
+          verdict: (checkFlags & VERDICT) !== 0,
           explanation: v[at + 2] as string,
           data: v[at + 3] as CheckResult['data'],
           error: v[at + 4] as CheckResult['error'],
-          fail_on_error: v[at + 5] as boolean,
-          transformed: v[at + 6] as boolean,
-          execution_time: v[at + 7] as number,
-          created_at: (v[at + 8] as string | null) ?? createdAt,
+          fail_on_error: (checkFlags & FAIL_ON_ERROR) !== 0,
+          transformed: (checkFlags & TRANSFORMED) !== 0,
+          execution_time: v[at + 5] as number,
+          created_at: (v[at + 6] as string | null) ?? createdAt,
         });
       }
       out.push({
         id: v[h] as string,
-        type: v[h + 1] as string,
-        verdict: v[h + 2] as boolean,
-        deny: v[h + 3] as boolean,
-        async: v[h + 4] as boolean,
-        transformed: v[h + 5] as boolean,
-        feedback: v[h + 6] as HookResult['feedback'],
-        execution_time: v[h + 7] as number,
+        type: (v[h + 2] as string | null) ?? 'guardrail',
+        verdict: (flags & VERDICT) !== 0,
+        deny: (flags & DENY) !== 0,
+        async: (flags & ASYNC) !== 0,
+        transformed: (flags & TRANSFORMED) !== 0,
+        feedback: v[h + 3] as HookResult['feedback'],
+        execution_time: v[h + 4] as number,
         created_at: createdAt,
         checks,
-        ...(v[h + 9] === true && { default: true as const }),
+        ...((flags & DEFAULT) !== 0 && { default: true as const }),
       });
     }
     return out;

@@ -4,8 +4,8 @@
  * settings from a clean slate, its output in a log file of its own; and the
  * waits and calls both make around it.
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, readFileSync } from 'node:fs';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -102,6 +102,27 @@ export function spawnGateway(g: GatewaySpawn): ChildProcess {
 export async function waitHealthy(base: string, proc: ChildProcess, timeoutMs = 30_000): Promise<void> {
   const health = async (): Promise<boolean> => (await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) })).ok;
   await waitReady('/health', proc, health, timeoutMs);
+}
+
+/**
+ * The gateway's log writer thread (named sy-log-writer, src/logs/writer-thread.ts)
+ * moved to `core`, the load core: the request thread keeps the server core, as a
+ * deployment with a second core would have it. Everything else of the process stays there.
+ */
+export async function pinLogWriter(pid: number, core: number): Promise<void> {
+  for (let tries = 0; tries < 50; tries++) {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      let comm = '';
+      try {
+        comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      } catch {
+        continue;
+      }
+      if (comm === 'sy-log-writer') return void execFileSync('taskset', ['-pc', String(core), tid], { stdio: 'ignore' });
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('no sy-log-writer thread in the gateway to pin');
 }
 
 /** The last lines of a gateway's log, for a failure's report. */

@@ -2,6 +2,7 @@
  * The bench's figures as Markdown: printed after every run and written to
  * bench/RESULTS.md, whose hand-written Profile section is carried over.
  */
+import type { BatchFigure } from './batch.js';
 import type { Percentiles } from './ttfb.js';
 
 /** The gateway variants (bench/variants.ts); `gateway` is the defaults, the headline. */
@@ -68,7 +69,11 @@ export interface Report {
   targets: TargetResult[];
   /** The in-process micro-benchmark of prompt rendering (bench/prompt-render.ts); absent when it failed. */
   promptRender?: { templateBytes: number; usPerRender: number };
+  /** The gateway-managed batch (bench/batch.ts); absent when not run (profiling, not built). */
+  batch?: BatchResult;
 }
+
+export type BatchResult = BatchFigure | { failure: string };
 
 const SCENARIO_LABEL: Record<ScenarioId, string> = {
   chat16: 'chat, 16 connections',
@@ -133,6 +138,7 @@ function table(header: string[], rows: string[][]): string {
 
 export function renderReport(r: Report, profileSection: string): string {
   const target = (name: TargetName): TargetResult | undefined => r.targets.find((t) => t.name === name);
+  const batchFigure = r.batch && !('failure' in r.batch) ? r.batch : undefined;
   const run = (name: TargetName, s: ScenarioId): RunResult | undefined => target(name)?.runs[s];
   const diff = (name: TargetName, s: ScenarioId, pick: (x: RunResult) => number | undefined): number | undefined => {
     const a = run(name, s);
@@ -238,6 +244,13 @@ export function renderReport(r: Report, profileSection: string): string {
         `render of a 1 KB prompt template (chat, ${r.promptRender ? `${int(r.promptRender.templateBytes)} bytes, ` : ''}variables, sections, a partial; in-process): < 50 µs per render`,
         r.promptRender ? `${r.promptRender.usPerRender.toFixed(2)} µs` : DASH,
         verdict(r.promptRender ? r.promptRender.usPerRender < 50 : undefined),
+      ],
+      [
+        `gateway-managed batch of ${int(batchFigure?.lines ?? 50_000)} chat lines (upload, validation, every line through the pipeline to nginx's fixed answer, output file; the gateway on the server core, its log writer on the load core): ≥ 1,000 lines/s and peak RSS < 200 MiB`,
+        batchFigure
+          ? `${int(batchFigure.linesPerSecond)} lines/s (${batchFigure.seconds.toFixed(1)} s), ${int(batchFigure.rssPeakMiB)} MiB, ${int(batchFigure.cpuUsPerLine)} CPU µs per line`
+          : DASH,
+        verdict(batchFigure ? batchFigure.linesPerSecond >= 1000 && batchFigure.rssPeakMiB < 200 : undefined),
       ],
       ...baselineRows,
     ],
@@ -382,7 +395,8 @@ export function renderReport(r: Report, profileSection: string): string {
     ),
   );
 
-  const failed = r.targets.filter((t) => t.failure);
+  const failed: { name: string; failure?: string }[] = r.targets.filter((t) => t.failure);
+  if (r.batch && 'failure' in r.batch) failed.push({ name: 'batch', failure: r.batch.failure });
   const failures = failed.length
     ? `\n## Failures\n\n${failed.map((t) => `- ${t.name}: ${t.failure ?? ''}`).join('\n')}\n`
     : '';

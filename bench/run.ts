@@ -18,15 +18,16 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import os from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { measureBatch } from './batch.js';
 import { spawnTracked, stopAll, stopChild } from './children.js';
 import { CHAT_REQUEST, EMBEDDINGS_REQUEST, STREAM_REQUEST } from './fixtures.js';
-import { BENCH_KEY, freePort, GATEWAY_MAIN, gatewayLogTail, portOpen, ROOT, spawnGateway, START_FLAGS, waitHealthy, waitReady } from './gateway-process.js';
+import { BENCH_KEY, freePort, GATEWAY_MAIN, gatewayLogTail, pinLogWriter, portOpen, ROOT, spawnGateway, START_FLAGS, waitHealthy, waitReady } from './gateway-process.js';
 import { measureAll, type Kind, type Plan, type Scenario, type Target } from './measure.js';
 import { nginxFailure, proxyConfig, startNginx, staticUpstreamConfig } from './nginx.js';
 import { measurePromptRender } from './prompt-render.js';
 import { machine } from './procfs.js';
 import { selfTimeByKind, topSelfTime } from './profile.js';
-import { existingProfileSection, renderReport, type TargetResult } from './report.js';
+import { existingProfileSection, renderReport, type BatchResult, type TargetResult } from './report.js';
 import { logQueueOutcomes, storedLogRows } from './request-logs.js';
 import { gatewayVariants, type GatewayVariant } from './variants.js';
 
@@ -149,7 +150,7 @@ async function startGateway(variant: GatewayVariant, tmp: string, upstream: { ch
   const run: GatewayRun = { variant, proc, base, dir, extraRequests: 0 };
   try {
     await waitHealthy(base, proc);
-    if (variant.env.GATEWAY_REQUEST_LOGS !== 'off') await pinLogWriter(proc.pid!);
+    if (variant.env.GATEWAY_REQUEST_LOGS !== 'off') await pinLogWriter(proc.pid!, LOAD_CORE);
     run.extraRequests += (await variant.setUp?.({ base, target })) ?? 0;
     await checkTarget(target);
     run.extraRequests += CHECKED_KINDS.length;
@@ -159,27 +160,6 @@ async function startGateway(variant: GatewayVariant, tmp: string, upstream: { ch
     log(`${variant.name} failed ${run.failure}`);
   }
   return run;
-}
-
-/**
- * The gateway's log writer thread (named sy-log-writer, src/logs/writer-thread.ts)
- * moved to the load core: the request thread keeps core 0, as a deployment
- * with a second core would have it. Everything else of the process stays on core 0.
- */
-async function pinLogWriter(pid: number): Promise<void> {
-  for (let tries = 0; tries < 50; tries++) {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      let comm = '';
-      try {
-        comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-      } catch {
-        continue;
-      }
-      if (comm === 'sy-log-writer') return void execFileSync('taskset', ['-pc', String(LOAD_CORE), tid], { stdio: 'ignore' });
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('no sy-log-writer thread in the gateway to pin');
 }
 
 /**
@@ -219,6 +199,16 @@ function printProfile(who: string, dir: string, top: number, requests: number | 
   }
   console.log(`\n## ${who} CPU profile: self time by kind (${join(dir, file)}; native frames and Node helpers such as Buffer and crypto count with their caller, socket writes apart)\n`);
   console.log(selfTimeByKind(join(dir, file), ROOT, requests));
+}
+
+/** The batch bench (bench/batch.ts); a failure is recorded for the report, not thrown. */
+async function measureBatchRecorded(dir: string, upstream: string): Promise<BatchResult> {
+  try {
+    return await measureBatch({ upstream, dir, serverCore: SERVER_CORE, loadCore: LOAD_CORE, log });
+  } catch (err) {
+    log(`batch failed: ${(err as Error).message}`);
+    return { failure: (err as Error).message };
+  }
 }
 
 async function main(tmp: string): Promise<number> {
@@ -327,9 +317,11 @@ async function main(tmp: string): Promise<number> {
   if (floorFailure) results.splice(2, 0, { name: 'node floor', runs: {}, failure: floorFailure });
   for (const g of gateways) if (g.failure) results.push({ name: g.variant.name, runs: {}, failure: g.failure });
   await Promise.all([stopGateways(gateways, results), stopChild(floor, 5000)]);
-  const failed = results.some((r) => r.failure);
   // In-process, after the load: nothing else runs on the machine then.
   const promptRender = built ? measurePromptRender() : undefined;
+  // A gateway of its own on the server core, the upstream nginx still up; not under the profiler, which slows it.
+  const batch = built && !PROFILE ? await measureBatchRecorded(join(tmp, 'gateway-batch'), `http://127.0.0.1:${staticPort}/v1`) : undefined;
+  const failed = results.some((r) => r.failure) || (batch !== undefined && 'failure' in batch);
 
   const markdown = renderReport(
     {
@@ -346,6 +338,7 @@ async function main(tmp: string): Promise<number> {
       floorStatus,
       targets: results,
       promptRender,
+      batch,
     },
     existingProfileSection(existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : undefined),
   );

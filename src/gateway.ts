@@ -12,6 +12,7 @@ import { StoredResponses } from './admin/responses.js';
 import { Jobs } from './batches/api.js';
 import { BatchEngine } from './batches/engine.js';
 import { Files } from './batches/files.js';
+import { S3Storage } from './batches/s3-storage.js';
 import { DiskStorage } from './batches/storage.js';
 import { AnswerCache } from './cache/answer-cache.js';
 import { RouterEmbedder } from './cache/embedder.js';
@@ -178,7 +179,8 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     tracer,
     onError,
   );
-  const storage = new DiskStorage(settings.batches.filesDir);
+  const s3 = settings.batches.s3;
+  const storage = s3 === undefined ? new DiskStorage(settings.batches.filesDir) : new S3Storage(s3, settings.batches.filesDir);
   await storage.init();
   const files = new Files(store.files, storage);
   const engine = new BatchEngine(

@@ -15,8 +15,25 @@ export interface BatchSettings {
   /** How long a batch's lease lasts unless its runner renews it. */
   leaseMs: number;
   maxFileBytes: number;
-  /** Where the gateway's files are kept: every process of one database must see the same folder (a shared volume). */
+  /**
+   * Where the gateway's files are kept: every process of one database must see the same folder (a shared volume).
+   * With s3, only files being written (scratch) are here, and the files are in the bucket.
+   */
   filesDir: string;
+  /** An S3-compatible bucket for the files (GATEWAY_FILES_S3_*); credentials from the AWS SDK's usual sources (AWS_ACCESS_KEY_ID, …). */
+  s3?: S3Settings;
+}
+
+export interface S3Settings {
+  bucket: string;
+  /** GATEWAY_FILES_S3_REGION, else AWS_REGION. */
+  region: string;
+  /** An S3-compatible service's URL (MinIO, R2, …); AWS's own when absent. */
+  endpoint?: string;
+  /** Prepended to every object's key (the file id). */
+  prefix: string;
+  /** Bucket in the path, not the host name: default on with an endpoint (most S3-compatible services want it). */
+  forcePathStyle: boolean;
 }
 
 export interface Settings {
@@ -156,9 +173,40 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       leaseMs: int(env, 'GATEWAY_BATCH_LEASE_MS', 30_000, 100, 3_600_000),
       maxFileBytes: int(env, 'GATEWAY_MAX_FILE_BYTES', 512 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER),
       filesDir: resolve(env.GATEWAY_FILES_DIR || join(resolve(env.GATEWAY_DATA_DIR || './data'), 'files')),
+      ...s3(env),
     },
     upstream: { deny: addressRules(env, 'GATEWAY_UPSTREAM_DENY'), allow: addressRules(env, 'GATEWAY_UPSTREAM_ALLOW') },
   };
+}
+
+// S3's bucket naming rules: 3-63 of lowercase letters, digits, dots and hyphens, a letter or digit at each end.
+const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** GATEWAY_FILES_S3_*: all or nothing, each one checked, so a typo stops the process rather than writing elsewhere. */
+function s3(env: NodeJS.ProcessEnv): { s3?: S3Settings } {
+  const bucket = env.GATEWAY_FILES_S3_BUCKET || undefined;
+  if (bucket === undefined) {
+    for (const name of ['GATEWAY_FILES_S3_ENDPOINT', 'GATEWAY_FILES_S3_REGION', 'GATEWAY_FILES_S3_PREFIX', 'GATEWAY_FILES_S3_FORCE_PATH_STYLE']) {
+      if (env[name]) throw new Error(`${name} is set but GATEWAY_FILES_S3_BUCKET is not: set the bucket to keep files in S3`);
+    }
+    return {};
+  }
+  if (!BUCKET.test(bucket)) throw new Error(`GATEWAY_FILES_S3_BUCKET must be an S3 bucket name (3-63 lowercase letters, digits, dots, hyphens), got '${bucket}'`);
+  const region = env.GATEWAY_FILES_S3_REGION || env.AWS_REGION || undefined;
+  if (region === undefined) throw new Error('GATEWAY_FILES_S3_REGION (or AWS_REGION) is required with GATEWAY_FILES_S3_BUCKET');
+  const endpoint = env.GATEWAY_FILES_S3_ENDPOINT || undefined;
+  if (endpoint !== undefined) {
+    let url: URL | null = null;
+    try {
+      url = new URL(endpoint);
+    } catch {
+      // reported below
+    }
+    if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw new Error(`GATEWAY_FILES_S3_ENDPOINT must be an http(s) URL, got '${endpoint}'`);
+  }
+  const prefix = env.GATEWAY_FILES_S3_PREFIX ?? '';
+  if (prefix.length > 512 || /[\x00-\x1f]/.test(prefix)) throw new Error('GATEWAY_FILES_S3_PREFIX must be at most 512 characters, without control characters');
+  return { s3: { bucket, region, endpoint, prefix, forcePathStyle: onOff(env, 'GATEWAY_FILES_S3_FORCE_PATH_STYLE', endpoint !== undefined) } };
 }
 
 function addressRules(env: NodeJS.ProcessEnv, name: string): AddressRule[] {

@@ -22,7 +22,7 @@ for (const engine of engines()) {
       mock = await startMockFineTuning();
       const vk = async (body: Record<string, unknown>) => (await expectJson(await gw.call('/virtual-keys', { body }), 201)).id as string;
       const openaiVk = await vk({ name: 'ft openai', provider: 'openai', key: 'sk-openai-ft', custom_host: `${mock.url}/v1` });
-      const azureVk = await vk({ name: 'ft azure', provider: 'azure-openai', key: 'az-ft-key', resource_name: 'res', custom_host: mock.url, api_version: '2024-10-21' });
+      const azureVk = await vk({ name: 'ft azure', provider: 'azure-openai', key: 'az-ft-key', resource_name: 'res', custom_host: mock.url, deployments: [{ deployment_id: 'gpt4o', alias: 'gpt-4o', api_version: '2024-10-21', is_default: true }] });
       const client = (headers: Record<string, string>, apiKey = 'unused') => new OpenAI({ apiKey, baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, ...headers }, maxRetries: 0 });
       clients.openai = client({ 'x-gateway-virtual-key': openaiVk });
       clients.azure = client({ 'x-gateway-virtual-key': azureVk });

@@ -88,6 +88,13 @@ describe('azure-openai prepare()', () => {
     assert.equal(prepared(azureOpenAI, input('azure-openai', noDeployment, 'proxy', null)).url, 'https://contoso-eu.openai.azure.com/openai/files?purpose=fine-tune&api-version=2024-10-21');
     assert.equal(prepared(azureOpenAI, input('azure-openai', { ...noDeployment, api_version: 'v1' }, 'proxy', null)).url, 'https://contoso-eu.openai.azure.com/openai/v1/files?purpose=fine-tune');
     assert.equal(prepared(azureOpenAI, input('azure-openai', { api_key: 'k', resource_name: 'r' }, 'proxy', null, '/files')).url, 'https://r.openai.azure.com/openai/files');
+    // Only deployments: the default one's api-version (else the first's), as Azure needs one on these routes.
+    const deployments = [
+      { deployment_id: 'a', alias: 'a', api_version: '2024-06-01' },
+      { deployment_id: 'b', alias: 'b', api_version: '2024-10-21', is_default: true },
+    ];
+    assert.equal(prepared(azureOpenAI, input('azure-openai', { api_key: 'k', resource_name: 'r', deployments }, 'proxy', null, '/fine_tuning/jobs')).url, 'https://r.openai.azure.com/openai/fine_tuning/jobs?api-version=2024-10-21');
+    assert.equal(prepared(azureOpenAI, input('azure-openai', { api_key: 'k', resource_name: 'r', deployments: deployments.slice(0, 1) }, 'proxy', null, '/batches')).url, 'https://r.openai.azure.com/openai/batches?api-version=2024-06-01');
   });
 
   it('a custom host replaces https://{resource}.openai.azure.com (trailing slash tolerated)', () => {

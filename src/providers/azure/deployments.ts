@@ -34,7 +34,12 @@ export function chooseDeployment(provider: string, node: AzureSettings, model: u
   return ok({ deploymentId: deploymentId.value, apiVersion: apiVersion.value });
 }
 
-/** The api-version of a target outside any deployment (the generic proxy), if set. */
+/**
+ * The api-version of a target outside any deployment (the generic proxy: files, batches,
+ * fine-tuning), if set: its own, else its default deployment's (the first's, as above), so
+ * a target that lists only deployments still reaches routes Azure serves only with a version.
+ */
 export function targetApiVersion(node: AzureSettings): string | undefined {
-  return setting(node, 'api_version', 'cloud3_api_version');
+  const list = node.deployments ?? [];
+  return setting(node, 'api_version', 'cloud3_api_version') ?? (list.find((d) => d.is_default === true) ?? list[0])?.api_version;
 }

@@ -11,7 +11,8 @@
  * reports them in RESULTS.md (targets: ≥ 1,000 lines/s, RSS < 200 MiB).
  *
  * Usage alone: npm run build && node dist/bench/batch.js
- * (BENCH_PROFILE=1: the gateway under --cpu-prof, its top self time printed.)
+ * (BENCH_PROFILE=1: the gateway under --cpu-prof, its top self time printed;
+ * BENCH_BATCH_ENV='{"GATEWAY_BATCH_CONCURRENCY":"8"}': settings for the gateway, as JSON.)
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -51,6 +52,8 @@ export interface BatchPlan {
   loadCore: number;
   /** Extra node flags for the gateway (a profiler). */
   nodeArgs?: string[];
+  /** Settings on top of the defaults. */
+  env?: Record<string, string>;
   log: (msg: string) => void;
 }
 
@@ -72,10 +75,10 @@ async function call(base: string, path: string, init: { method?: string; headers
 export async function measureBatch(p: BatchPlan): Promise<BatchFigure> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const proc = spawnGateway({ port, dir: p.dir, wrap: ['taskset', '-c', String(p.serverCore)], nodeArgs: p.nodeArgs });
+  const proc = spawnGateway({ port, dir: p.dir, wrap: ['taskset', '-c', String(p.serverCore)], nodeArgs: p.nodeArgs, env: p.env });
   try {
     await waitHealthy(base, proc);
-    await pinLogWriter(proc.pid!, p.loadCore);
+    if (p.env?.GATEWAY_REQUEST_LOGS !== 'off') await pinLogWriter(proc.pid!, p.loadCore);
     const vk = (await admin(base, '/v1/virtual-keys', { method: 'POST', body: { name: 'bench batch', provider: 'openai', key: 'sk-bench', custom_host: p.upstream } })) as { id: string };
     const input = batchInput(BATCH_LINES);
     const form = new FormData();
@@ -135,7 +138,8 @@ async function alone(tmp: string): Promise<void> {
   }
   const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--import', pathToFileURL(join(ROOT, 'dist/bench/cpu-prof-exit.js')).href] : [];
   const log = (msg: string): void => void process.stderr.write(`[bench batch] ${msg}\n`);
-  const f = await measureBatch({ upstream: `http://127.0.0.1:${upstreamPort}/v1`, dir: join(tmp, 'gateway'), serverCore, loadCore, nodeArgs, log });
+  const env = process.env.BENCH_BATCH_ENV ? (JSON.parse(process.env.BENCH_BATCH_ENV) as Record<string, string>) : undefined;
+  const f = await measureBatch({ upstream: `http://127.0.0.1:${upstreamPort}/v1`, dir: join(tmp, 'gateway'), serverCore, loadCore, nodeArgs, env, log });
   console.log(
     `batch of ${f.lines.toLocaleString('en-US')} chat lines (${(f.inputBytes / 2 ** 20).toFixed(1)} MiB): ${f.seconds.toFixed(2)} s, ${Math.round(f.linesPerSecond).toLocaleString('en-US')} lines/s, ` +
       `gateway peak RSS ${f.rssPeakMiB.toFixed(0)} MiB, ${Math.round(f.cpuUsPerLine)} CPU µs per line`,

@@ -29,7 +29,7 @@ async function guard(c: HookConfig, pieces: string[], window: number, endpoint: 
     denied: DENIED,
     judged(run) {
       runs.push(run);
-      return { after_request_hooks: run.results };
+      return { before_request_hooks: [], after_request_hooks: run.results };
     },
   });
   let out = '';

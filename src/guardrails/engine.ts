@@ -45,6 +45,12 @@ export interface HookResult {
   default?: true;
 }
 
+/** hook_results: both sides' results, as answers and logs give them. */
+export interface HookResults {
+  before_request_hooks: HookResult[];
+  after_request_hooks: HookResult[];
+}
+
 /** What a side's hooks start from. */
 export interface HookInput {
   kind: HookKind;
@@ -314,12 +320,12 @@ export class HookLog {
   }
 
   /** hook_results of the answer: the hooks waited for. */
-  answered(): { before_request_hooks: HookResult[]; after_request_hooks: HookResult[] } {
+  answered(): HookResults {
     return { before_request_hooks: this.waited.before, after_request_hooks: this.waited.after };
   }
 
   /** hook_results of the log: every hook's, async ones included once ended. */
-  logged(): { before_request_hooks: HookResult[]; after_request_hooks: HookResult[] } {
+  logged(): HookResults {
     return { before_request_hooks: [...this.waited.before, ...this.later.before], after_request_hooks: [...this.waited.after, ...this.later.after] };
   }
 }

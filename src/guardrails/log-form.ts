@@ -17,12 +17,7 @@
  *   /v1/analytics.
  */
 import type { CheckOutcome, HookStatus, LoggedHooks } from '../store/log-record.js';
-import type { CheckResult, HookResult } from './engine.js';
-
-export interface HookResults {
-  before_request_hooks: HookResult[];
-  after_request_hooks: HookResult[];
-}
+import type { CheckResult, HookResult, HookResults } from './engine.js';
 
 const OUTCOME_RANK: Record<CheckOutcome, number> = { passed: 0, errored: 1, failed: 2 };
 

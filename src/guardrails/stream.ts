@@ -19,7 +19,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { SSE_DONE, sseEvent } from '../providers/shared/openai-answer.js';
 import { SseReader, type SseEvent } from '../providers/shared/sse.js';
 import type { GatewayError } from '../shared/errors.js';
-import { runHooks, type HookInput, type HookRun } from './engine.js';
+import { runHooks, type HookInput, type HookResults, type HookRun } from './engine.js';
 import type { Hook, ReadyCheck } from './hooks.js';
 
 export interface StreamGuardOptions {
@@ -31,7 +31,7 @@ export interface StreamGuardOptions {
   /** The error a denying hook ends the stream with. */
   denied: GatewayError;
   /** The run whose results are the stream's (a denying one, or the one at the end), once: the hook_results its event carries. */
-  judged(run: HookRun): Record<string, unknown>;
+  judged(run: HookRun): HookResults;
 }
 
 type Json = Record<string, unknown>;

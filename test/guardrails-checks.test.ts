@@ -190,6 +190,10 @@ describe('request checks', () => {
     const rules = { defaults: ['small'], metadata: { tier: { pro: ['big'] } } };
     await passFailNot('default.modelRules', { rules }, { kind: 'before', model: 'big', metadata: { tier: 'pro' } }, { kind: 'before', model: 'big', metadata: { tier: 'free' } });
     assert.equal((await judge('default.modelRules', { rules }, { kind: 'before', model: 'small' })).verdict, true);
+    // A metadata value naming an inherited property matches no rule: the defaults decide, and the check does not error.
+    for (const tier of ['toString', 'constructor', '__proto__', 'hasOwnProperty']) {
+      assert.equal((await judge('default.modelRules', { rules }, { kind: 'before', model: 'big', metadata: { tier } })).verdict, false, tier);
+    }
     refusesAt('default.modelRules', { rules: {} }, 'rules', /at least one model/);
     refusesAt('default.modelRules', { rules: { metadata: { tier: { pro: 'big' } } } }, 'rules.metadata.tier.pro');
   });

@@ -56,7 +56,8 @@ export const modelRules: CheckDefinition<Rules> = {
     const matched: string[] = [];
     for (const [key, byValue] of Object.entries(rules.metadata ?? {})) {
       const value = s.metadata[key];
-      const models = value === undefined ? undefined : byValue[value];
+      // Own keys only: a caller's value such as `toString` must not find an inherited property (which would error the check, and an errored check passes).
+      const models = value !== undefined && Object.hasOwn(byValue, value) ? byValue[value] : undefined;
       if (models === undefined) continue;
       matched.push(`${key}:${value}`);
       for (const m of models) allowed.add(m);

@@ -5,7 +5,8 @@
 // middle (no line sent twice, counted at the mock); a dead runner's lease taken
 // over (its claimed lines not sent again); two processes sharing the queue.
 import { after, describe, it, before } from 'node:test';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
@@ -79,6 +80,28 @@ for (const engine of engines()) {
       const res = await fetch(`${gw.v1}/files`, { method: 'POST', headers: { 'x-gateway-api-key': ADMIN_KEY }, body: form });
       assert.equal((await expectJson(res, 400)).error.param, 'purpose');
       await assert.rejects(files.files.create({ file: await toFile(Buffer.alloc(BATCHES.maxFileBytes + 10, 0x61), 'big.jsonl'), purpose: 'batch' }), (e: any) => e.status === 413);
+    });
+
+    it('files: a form cut inside the file part is a 400 and the gateway goes on; an upload the client leaves is dropped, its scratch file removed', async () => {
+      const boundary = 'cutcutcut';
+      const head = `--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="a.jsonl"\r\ncontent-type: application/jsonl\r\n\r\n${jsonl(2)}`;
+      const headers = { 'x-gateway-api-key': ADMIN_KEY, 'content-type': `multipart/form-data; boundary=${boundary}` };
+      // The request ends, the form does not (no closing boundary).
+      const cut = await fetch(`${gw.v1}/files`, { method: 'POST', headers, body: head });
+      assert.equal((await expectJson(cut, 400)).error.param, 'file');
+      assert.equal((await fetch(`${gw.url}/health`)).status, 200);
+      // The client leaves halfway through a declared body.
+      const scratch = join(filesDir, 'incoming');
+      await new Promise<void>((resolve) => {
+        const req = request(`${gw.v1}/files`, { method: 'POST', headers: { ...headers, 'content-length': String(head.length + 100_000) } });
+        req.on('error', () => resolve());
+        req.write(head);
+        req.write('x'.repeat(50_000), () => setTimeout(() => (req.destroy(), resolve()), 200));
+      });
+      const deadline = Date.now() + 5000;
+      while (readdirSync(scratch).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(readdirSync(scratch), []);
+      assert.equal((await fetch(`${gw.url}/health`)).status, 200);
     });
 
     it('an immediate batch runs every line through the pipeline: completed, request_counts, the output file in the OpenAI format', async () => {

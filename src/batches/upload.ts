@@ -44,13 +44,16 @@ export async function receiveUpload(req: IncomingMessage, path: string, maxBytes
       filename = info.filename ?? 'file';
       stream.on('limit', () => (tooLarge = true));
       written = pipeline(stream, createWriteStream(path, { mode: 0o600 }));
+      // Handled now, awaited below: a form cut inside the file part fails both this and the parser, and a
+      // rejection nobody listened to yet would end the process.
+      written.catch(() => {});
     });
     bb.on('close', resolve);
     bb.on('error', reject);
   });
   try {
-    req.pipe(bb);
-    await parsed;
+    // pipeline, not pipe: a client that leaves destroys the parser and rejects here, instead of a wait for ever.
+    await Promise.all([pipeline(req, bb), parsed]);
     await written;
   } catch (e) {
     await rm(path, { force: true });

@@ -127,6 +127,21 @@ describe('prompt rendering', () => {
     assert.equal(out, 'The quick brown fox, Rex, jumps over the lazy dog. [a][b]\n'.repeat(times));
   });
 
+  it('partials that double at each level, or a section over a long list, stop at the render cap with a 400', () => {
+    // 2^30 copies of the last partial if nothing stopped it; the required-variable walk visits each partial once.
+    const partials = new Map(Array.from({ length: 31 }, (_, i) => [`p${i}`, i === 30 ? '{{name}}' : `{{>p${i + 1}}}{{>p${i + 1}}}`] as [string, string]));
+    const p = prepare('{{>p0}}', partials);
+    assert.ok(p.ok);
+    assert.deepEqual(p.value.required, ['name']);
+    const r = render(p.value, { name: 'Ada' });
+    assert.ok(!r.ok && r.error.status === 400 && /more than 4194304 characters/.test(r.error.message), JSON.stringify(r));
+    const list = prepare('{{#items}}{{.}}{{/items}}', new Map());
+    assert.ok(list.ok);
+    assert.equal(render(list.value, { items: Array.from({ length: 1_000_000 }, () => 'xxxxx') }).ok, false);
+    // Under the cap, a render after a refused one is whole (the count starts again).
+    assert.deepEqual(render(list.value, { items: ['a', 'b'] }), { ok: true, value: [{ role: 'user', content: 'ab' }] });
+  });
+
   it('the chat body: version parameters and model, root hyperparameters win, max_tokens carried as max_completion_tokens, messages appended', () => {
     const version = { parameters: { temperature: 0.2, max_tokens: 100, tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }, model: 'gpt-4o-mini' } as unknown as PromptVersion;
     const loaded = { version, prepared: ready(chat({ role: 'user', content: 'hi {{n}}' })) } as LoadedPrompt;

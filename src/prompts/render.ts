@@ -50,12 +50,37 @@ type Token = [string, string, number, number, Token[]?, number?];
  */
 const PARSED_CHARS = 16 * 1024 * 1024;
 
+/**
+ * What one render may write. Partials that include the next one twice, or
+ * sections over long lists, multiply a small template: past this the render
+ * stops with a 400 rather than hold the thread and the heap.
+ */
+export const MAX_RENDERED_CHARS = 4 * 1024 * 1024;
+
+class TooLong extends Error {}
+
 class PromptWriter extends Mustache.Writer {
+  /** Characters written by the render under way (render() resets it; renders are synchronous). */
+  written = 0;
+
+  private count(s: string): string {
+    if (s !== undefined && (this.written += s.length) > MAX_RENDERED_CHARS) throw new TooLong();
+    return s;
+  }
+
   /** `{{{name}}}`: objects and lists as JSON text, not "[object Object]". */
   override unescapedValue(token: string[], context: Mustache.Context): string {
     const value: unknown = context.lookup(token[1]!);
     if (value === null || value === undefined) return undefined as unknown as string;
-    return typeof value === 'object' ? JSON.stringify(value) : String(value);
+    return this.count(typeof value === 'object' ? JSON.stringify(value) : String(value));
+  }
+
+  override escapedValue(token: string[], context: Mustache.Context, config?: Mustache.RenderOptions): string {
+    return this.count(super.escapedValue(token, context, config));
+  }
+
+  override rawValue(token: string[]): string {
+    return this.count(super.rawValue(token));
   }
 }
 
@@ -137,14 +162,28 @@ export function missingPartial(name: string): GatewayError {
   return invalid(`string: partial '${name}' not found (partials are named by slug, or slug@version, in /v1/prompts/partials)`, 'string', 'unknown_partial');
 }
 
-/** Variable tags outside sections, following partials included outside sections. */
-function collectRequired(tokens: readonly Token[], partials: ReadonlyMap<string, Token[]>, into: Set<string>): void {
+/** The render's text, or null past MAX_RENDERED_CHARS. */
+function bounded(render: () => string): string | null {
+  writer.written = 0;
+  try {
+    return render();
+  } catch (e) {
+    if (e instanceof TooLong) return null;
+    throw e;
+  }
+}
+
+/** Variable tags outside sections, following partials included outside sections (each partial once: a partial included twice at each level would double the walk). */
+function collectRequired(tokens: readonly Token[], partials: ReadonlyMap<string, Token[]>, into: Set<string>, seen = new Set<string>()): void {
   for (const t of tokens) {
     if (t[0] === 'name' || t[0] === '&') {
       if (t[1] !== '.') into.add(t[1]);
     } else if (t[0] === '>') {
-      const p = partials.get(t[1].trim());
-      if (p !== undefined) collectRequired(p, partials, into);
+      const name = t[1].trim();
+      const p = partials.get(name);
+      if (p === undefined || seen.has(name)) continue;
+      seen.add(name);
+      collectRequired(p, partials, into, seen);
     }
   }
 }
@@ -199,11 +238,9 @@ export function render(p: Prepared, variables: Record<string, unknown>): Result<
       return { ok: false, error: invalid(`variables.${name}: the template needs a value for '${name}'`, `variables.${name}`, 'missing_variable') };
     }
   }
-  if (p.kind === 'text') {
-    const text = writer.render(p.template, variables, p.lookupPartial, PLAIN);
-    return { ok: true, value: [{ role: 'user', content: text }] };
-  }
-  const text = writer.render(p.template, variables, p.lookupPartial, IN_JSON);
+  const text = bounded(() => writer.render(p.template, variables, p.lookupPartial, p.kind === 'text' ? PLAIN : IN_JSON));
+  if (text === null) return { ok: false, error: invalid(`string: the template renders to more than ${MAX_RENDERED_CHARS} characters (partials or sections repeat it)`, 'string', 'invalid_template') };
+  if (p.kind === 'text') return { ok: true, value: [{ role: 'user', content: text }] };
   let messages: unknown;
   try {
     messages = JSON.parse(text);

@@ -81,6 +81,8 @@ const HOOKS: { results: HookResults | null; status: string | null; checks: Recor
     checks: { 'default.regexMatch': 'failed', 'default.wordCount': 'passed' },
   },
   { results: { before_request_hooks: [hook(false, true, [check('default.wordCount', 'failed')])], after_request_hooks: [] }, status: 'denied', checks: { 'default.wordCount': 'failed' } },
+  // Denied by another check: a guardrail_check filter beside hook_status must still tell the two apart.
+  { results: { before_request_hooks: [hook(false, true, [check('default.regexMatch', 'failed')])], after_request_hooks: [] }, status: 'denied', checks: { 'default.regexMatch': 'failed' } },
   // An async hook's deny refused nothing.
   { results: { before_request_hooks: [], after_request_hooks: [hook(false, true, [check('default.contains', 'failed')], true)] }, status: 'failed', checks: { 'default.contains': 'failed' } },
   // An errored check without failOnError fails nothing.
@@ -351,7 +353,8 @@ for (const engine of engines()) {
           ['hook_status=failed', (r) => hooksOf(r).status === 'failed'],
           ['hook_status=passed,denied', (r) => hooksOf(r).status === 'passed' || hooksOf(r).status === 'denied'],
           ['guardrail_check=default.contains', (r) => 'default.contains' in hooksOf(r).checks],
-          ['guardrail_check=default.wordCount&hook_status=denied&status=4xx', (r) => hooksOf(r).status === 'denied' && r.status >= 400 && r.status < 500],
+          ['guardrail_check=default.wordCount&hook_status=denied&status=4xx', (r) => 'default.wordCount' in hooksOf(r).checks && hooksOf(r).status === 'denied' && r.status >= 400 && r.status < 500],
+          ['guardrail_check=default.regexMatch&hook_status=denied', (r) => 'default.regexMatch' in hooksOf(r).checks && hooksOf(r).status === 'denied'],
         ];
         for (const [query, pred] of cases) {
           const expected = wanted(pred);

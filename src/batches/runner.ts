@@ -215,6 +215,8 @@ export class BatchRunner {
     const running = new Set<Promise<void>>();
     let started: JsonlLine | null = null;
     for (const l of window) {
+      // A free slot first, then the stop check: a cancel or shutdown that came while waiting starts nothing more.
+      while (running.size >= this.d.concurrency) await Promise.race(running);
       if (this.stopping) break;
       started = l;
       if (isBlank(l)) continue;
@@ -232,7 +234,6 @@ export class BatchRunner {
         outcomes.push(failure(l.line, c.customId, { code: 'batch_line_interrupted', message: 'the gateway stopped while this request was in flight; it is not sent again' }));
         continue;
       }
-      while (running.size >= this.d.concurrency) await Promise.race(running);
       const p = this.send(b, key, l.line, c.customId, c.body).then((o) => {
         outcomes.push(o);
         running.delete(p);

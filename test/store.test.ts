@@ -269,6 +269,26 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
       });
     });
 
+    it('a stored response chain stops at its character budget, and stays in its workspace', async () => {
+      await withStore(await engine.fresh(), async (s) => {
+        const ws = await s.workspaces.default();
+        const other = await s.workspaces.create({ slug: 'elsewhere', name: 'Elsewhere', description: null, metadata: null, settings: null, defaults: null });
+        const turn = (id: string, previous: string | null) =>
+          s.responses.save({ id, workspaceId: ws.id, previousResponseId: previous, status: 'completed', response: `{"id":"${id}","pad":"${'r'.repeat(40)}"}`, input: `[{"pad":"${'i'.repeat(40)}"}]`, createdAt: 1 });
+        await turn('resp_a', null);
+        await turn('resp_b', 'resp_a');
+        await turn('resp_c', 'resp_b');
+        const whole = await s.responses.chain(ws.id, 'resp_c', 100, 10_000);
+        assert.deepEqual([whole.turns.map((t) => JSON.parse(t.response).id), whole.cut, whole.tooLarge], [['resp_a', 'resp_b', 'resp_c'], false, false]);
+        // Each turn is ~110 characters: the walk stops at the second and says so.
+        const over = await s.responses.chain(ws.id, 'resp_c', 100, 150);
+        assert.deepEqual([over.turns, over.tooLarge], [[], true]);
+        const short = await s.responses.chain(ws.id, 'resp_c', 2, 10_000);
+        assert.deepEqual([short.turns.length, short.cut], [2, true]);
+        assert.deepEqual((await s.responses.chain(other.id, 'resp_c', 100, 10_000)).turns, []);
+      });
+    });
+
     it('logs written before migration 16 keep the checks they ran: filtered and grouped by them after it', async () => {
       await withSchemaBefore(await engine.fresh(), 16, async (s) => {
         const log = (id: string, status: string | null) =>

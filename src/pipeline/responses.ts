@@ -26,6 +26,8 @@ import type { Outcome, RequestContext, Stage } from './context.js';
 export const MAX_STORED_BYTES = 4 * 1024 * 1024;
 /** Turns of a previous_response_id chain sent upstream. */
 export const MAX_CHAIN_TURNS = 100;
+/** Characters of stored input and output a chain may bring back: a chain is read, parsed and sent whole, past the body limit. */
+export const MAX_CHAIN_CHARS = 16 * 1024 * 1024;
 /** Below this many characters no model's context window overflows: nothing is counted. */
 const NEVER_OVERFLOWS = 4096;
 
@@ -54,7 +56,10 @@ async function prepare(ctx: RequestContext, repo: ResponseRepo): Promise<Outcome
   let history: Item[] = [];
   const previous = body.previous_response_id;
   if (isGatewayResponseId(previous)) {
-    const chain = await repo.chain(ctx.key.workspaceId, previous, MAX_CHAIN_TURNS);
+    const chain = await repo.chain(ctx.key.workspaceId, previous, MAX_CHAIN_TURNS, MAX_CHAIN_CHARS);
+    if (chain.tooLarge) {
+      return ctx.refuse(invalid(`previous_response_id: the conversation holds more than the ${MAX_CHAIN_CHARS} characters the gateway sends again; start a new one`, 'previous_response_id'));
+    }
     if (chain.turns.length === 0) {
       return ctx.refuse(invalid(`previous_response_id: no stored response '${previous}'`, 'previous_response_id', 'previous_response_not_found'));
     }

@@ -65,23 +65,25 @@ export class ResponseRepo {
 
   /**
    * The chain ending at `id`, oldest turn first, at most `maxTurns` turns
-   * (the newest); empty when `id` is not stored in the workspace. One
-   * recursive query, in the workspace alone.
+   * (the newest) and about `maxChars` characters of stored input and output
+   * (the walk stops at the turn that passes it: `tooLarge`); empty when `id`
+   * is not stored in the workspace. One recursive query, in the workspace alone.
    */
-  async chain(workspaceId: string, id: string, maxTurns: number): Promise<{ turns: Turn[]; cut: boolean }> {
-    const rows = await this.db.all<{ input: string; response: string; previous_response_id: string | null; depth: number }>(
-      `WITH RECURSIVE chain (id, previous_response_id, depth) AS (
-         SELECT id, previous_response_id, 1 FROM responses WHERE id = ? AND workspace_id = ?
+  async chain(workspaceId: string, id: string, maxTurns: number, maxChars: number): Promise<{ turns: Turn[]; cut: boolean; tooLarge: boolean }> {
+    const rows = await this.db.all<{ input: string; response: string; previous_response_id: string | null; chars: number | string }>(
+      `WITH RECURSIVE chain (id, previous_response_id, depth, chars) AS (
+         SELECT id, previous_response_id, 1, length(input) + length(response) FROM responses WHERE id = ? AND workspace_id = ?
          UNION ALL
-         SELECT r.id, r.previous_response_id, c.depth + 1 FROM responses r JOIN chain c ON r.id = c.previous_response_id
-         WHERE r.workspace_id = ? AND c.depth < ?
+         SELECT r.id, r.previous_response_id, c.depth + 1, c.chars + length(r.input) + length(r.response) FROM responses r JOIN chain c ON r.id = c.previous_response_id
+         WHERE r.workspace_id = ? AND c.depth < ? AND c.chars <= ?
        )
-       SELECT r.input, r.response, c.previous_response_id, c.depth FROM chain c JOIN responses r ON r.id = c.id ORDER BY c.depth DESC`,
-      [id, workspaceId, workspaceId, maxTurns],
+       SELECT r.input, r.response, c.previous_response_id, c.chars FROM chain c JOIN responses r ON r.id = c.id ORDER BY c.depth DESC`,
+      [id, workspaceId, workspaceId, maxTurns, maxChars],
     );
+    const tooLarge = rows.length > 0 && Number(rows[0]!.chars) > maxChars;
     // The oldest turn fetched still points further back: the chain is longer than maxTurns.
-    const cut = rows.length === maxTurns && rows[0]?.previous_response_id != null;
-    return { turns: rows.map((r) => ({ input: r.input, response: r.response })), cut };
+    const cut = !tooLarge && rows.length === maxTurns && rows[0]?.previous_response_id != null;
+    return { turns: tooLarge ? [] : rows.map((r) => ({ input: r.input, response: r.response })), cut, tooLarge };
   }
 
   async delete(workspaceId: string, id: string): Promise<boolean> {

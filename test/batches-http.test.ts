@@ -104,6 +104,20 @@ for (const engine of engines()) {
       assert.equal((await fetch(`${gw.url}/health`)).status, 200);
     });
 
+    it('a batch is refused an inline config that holds a secret (its headers are kept as they came); a saved config is the way', async () => {
+      const f = await upload(jsonl(1));
+      const config = JSON.stringify({ provider: 'openai', api_key: 'sk-inline-secret', custom_host: mock().url });
+      const res = await fetch(`${gw.v1}/batches`, {
+        method: 'POST',
+        headers: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': vk, 'x-gateway-config': config, 'content-type': 'application/json' },
+        body: JSON.stringify({ input_file_id: f.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' }),
+      });
+      const e = await expectJson(res, 400);
+      assert.equal(e.error.param, 'x-gateway-config');
+      assert.match(e.error.message, /config\.api_key/);
+      assert.doesNotMatch(e.error.message, /sk-inline-secret/);
+    });
+
     it('an immediate batch runs every line through the pipeline: completed, request_counts, the output file in the OpenAI format', async () => {
       const f = await upload(jsonl(5));
       const b = await batches.batches.create({ input_file_id: f.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' as any, metadata: { job: 'nightly' } });

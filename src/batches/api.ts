@@ -17,6 +17,7 @@ import { pageRequest } from '../http/page-query.js';
 import { sendError, sendJson } from '../http/respond.js';
 import type { ModelApi } from '../http/server.js';
 import { parseGatewayHeaders } from '../http/headers.js';
+import { mapSecrets } from '../config/secrets.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { BatchRecord, BatchRepo } from '../store/batches.js';
@@ -37,6 +38,21 @@ export interface JobsDeps {
   models: ModelApi;
   now: () => number;
   maxFileBytes: number;
+}
+
+/** The first secret an inline x-gateway-config holds (its path), or null: a batch keeps its lines' headers as they came, and secrets are only stored sealed. */
+function inlineSecret(header: string | string[] | undefined): string | null {
+  if (typeof header !== 'string' || !header.trimStart().startsWith('{')) return null;
+  let found: string | null = null;
+  try {
+    mapSecrets(JSON.parse(header), (v, path) => {
+      if (found === null && v !== undefined && v !== null && v !== '') found = path;
+      return v;
+    });
+  } catch {
+    return null; // not JSON: each line's request refuses it as the gateway refuses any such header
+  }
+  return found;
 }
 
 /** Providers whose own batch API takes a 24h batch over their own file. */
@@ -168,6 +184,10 @@ export class Jobs {
     // The headers the lines will carry are checked now: a bad one is this request's 400, not every line's.
     const gh = parseGatewayHeaders(req.headers, req.rawHeaders);
     if (!gh.ok) return gh;
+    const secret = inlineSecret(req.headers['x-gateway-config']);
+    if (secret !== null) {
+      return { ok: false, error: invalid(`x-gateway-config: an inline config holding a secret (${secret}) is not kept for a batch's lines; save it (/v1/configs, where secrets are sealed) and name it, or use virtual keys`, 'x-gateway-config') };
+    }
     const headers: Record<string, string> = {};
     for (const h of LINE_HEADERS) {
       const v = req.headers[h];

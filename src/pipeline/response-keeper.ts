@@ -22,7 +22,23 @@ import type { Outcome, RequestContext, ResponseTurn, Stage } from './context.js'
 import { MAX_STORED_BYTES } from './responses.js';
 
 type Json = Record<string, unknown>;
+/** Stores a Response; resolves once stored, or after SAVE_WAIT_MS, whichever is first; never rejects (errors go to onError). */
 type Save = (response: Json) => Promise<void>;
+
+/**
+ * How long an answer waits for its Response to be stored, so that a
+ * retrieve right after it finds it; past this (a database that stalls) the
+ * answer goes on and the write finishes behind it.
+ */
+const SAVE_WAIT_MS = 2000;
+
+function atMost(write: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  return Promise.race([write, late]).finally(() => clearTimeout(timer));
+}
 
 export function keepResponse(repo: ResponseRepo, onError: (err: unknown) => void): Stage {
   return {
@@ -31,9 +47,9 @@ export function keepResponse(repo: ResponseRepo, onError: (err: unknown) => void
       const turn = ctx.responseTurn;
       const a = ctx.answer!;
       if (turn === null || ctx.served !== null || ctx.result?.answer === undefined || (a.status !== 200 && a.status !== 246)) return 'next';
-      const save: Save = (response) => repo.save(stored(ctx, turn, response));
-      if (typeof a.body === 'string') return whole(a.body, save, onError);
-      a.body = through(a.body, new ResponseKeeper(save, onError));
+      const save: Save = (response) => atMost(repo.save(stored(ctx, turn, response)).catch(onError), SAVE_WAIT_MS);
+      if (typeof a.body === 'string') return whole(a.body, save);
+      a.body = through(a.body, new ResponseKeeper(save));
       return 'next';
     },
   };
@@ -52,14 +68,14 @@ function stored(ctx: RequestContext, turn: ResponseTurn, response: Json) {
   };
 }
 
-async function whole(text: string, save: Save, onError: (err: unknown) => void): Promise<Outcome> {
+async function whole(text: string, save: Save): Promise<Outcome> {
   let response: Json;
   try {
     response = JSON.parse(text) as Json;
   } catch {
     return 'next'; // not a Response: nothing to keep
   }
-  await save(text.length > MAX_STORED_BYTES ? tooLarge(response) : response).catch(onError);
+  await save(text.length > MAX_STORED_BYTES ? tooLarge(response) : response);
   return 'next';
 }
 
@@ -76,10 +92,7 @@ export class ResponseKeeper extends Transform {
   private bytes = 0;
   private stored = false;
 
-  constructor(
-    private readonly save: Save,
-    private readonly onError: (err: unknown) => void,
-  ) {
+  constructor(private readonly save: Save) {
     super();
   }
 
@@ -109,7 +122,7 @@ export class ResponseKeeper extends Transform {
     let r = this.response;
     if (this.bytes > MAX_STORED_BYTES) r = tooLarge(r);
     else if (!this.ended) r = { ...r, status: 'incomplete', incomplete_details: { reason: 'interrupted' } };
-    return this.save(r).catch(this.onError);
+    return this.save(r);
   }
 
   /** One event, applied to the Response being rebuilt. */

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { hashKey } from '../src/http/auth.js';
-import { MIGRATIONS } from '../src/store/migrations.js';
+import { applyMigration, MIGRATIONS } from '../src/store/migrations.js';
 import { PostgresDb } from '../src/store/postgres.js';
 import { SqliteDb } from '../src/store/sqlite.js';
 import { Store } from '../src/store/store.js';
@@ -100,7 +100,7 @@ async function withSchemaBefore(b: Backing, id: number, fn: (s: Store) => Promis
   try {
     await s.db.exec('CREATE TABLE schema_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
     for (const m of MIGRATIONS.filter((m) => m.id < id)) {
-      await s.db.exec(s.db.engine === 'postgres' ? (m.postgres ?? m.sql) : m.sql);
+      await applyMigration(s.db, m);
       await s.db.run('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, 0)', [m.id, m.name]);
     }
     await fn(s);

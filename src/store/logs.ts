@@ -8,6 +8,7 @@
  * caller and the workspaces' settings; every read here applies it.
  */
 import type { Db, SqlValue } from './db.js';
+import { dropDaysBefore, prepareDays } from './log-partitions.js';
 import { CHECK_OUTCOMES, type CheckOutcome, type HookStatus, type LogRecord } from './log-record.js';
 import { fromJson, toJson, type Page, type PageRequest } from './page.js';
 
@@ -260,7 +261,8 @@ function toRecord(r: Row): LogRecord {
   };
 }
 
-const METADATA_COLUMNS = ['log_id', 'key', 'value'] as const;
+/** Postgres keeps each pair in its log's day (log-partitions.ts), so it also stores the log's time. */
+const METADATA_COLUMNS = { sqlite: ['log_id', 'key', 'value'], postgres: ['log_id', 'key', 'value', 'created_at_ms'] } as const;
 
 function placeholders(n: number): string {
   return Array.from({ length: n }, () => '?').join(', ');
@@ -336,7 +338,12 @@ function conditions(engine: Db['engine'], filter: LogFilter, scope: LogScope): {
     }
     for (const [key, value] of filter.metadata) {
       // Qualified: a per-check group joins SQLite's json_each, which has an id of its own.
-      where.push('request_logs.id IN (SELECT m.log_id FROM log_metadata m WHERE m.key = ? AND m.value = ?)');
+      // On Postgres the pair's time too, so each matching log is looked up in its own day's partition.
+      where.push(
+        engine === 'postgres'
+          ? '(request_logs.id, request_logs.created_at_ms) IN (SELECT m.log_id, m.created_at_ms FROM log_metadata m WHERE m.key = ? AND m.value = ?)'
+          : 'request_logs.id IN (SELECT m.log_id FROM log_metadata m WHERE m.key = ? AND m.value = ?)',
+      );
       params.push(key, value);
     }
   }
@@ -359,17 +366,18 @@ export class LogRepo {
   async insert(records: readonly LogRecord[]): Promise<void> {
     if (records.length === 0) return;
     const rows = records.map(values);
+    const pg = this.db.engine === 'postgres';
     const pairs: SqlValue[][] = [];
     for (const r of records) {
       if (r.metadata === null) continue;
       for (const key in r.metadata) {
         const v = r.metadata[key];
-        if (typeof v === 'string') pairs.push([r.id, text(key), text(v)]);
+        if (typeof v === 'string') pairs.push(pg ? [r.id, text(key), text(v), Math.round(r.createdAtMs)] : [r.id, text(key), text(v)]);
       }
     }
     await this.db.transaction(async (tx) => {
       await tx.insertMany('request_logs', COLUMNS, rows);
-      if (pairs.length > 0) await tx.insertMany('log_metadata', METADATA_COLUMNS, pairs);
+      if (pairs.length > 0) await tx.insertMany('log_metadata', METADATA_COLUMNS[this.db.engine], pairs);
     });
   }
 
@@ -410,6 +418,8 @@ export class LogRepo {
     // A request is in the group of each check it ran: a row per check, `c.key` its id and `c.value` its outcome.
     const from = perCheck ? `request_logs CROSS JOIN ${checksOf(this.reader.engine)}` : 'request_logs';
     const { where, params } = conditions(this.reader.engine, filter, scope);
+    // Rows without checks join none: said outright, the planner skips them before the join.
+    if (perCheck) where.push('request_logs.hook_checks IS NOT NULL');
     const ranked = columns.some((c) => c === 'p50_latency' || c === 'p95_latency' || c === 'p99_latency');
     const window = ranked ? `, ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n` : '';
     const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${perCheck ? ', c.value AS outcome' : ''}${window}
@@ -444,8 +454,40 @@ export class LogRepo {
     };
   }
 
-  /** Deletes up to `limit` logs created before cutoffMs (their metadata goes with them); resolves to how many. */
-  deleteBefore(cutoffMs: number, limit: number): Promise<number> {
-    return this.db.run('DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at_ms < ? LIMIT ?)', [cutoffMs, limit]);
+  /**
+   * Creates the days ahead of nowMs where logs are partitioned by day
+   * (Postgres, log-partitions.ts); resolves to the partitions created.
+   */
+  prepareDays(nowMs: number): Promise<number> {
+    return this.db.engine === 'postgres' ? prepareDays(this.db, nowMs) : Promise.resolve(0);
+  }
+
+  /** Drops the days wholly before cutoffMs where logs are partitioned by day (Postgres); resolves to the logs they held. */
+  dropDaysBefore(cutoffMs: number): Promise<number> {
+    return this.db.engine === 'postgres' ? dropDaysBefore(this.db, cutoffMs) : Promise.resolve(0);
+  }
+
+  /**
+   * Deletes up to `limit` logs created before cutoffMs, and their metadata;
+   * resolves to how many. On Postgres only the day cutoffMs falls in (and the
+   * default partition) still holds such logs once dropDaysBefore has run, and
+   * the metadata goes in the same statement: partitions have no foreign keys
+   * to cascade along.
+   */
+  async deleteBefore(cutoffMs: number, limit: number): Promise<number> {
+    if (this.db.engine === 'sqlite') {
+      return this.db.run('DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at_ms < ? LIMIT ?)', [cutoffMs, limit]);
+    }
+    const row = await this.db.get<{ n: number }>(
+      `WITH gone AS (
+         DELETE FROM request_logs WHERE created_at_ms < ? AND (id, created_at_ms) IN (SELECT id, created_at_ms FROM request_logs WHERE created_at_ms < ? LIMIT ?)
+         RETURNING id, created_at_ms
+       ), pairs AS (
+         DELETE FROM log_metadata m USING gone WHERE m.created_at_ms < ? AND m.log_id = gone.id AND m.created_at_ms = gone.created_at_ms
+       )
+       SELECT COUNT(*) AS n FROM gone`,
+      [cutoffMs, cutoffMs, limit, cutoffMs],
+    );
+    return Number(row?.n ?? 0);
   }
 }

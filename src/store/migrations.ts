@@ -5,13 +5,14 @@
  */
 import type { Db } from './db.js';
 import { nowSeconds } from './ids.js';
+import { partitionLogTables } from './log-partitions.js';
 
 export interface Migration {
   id: number;
   name: string;
   sql: string;
-  /** Where Postgres needs other SQL than SQLite (its own JSON functions). */
-  postgres?: string;
+  /** Where Postgres needs other SQL than SQLite (its own JSON functions), or steps that read as they go. */
+  postgres?: string | ((tx: Db) => Promise<void>);
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -589,6 +590,15 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: 20,
+    // Postgres only (log-partitions.ts): request_logs and log_metadata
+    // partitioned by day, so retention drops days instead of deleting rows.
+    // SQLite keeps its tables, whose deletes are cheap at the sizes it serves.
+    name: 'request logs: partitioned by day on Postgres',
+    sql: '',
+    postgres: partitionLogTables,
+  },
 ];
 
 /**
@@ -603,10 +613,16 @@ export async function migrate(db: Db): Promise<void> {
     const applied = new Set((await tx.all<{ id: number }>('SELECT id FROM schema_migrations')).map((r) => r.id));
     for (const m of MIGRATIONS) {
       if (applied.has(m.id)) continue;
-      await tx.exec(tx.engine === 'postgres' ? (m.postgres ?? m.sql) : m.sql);
+      await applyMigration(tx, m);
       await tx.run('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)', [m.id, m.name, nowSeconds()]);
     }
   });
+}
+
+/** Runs one migration's steps for the engine (without recording it). */
+export function applyMigration(tx: Db, m: Migration): Promise<void> {
+  const step = tx.engine === 'postgres' ? (m.postgres ?? m.sql) : m.sql;
+  return typeof step === 'string' ? tx.exec(step) : step(tx);
 }
 
 /** Arbitrary constant naming the migration lock; every migrator of the same database takes it. */

@@ -75,6 +75,11 @@ export class PostgresDb implements Db {
     // An idle client losing its connection (server restart) emits here; without a
     // listener that would crash the process. The next query reconnects or fails visibly.
     this.pool.on('error', () => {});
+    // JIT compiles a plan's expressions once per partition it reads: on the day-partitioned
+    // request_logs (log-partitions.ts) that cost 1-8 s per analytics query, which without it
+    // took 40 ms (bench/ANALYTICS.md). The gateway's statements gain nothing from it. Sent
+    // on a new connection before any query the pool gives it.
+    this.pool.on('connect', (client) => void client.query('SET jit = off').catch(() => {}));
     this.over = dbOver(this.pool);
   }
 

@@ -85,11 +85,14 @@ describe('read replica and writer HA mode (Postgres)', { timeout: 90_000 }, () =
       // The reader loses its grant: log reads and analytics fail; management reads and writes, the writer's, do not.
       await admin.query(`REVOKE SELECT ON ALL TABLES IN SCHEMA ${schema} FROM ${role}`);
       assert.equal((await gw.call('/logs')).status, 500);
+      assert.equal((await gw.call(`/logs/${log.id}`)).status, 500);
+      assert.equal((await gw.call('/logs/groups/model')).status, 500);
       assert.equal((await gw.call('/analytics/groups/model')).status, 500);
       assert.equal((await newConfig('on-the-writer')).status, 201);
       assert.equal((await gw.call('/configs')).status, 200);
       await grant();
       assert.equal((await gw.call('/logs')).status, 200);
+      assert.equal((await gw.call(`/logs/${log.id}`)).status, 200);
     } finally {
       await gw.stop();
     }

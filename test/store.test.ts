@@ -325,6 +325,45 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
       });
     });
 
+    it('logs written before migration 20 are kept: read by id, listed, filtered by metadata; on Postgres in their days', async () => {
+      await withSchemaBefore(await engine.fresh(), 20, async (s) => {
+        const day = Date.UTC(2026, 2, 3, 12);
+        const log = (id: string, createdAtMs: number) =>
+          s.db.run(
+            `INSERT INTO request_logs (id, created_at_ms, trace_id, workspace_id, api_key_id, endpoint, method, path, status, latency_ms, tokens_estimated, retry_count, log_format)
+             VALUES (?, ?, 't', 'ws', 'k', 'chat', 'POST', '/chat/completions', 200, 5, 0, 0, 'v1')`,
+            [id, createdAtMs],
+          );
+        await log('log-a', day);
+        await log('log-b', day + 86_400_000);
+        await log('log-c', day + 86_400_000 + 1);
+        await s.db.run("INSERT INTO log_metadata (log_id, key, value) VALUES ('log-b', 'env', 'prod'), ('log-c', 'env', 'dev')");
+        await s.migrate();
+        const all = { full: 'any' as const, own: [], userId: null, hideMetadata: [] };
+        const page = { limit: 10, after: undefined };
+        assert.equal((await s.logs.get('log-a', all))?.createdAtMs, day);
+        assert.deepEqual((await s.logs.list({}, all, page)).data.map((l) => l.id), ['log-c', 'log-b', 'log-a']);
+        assert.deepEqual((await s.logs.list({ metadata: [['env', 'prod']] }, all, page)).data.map((l) => l.id), ['log-b']);
+        if (s.db.engine !== 'postgres') return;
+        const where = await s.db.all<{ id: string; t: string }>('SELECT id, tableoid::regclass::text AS t FROM request_logs ORDER BY id');
+        assert.deepEqual(where.map((r) => [r.id, r.t.replace(/^.*\./, '')]), [
+          ['log-a', 'request_logs_p20260303'],
+          ['log-b', 'request_logs_p20260304'],
+          ['log-c', 'request_logs_p20260304'],
+        ]);
+        const pairs = await s.db.all<{ log_id: string; created_at_ms: number; t: string }>('SELECT log_id, created_at_ms, tableoid::regclass::text AS t FROM log_metadata ORDER BY log_id');
+        assert.deepEqual(pairs.map((p) => [p.log_id, p.created_at_ms, p.t.replace(/^.*\./, '')]), [
+          ['log-b', day + 86_400_000, 'log_metadata_p20260304'],
+          ['log-c', day + 86_400_000 + 1, 'log_metadata_p20260304'],
+        ]);
+        // The old tables are gone; a replayed log (same id and time) is still written once.
+        await assert.rejects(s.db.get('SELECT 1 FROM request_logs_unpartitioned'), /request_logs_unpartitioned/);
+        const again = (await s.logs.get('log-b', all))!;
+        await s.logs.insert([{ ...again, requestHeaders: null, requestBody: null, responseBody: null, hooks: null }]);
+        assert.equal((await s.logs.list({}, all, page)).data.length, 3);
+      });
+    });
+
     it('configs made before migration 12 keep their versions and default flag; then slugs are unique per workspace only', async () => {
       await withSchemaBefore(await engine.fresh(), 12, async (s) => {
         const ws = await s.workspaces.default();

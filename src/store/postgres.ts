@@ -105,6 +105,11 @@ export class PostgresDb implements Db {
 
   async transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
     const c = await this.pool.connect();
+    // The pool listens for errors on idle clients only: a connection lost between this
+    // transaction's statements would otherwise be an uncaught 'error' event, ending the
+    // process. The statement then under way, or the next, fails with it instead.
+    const lost = (): void => {};
+    c.on('error', lost);
     try {
       await c.query('BEGIN');
       const out = await fn(dbOver(c));
@@ -114,6 +119,7 @@ export class PostgresDb implements Db {
       await c.query('ROLLBACK').catch(() => {});
       throw err;
     } finally {
+      c.off('error', lost);
       c.release();
     }
   }

@@ -345,6 +345,8 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
         assert.deepEqual((await s.logs.list({}, all, page)).data.map((l) => l.id), ['log-c', 'log-b', 'log-a']);
         assert.deepEqual((await s.logs.list({ metadata: [['env', 'prod']] }, all, page)).data.map((l) => l.id), ['log-b']);
         if (s.db.engine !== 'postgres') return;
+        // JIT would compile each plan once per partition: the gateway's sessions run without it, the URL's own options kept.
+        assert.deepEqual(await s.db.get("SELECT current_setting('jit') AS jit, current_schemas(false)::text LIKE '%sy_test_%' AS own"), { jit: 'off', own: true });
         const where = await s.db.all<{ id: string; t: string }>('SELECT id, tableoid::regclass::text AS t FROM request_logs ORDER BY id');
         assert.deepEqual(where.map((r) => [r.id, r.t.replace(/^.*\./, '')]), [
           ['log-a', 'request_logs_p20260303'],

@@ -59,6 +59,26 @@ function jsonRows(rows: readonly (readonly SqlValue[])[]): string {
 /** A \udXXX escape (after an even number of backslashes, so the backslash is not itself escaped). */
 const LONE_SURROGATE_ESCAPE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g;
 
+/**
+ * The URL with `-c jit=off` added to its libpq `options` (any it has are kept):
+ * JIT compiles a plan's expressions once per partition it reads, which on the
+ * day-partitioned request_logs (log-partitions.ts) cost 1-8 s per analytics
+ * query that took 40 ms without it (bench/ANALYTICS.md); the gateway's other
+ * statements are too short to gain from it. A startup parameter, so no
+ * statement runs before it.
+ */
+function withoutJit(connectionString: string): string {
+  let u: URL;
+  try {
+    u = new URL(connectionString);
+  } catch {
+    return connectionString;
+  }
+  const options = u.searchParams.get('options');
+  u.searchParams.set('options', options === null || options === '' ? '-c jit=off' : `${options} -c jit=off`);
+  return u.toString();
+}
+
 export class PostgresDb implements Db {
   readonly engine = 'postgres' as const;
   private readonly pool: pg.Pool;
@@ -71,15 +91,10 @@ export class PostgresDb implements Db {
     private readonly connectionString: string,
     opts: { connectTimeoutMs?: number } = {},
   ) {
-    this.pool = new pg.Pool({ connectionString, types: TYPES, connectionTimeoutMillis: opts.connectTimeoutMs });
+    this.pool = new pg.Pool({ connectionString: withoutJit(connectionString), types: TYPES, connectionTimeoutMillis: opts.connectTimeoutMs });
     // An idle client losing its connection (server restart) emits here; without a
     // listener that would crash the process. The next query reconnects or fails visibly.
     this.pool.on('error', () => {});
-    // JIT compiles a plan's expressions once per partition it reads: on the day-partitioned
-    // request_logs (log-partitions.ts) that cost 1-8 s per analytics query, which without it
-    // took 40 ms (bench/ANALYTICS.md). The gateway's statements gain nothing from it. Sent
-    // on a new connection before any query the pool gives it.
-    this.pool.on('connect', (client) => void client.query('SET jit = off').catch(() => {}));
     this.over = dbOver(this.pool);
   }
 

@@ -12,7 +12,8 @@
  * machine is shared with throughput benchmarks.
  *
  * Env: ANALYTICS_BENCH_ROWS (default 10000000), ANALYTICS_BENCH_DAYS (30),
- * DATABASE_URL_BENCH (default postgres://postgres@127.0.0.1:5432/test).
+ * ANALYTICS_BENCH_ONLY (only the cases whose name holds it), DATABASE_URL_BENCH
+ * (default postgres://postgres@127.0.0.1:5432/test).
  * The report goes to stdout as Markdown (bench/ANALYTICS.md keeps a run).
  */
 import { randomBytes } from 'node:crypto';
@@ -223,8 +224,7 @@ async function main(): Promise<void> {
   } finally {
     clearInterval(nicer);
     await store.close();
-    if (process.env.ANALYTICS_BENCH_KEEP === '1') process.stderr.write(`kept schema ${schema}\n`);
-    else await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
     await admin.end();
   }
 }

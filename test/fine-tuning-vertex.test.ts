@@ -165,6 +165,17 @@ describe('fine-tuning on vertex-ai through the gateway', () => {
     ]);
   });
 
+  it('an access token in an inline config instead of a service account: sent as it is, no exchange', async () => {
+    mock.reset();
+    mock.addStaticToken('ya29.given-token');
+    const config = { provider: 'vertex-ai', api_key: 'ya29.given-token', cloud2_region: REGION, cloud2_project_id: PROJECT, custom_host: mock.vertexBase };
+    const own = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, maxRetries: 0, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-config': JSON.stringify(config) } });
+    const job = await own.fineTuning.jobs.create({ model: 'gemini-2.5-flash', training_file: 'gs://b/t.jsonl' });
+    assert.equal((await own.fineTuning.jobs.list()).data[0]!.id, job.id);
+    assert.equal(mock.exchanges.length, 0);
+    assert.ok(upstream().every((r) => r.headers.authorization === 'Bearer ya29.given-token'));
+  });
+
   it('bad input is a 400 naming the field, and nothing reaches Vertex', async () => {
     mock.reset();
     const create = (body: Record<string, unknown>) => client.fineTuning.jobs.create({ model: 'gemini-2.5-flash', training_file: 'gs://b/t.jsonl', ...body } as never);

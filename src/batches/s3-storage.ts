@@ -26,8 +26,8 @@ export class S3Storage implements FileStorage {
   constructor(
     private readonly s: S3Settings,
     scratchParent: string,
-    /** Test seam: credentials other than the SDK's default chain (env, profile, instance role). */
-    credentials?: { accessKeyId: string; secretAccessKey: string },
+    /** Credentials other than the SDK's default chain (env, profile, instance role): a test's, or a virtual key's for a provider's bucket. */
+    credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
   ) {
     this.scratch = join(scratchParent, 'incoming');
     this.client = new S3Client({

@@ -153,9 +153,25 @@ export class BatchRepo {
 
   async insert(b: BatchRecord): Promise<void> {
     await this.db.run(
-      `INSERT INTO batches (id, workspace_id, api_key_id, endpoint, input_file_id, completion_window, status, headers, metadata, created_at, expires_at, provider_job)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [b.id, b.workspaceId, b.apiKeyId, b.endpoint, b.inputFileId, b.completionWindow, b.status, JSON.stringify(b.headers), toJson(b.metadata), b.createdAt, b.expiresAt, toJson(b.providerJob)],
+      `INSERT INTO batches (id, workspace_id, api_key_id, endpoint, input_file_id, completion_window, status, headers, metadata, errors, total, created_at, failed_at, expires_at, provider_job)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        b.id,
+        b.workspaceId,
+        b.apiKeyId,
+        b.endpoint,
+        b.inputFileId,
+        b.completionWindow,
+        b.status,
+        JSON.stringify(b.headers),
+        toJson(b.metadata),
+        toJson(b.errors),
+        b.total,
+        b.createdAt,
+        b.failedAt,
+        b.expiresAt,
+        toJson(b.providerJob),
+      ],
     );
   }
 

@@ -23,7 +23,7 @@ import { parseGatewayHeaders } from '../http/headers.js';
 import { mapSecrets } from '../config/secrets.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
-import type { BatchRecord, BatchRepo } from '../store/batches.js';
+import { newBatchRecord, type BatchRecord, type BatchRepo } from '../store/batches.js';
 import type { VirtualKeyRepo } from '../store/virtual-keys.js';
 import type { CredentialSource } from '../routing/credentials.js';
 import { BedrockBatches } from './bedrock-batches.js';
@@ -220,36 +220,18 @@ export class Jobs {
     }
     headers['x-gateway-virtual-key'] = vk.id;
     const at = seconds(this.d.now());
-    const b: BatchRecord = {
+    const b = newBatchRecord({
       id: newBatchId(),
       workspaceId: key.workspaceId,
       apiKeyId: key.id,
       endpoint,
       inputFileId: fileId,
       completionWindow: window,
-      status: 'validating',
       headers,
       metadata: metadata ?? null,
-      errors: null,
-      outputFileId: null,
-      errorFileId: null,
-      total: 0,
-      completed: 0,
-      failed: 0,
-      nextLine: 0,
-      nextOffset: 0,
-      claimedLine: 0,
       createdAt: at,
-      inProgressAt: null,
       expiresAt: at + WINDOWS[window]!,
-      finalizingAt: null,
-      completedAt: null,
-      failedAt: null,
-      expiredAt: null,
-      cancellingAt: null,
-      cancelledAt: null,
-      providerJob: null,
-    };
+    });
     await this.d.batches.insert(b);
     this.d.engine.wake();
     return { ok: true, value: batchObject(b) };

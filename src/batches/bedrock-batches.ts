@@ -25,7 +25,7 @@ import type { BedrockSettings } from '../providers/bedrock/settings.js';
 import type { CredentialSource, StoredCredential } from '../routing/credentials.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
-import type { BatchLineError, BatchRecord, BatchRepo, ProviderJob, ProviderState } from '../store/batches.js';
+import { newBatchRecord, type BatchLineError, type BatchRecord, type BatchRepo, type ProviderJob, type ProviderState } from '../store/batches.js';
 import type { StoredFile } from '../store/files.js';
 import type { Files } from './files.js';
 import { batchFileId, newBatchId, newRequestId } from './ids.js';
@@ -60,18 +60,18 @@ export class BedrockBatches {
     if (!settings.ok) return settings;
     const id = newBatchId();
     const at = seconds(this.d.now());
-    const row: BatchRecord = {
-      ...EMPTY_BATCH,
+    const row = newBatchRecord({
       id,
       workspaceId: key.workspaceId,
       apiKeyId: key.id,
       endpoint: req.endpoint,
       inputFileId: file.id,
+      completionWindow: '24h',
       headers: { 'x-gateway-virtual-key': vk.id },
       metadata: req.metadata,
       createdAt: at,
       expiresAt: at + JOB_HOURS * 3600,
-    };
+    });
     const records = new LineFile(scratchPath(this.d.files.storage, id));
     try {
       const made = await this.records(file, records);
@@ -271,28 +271,6 @@ function stateOf(b: BatchRecord): ProviderState {
     error_file_id: b.errorFileId,
   };
 }
-
-const EMPTY_BATCH: Omit<BatchRecord, 'id' | 'workspaceId' | 'apiKeyId' | 'endpoint' | 'inputFileId' | 'headers' | 'metadata' | 'createdAt' | 'expiresAt'> = {
-  completionWindow: '24h',
-  status: 'validating',
-  errors: null,
-  outputFileId: null,
-  errorFileId: null,
-  total: 0,
-  completed: 0,
-  failed: 0,
-  nextLine: 0,
-  nextOffset: 0,
-  claimedLine: 0,
-  inProgressAt: null,
-  finalizingAt: null,
-  completedAt: null,
-  failedAt: null,
-  expiredAt: null,
-  cancellingAt: null,
-  cancelledAt: null,
-  providerJob: null,
-};
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);
 const bad = (message: string, param: string): Result<never> => ({ ok: false, error: invalid(message, param) });

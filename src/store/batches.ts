@@ -72,6 +72,33 @@ export interface BatchRecord {
   providerJob: ProviderJob | null;
 }
 
+/** A new batch: validating, nothing counted or stamped yet, unless `b` says otherwise. */
+export function newBatchRecord(
+  b: Pick<BatchRecord, 'id' | 'workspaceId' | 'apiKeyId' | 'endpoint' | 'inputFileId' | 'completionWindow' | 'headers' | 'metadata' | 'createdAt' | 'expiresAt'> & Partial<BatchRecord>,
+): BatchRecord {
+  return {
+    status: 'validating',
+    errors: null,
+    outputFileId: null,
+    errorFileId: null,
+    total: 0,
+    completed: 0,
+    failed: 0,
+    nextLine: 0,
+    nextOffset: 0,
+    claimedLine: 0,
+    inProgressAt: null,
+    finalizingAt: null,
+    completedAt: null,
+    failedAt: null,
+    expiredAt: null,
+    cancellingAt: null,
+    cancelledAt: null,
+    providerJob: null,
+    ...b,
+  };
+}
+
 type Row = Record<string, string | number | null>;
 
 const num = (v: string | number | null | undefined): number | null => (v == null ? null : Number(v));

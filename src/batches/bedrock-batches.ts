@@ -20,7 +20,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { batchState, BedrockJobs, inputRecord, jobId, jobSettings, outputLine, s3Uri, unixSeconds, type InvocationJob, type JobSettings } from '../providers/bedrock/batch.js';
+import { batchState, BedrockJobs, inputRecord, jobId, jobSettings, outputLine, s3Object, s3Uri, unixSeconds, type InvocationJob, type JobSettings, type S3Location } from '../providers/bedrock/batch.js';
 import type { BedrockSettings } from '../providers/bedrock/settings.js';
 import type { CredentialSource, StoredCredential } from '../routing/credentials.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
@@ -84,9 +84,14 @@ export class BedrockBatches {
       }
       await records.end();
       const inputKey = `${id}.jsonl`;
-      await this.bucket(settings.value, 'input').put(inputKey, records.path, (await stat(records.path)).size);
+      const bucket = this.bucket(settings.value, settings.value.input);
+      await bucket.put(inputKey, records.path, (await stat(records.path)).size);
       const arn = await new BedrockJobs(settings.value).create({ name: `switchyard-${id.slice(-32)}`, token: id, modelId: made.value.model, inputKey, timeoutHours: JOB_HOURS });
-      if (!arn.ok) return arn;
+      if (!arn.ok) {
+        // No job reads it: the records do not stay in the bucket (best effort; Bedrock's refusal is the answer).
+        await bucket.delete(inputKey).catch(() => {});
+        return arn;
+      }
       const job: ProviderJob = {
         provider: 'bedrock',
         virtualKeyId: vk.id,
@@ -105,7 +110,8 @@ export class BedrockBatches {
 
   /** The batch as Bedrock has it now (its output collected once the job has ended); as last read when that cannot be asked. */
   async read(b: BatchRecord): Promise<Result<BatchRecord>> {
-    if (b.providerJob === null || (ENDED.has(b.status) && (b.outputFileId !== null || b.errorFileId !== null || b.status === 'failed'))) return { ok: true, value: b };
+    // An ended status is stored only with the output collected: nothing is left to ask.
+    if (b.providerJob === null || ENDED.has(b.status)) return { ok: true, value: b };
     const under = this.collecting.get(b.id);
     if (under !== undefined) return under;
     const reading = this.refresh(b, b.providerJob).finally(() => this.collecting.delete(b.id));
@@ -164,10 +170,11 @@ export class BedrockBatches {
 
   /** The job's output object → the batch's output and error files, and their counts; no files when Bedrock wrote none. */
   private async collect(b: BatchRecord, s: JobSettings, job: ProviderJob): Promise<Result<Pick<ProviderState, 'output_file_id' | 'error_file_id' | 'completed' | 'failed'>>> {
-    const key = job.outputUri.slice(s3Uri(s.output).length);
+    // Where the job was told to write, whatever the key's settings say now.
+    const { bucket, key } = s3Object(job.outputUri);
     let body: Readable;
     try {
-      body = await this.bucket(s, 'output').read(key);
+      body = await this.bucket(s, { bucket, prefix: '' }).read(key);
     } catch (e) {
       if ((e as { name?: string }).name === 'NoSuchKey') return { ok: true, value: { output_file_id: null, error_file_id: null, completed: b.completed, failed: b.failed } };
       return { ok: false, error: new GatewayError(502, `the Bedrock job's output could not be read from S3: ${(e as Error).name}`, { code: 'provider_output_unreadable' }) };
@@ -246,9 +253,8 @@ export class BedrockBatches {
     return jobSettings(cred.value.fields as BedrockSettings);
   }
 
-  /** The bucket of the batch's input or output, signed with the key's credentials, at the key's S3 endpoint. */
-  private bucket(s: JobSettings, which: 'input' | 'output'): S3Storage {
-    const at = s[which];
+  /** A bucket of the batch's, signed with the key's credentials, at the key's S3 endpoint. */
+  private bucket(s: JobSettings, at: S3Location): S3Storage {
     return new S3Storage({ bucket: at.bucket, region: s.region, endpoint: s.s3Endpoint, prefix: at.prefix, forcePathStyle: s.s3Endpoint !== undefined }, this.d.files.storage.scratch, s.credentials);
   }
 }

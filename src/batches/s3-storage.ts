@@ -38,6 +38,8 @@ export class S3Storage implements FileStorage {
       // Checksums only where S3 requires them: many S3-compatible services refuse the SDK's default trailing checksums.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // Every wait ends: a connection within 10 s; a socket idle for 60 s is given up (a read's stream then errors).
+      requestHandler: { connectionTimeout: 10_000, requestTimeout: 60_000 },
     });
   }
 

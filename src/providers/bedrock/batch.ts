@@ -139,6 +139,13 @@ function httpUrl(v: string, param: string): Result<string> {
 
 export const s3Uri = (l: S3Location, key = ''): string => `s3://${l.bucket}/${l.prefix}${key}`;
 
+/** `s3://bucket/key` → its bucket and key (an URI this module made). */
+export function s3Object(uri: string): { bucket: string; key: string } {
+  const rest = uri.slice('s3://'.length);
+  const slash = rest.indexOf('/');
+  return { bucket: rest.slice(0, slash), key: rest.slice(slash + 1) };
+}
+
 /** The job id (the ARN's last segment): Bedrock writes a job's output under `{output}/{jobId}/`. */
 export function jobId(jobArn: string): string {
   return jobArn.slice(jobArn.lastIndexOf('/') + 1);

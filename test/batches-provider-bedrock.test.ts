@@ -98,6 +98,9 @@ for (const engine of engines()) {
       assert.deepEqual(records[0].modelInput, { messages: [{ role: 'user', content: [{ text: 'one' }] }], system: [{ text: 'be brief' }], inferenceConfig: { maxTokens: 50 } });
       assert.equal(records[2].modelInput.inferenceConfig.temperature, 0.2);
 
+      // Bedrock runs it: the gateway's engine never leases it.
+      assert.equal((await gw.store.batches.claimable(Date.now(), 1000)).includes(b.id), false);
+
       // Bedrock's states as the Batch object's.
       assert.equal((await sdk.batches.retrieve(b.id)).status, 'validating');
       control.move(job.jobArn, 'Scheduled');
@@ -204,6 +207,21 @@ for (const engine of engines()) {
       await assert.rejects(client(noRole).batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }), (e: any) => e.status === 400 && e.param === 'cloud1_batch_role_arn');
       await assert.rejects(sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/embeddings', completion_window: '24h' }), (e: any) => e.status === 400 && e.param === 'endpoint');
       assert.equal(control.requests.length, calls);
+    });
+
+    it("Bedrock refusing the job is the answer (its status and exception); the uploaded records are deleted, no batch is kept", async () => {
+      const input = await upload(line('q', 'hi') + '\n');
+      control.refuseNextCreate(400, 'ValidationException', 'The provided model does not support batch inference.');
+      const before = (await sdk.batches.list({ limit: 100 })).data.length;
+      await assert.rejects(
+        sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (e: any) => e.status === 400 && e.code === 'ValidationException' && /does not support batch/.test(e.message),
+      );
+      const created = control.requests.at(-1)!.json;
+      const key = String(created.inputDataConfig.s3InputDataConfig.s3Uri).replace(`s3://${s3.bucket}/`, '');
+      assert.equal(s3.objects.has(key), false);
+      assert.equal(s3.calls.at(-1)!.action, 'DeleteObject');
+      assert.equal((await sdk.batches.list({ limit: 100 })).data.length, before);
     });
 
     it('a provider file id with a bedrock key → 400 naming input_file_id', async () => {

@@ -27,6 +27,8 @@ export interface MockBedrockJobs {
   readonly url: string;
   readonly requests: RecordedRequest[];
   readonly jobs: Map<string, MockJob>;
+  /** Refuses the next CreateModelInvocationJob with this error (a quota, a model without batch support). */
+  refuseNextCreate(status: number, type: string, message: string): void;
   /** Sets a job's status (and message), as Bedrock moves it. */
   move(jobArn: string, status: string, message?: string): void;
   /**
@@ -44,6 +46,7 @@ const S3_URI = /^s3:\/\/[a-z0-9][.\-a-z0-9]{1,61}[a-z0-9](\/.*)?$/;
 
 export async function startMockBedrockJobs(creds: MockCredentials, region: string): Promise<MockBedrockJobs> {
   const jobs = new Map<string, MockJob>();
+  let refusal: { status: number; type: string; message: string } | null = null;
   const server = await startMockServer<never>((rec, _req, res) => {
     const denied = verifySigV4(rec, creds, region, 'bedrock');
     if (denied !== null) return sendError(res, 403, denied.type, denied.message);
@@ -83,6 +86,11 @@ export async function startMockBedrockJobs(creds: MockCredentials, region: strin
 
   function create(rec: RecordedRequest, res: http.ServerResponse): void {
     const b = rec.json;
+    if (refusal !== null) {
+      const r = refusal;
+      refusal = null;
+      return sendError(res, r.status, r.type, r.message);
+    }
     if (b === undefined) return sendError(res, 400, 'SerializationException', 'body is not JSON');
     const problems: string[] = [];
     if (typeof b.jobName !== 'string' || !JOB_NAME.test(b.jobName)) problems.push('jobName');
@@ -110,6 +118,7 @@ export async function startMockBedrockJobs(creds: MockCredentials, region: strin
     url: server.url,
     requests: server.requests,
     jobs,
+    refuseNextCreate: (status, type, message) => void (refusal = { status, type, message }),
     move,
     finish(jobArn, s3, answer, status = 'Completed') {
       const job = jobs.get(jobArn)!;

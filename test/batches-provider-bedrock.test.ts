@@ -224,7 +224,18 @@ for (const engine of engines()) {
       assert.equal((await sdk.batches.list({ limit: 100 })).data.length, before);
     });
 
-    it('a provider file id with a bedrock key → 400 naming input_file_id', async () => {
+    it('a bucket S3 refuses → 502 naming S3\'s error, no job created', async () => {
+      const input = await upload(line('q', 'hi') + '\n');
+      const jobs = control.jobs.size;
+      const vk = await virtualKey('other bucket', { cloud1_batch_s3_uri: 's3://not-the-bucket/x' });
+      await assert.rejects(
+        client(vk).batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (e: any) => e.status === 502 && e.code === 'provider_storage_failed' && /NoSuchBucket/.test(e.message),
+      );
+      assert.equal(control.jobs.size, jobs);
+    });
+
+        it('a provider file id with a bedrock key → 400 naming input_file_id', async () => {
       await assert.rejects(
         sdk.batches.create({ input_file_id: 'file-abc123', endpoint: '/v1/chat/completions', completion_window: '24h' }),
         (e: any) => e.status === 400 && e.param === 'input_file_id',

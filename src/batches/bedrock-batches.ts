@@ -84,14 +84,8 @@ export class BedrockBatches {
       }
       await records.end();
       const inputKey = `${id}.jsonl`;
-      const bucket = this.bucket(settings.value, settings.value.input);
-      await bucket.put(inputKey, records.path, (await stat(records.path)).size);
-      const arn = await new BedrockJobs(settings.value).create({ name: `switchyard-${id.slice(-32)}`, token: id, modelId: made.value.model, inputKey, timeoutHours: JOB_HOURS });
-      if (!arn.ok) {
-        // No job reads it: the records do not stay in the bucket (best effort; Bedrock's refusal is the answer).
-        await bucket.delete(inputKey).catch(() => {});
-        return arn;
-      }
+      const arn = await this.startJob(settings.value, id, inputKey, made.value.model, records.path);
+      if (!arn.ok) return arn;
       const job: ProviderJob = {
         provider: 'bedrock',
         virtualKeyId: vk.id,
@@ -105,6 +99,24 @@ export class BedrockBatches {
       return { ok: true, value: created };
     } finally {
       await records.discard();
+    }
+  }
+
+  /** The records up to S3, then the job over them; the job's ARN. */
+  private async startJob(s: JobSettings, id: string, inputKey: string, modelId: string, path: string): Promise<Result<string>> {
+    const bucket = this.bucket(s, s.input);
+    try {
+      try {
+        await bucket.put(inputKey, path, (await stat(path)).size);
+      } catch (e) {
+        return { ok: false, error: s3Failure('the batch\'s records could not be put in S3', e) };
+      }
+      const arn = await new BedrockJobs(s).create({ name: `switchyard-${id.slice(-32)}`, token: id, modelId, inputKey, timeoutHours: JOB_HOURS });
+      // No job reads them: the records do not stay in the bucket (best effort; Bedrock's refusal is the answer).
+      if (!arn.ok) await bucket.delete(inputKey).catch(() => {});
+      return arn;
+    } finally {
+      bucket.close();
     }
   }
 
@@ -172,12 +184,14 @@ export class BedrockBatches {
   private async collect(b: BatchRecord, s: JobSettings, job: ProviderJob): Promise<Result<Pick<ProviderState, 'output_file_id' | 'error_file_id' | 'completed' | 'failed'>>> {
     // Where the job was told to write, whatever the key's settings say now.
     const { bucket, key } = s3Object(job.outputUri);
+    const storage = this.bucket(s, { bucket, prefix: '' });
     let body: Readable;
     try {
-      body = await this.bucket(s, { bucket, prefix: '' }).read(key);
+      body = await storage.read(key);
     } catch (e) {
+      storage.close();
       if ((e as { name?: string }).name === 'NoSuchKey') return { ok: true, value: { output_file_id: null, error_file_id: null, completed: b.completed, failed: b.failed } };
-      return { ok: false, error: new GatewayError(502, `the Bedrock job's output could not be read from S3: ${(e as Error).name}`, { code: 'provider_output_unreadable' }) };
+      return { ok: false, error: s3Failure("the Bedrock job's output could not be read from S3", e) };
     }
     const files = { ok: new LineFile(scratchPath(this.d.files.storage, `${b.id}o`)), error: new LineFile(scratchPath(this.d.files.storage, `${b.id}e`)) };
     try {
@@ -190,8 +204,11 @@ export class BedrockBatches {
         ok: true,
         value: { output_file_id: await this.store(b, files.ok, 'output'), error_file_id: await this.store(b, files.error, 'error'), completed: files.ok.lines, failed: files.error.lines },
       };
+    } catch (e) {
+      return { ok: false, error: s3Failure("the Bedrock job's output could not be collected", e) };
     } finally {
       body.destroy();
+      storage.close();
       await Promise.all([files.ok.discard(), files.error.discard()]);
     }
   }
@@ -276,6 +293,11 @@ function stateOf(b: BatchRecord): ProviderState {
     output_file_id: b.outputFileId,
     error_file_id: b.errorFileId,
   };
+}
+
+/** An S3 call that failed: a 502 naming S3's error code only (its message may quote the request). */
+function s3Failure(what: string, e: unknown): GatewayError {
+  return new GatewayError(502, `${what}: ${(e as { name?: string }).name ?? 'error'}`, { code: 'provider_storage_failed' });
 }
 
 const seconds = (ms: number): number => Math.floor(ms / 1000);

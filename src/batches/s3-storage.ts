@@ -77,6 +77,11 @@ export class S3Storage implements FileStorage {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.s.bucket, Key: this.key(id) }));
   }
 
+  /** Closes the client's connections: a storage made for one batch's calls ends with them. */
+  close(): void {
+    this.client.destroy();
+  }
+
   private key(id: string): string {
     return `${this.s.prefix}${id}`;
   }

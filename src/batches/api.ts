@@ -146,7 +146,7 @@ export class Jobs {
     const ws = key.workspaceId;
     if (id !== undefined) {
       const stored = await this.d.batches.get(ws, id);
-      if (stored?.providerJob != null) {
+      if (stored !== null && stored.providerJob !== null) {
         const b = req.method === 'POST' ? await this.bedrock.cancel(stored) : await this.bedrock.read(stored);
         return b.ok ? { ok: true, value: batchObject(b.value) } : b;
       }

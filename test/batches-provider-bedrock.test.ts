@@ -139,6 +139,13 @@ for (const engine of engines()) {
       const again = await sdk.batches.retrieve(b.id);
       assert.equal(again.output_file_id, done.output_file_id);
       assert.equal(s3.calls.filter((c) => c.action === 'GetObject').length, s3Reads);
+      // A slower read of an older state (another process's) cannot undo the end.
+      const row = (await gw.store.batches.load(b.id))!;
+      const stale = await gw.store.batches.providerState(row.workspaceId, b.id, {
+        status: 'in_progress', total: 3, completed: 0, failed: 0, in_progress_at: 1, completed_at: null, failed_at: null, expired_at: null,
+        cancelling_at: null, cancelled_at: null, errors: null, output_file_id: null, error_file_id: null,
+      });
+      assert.deepEqual([stale?.status, stale?.outputFileId], ['completed', done.output_file_id]);
       // Listed among the workspace's batches, as last read.
       assert.equal((await sdk.batches.list()).data.find((x) => x.id === b.id)?.status, 'completed');
     });

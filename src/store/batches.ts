@@ -226,12 +226,12 @@ export class BatchRepo {
     return this.get(workspaceId, id);
   }
 
-  /** A provider-run batch's state as the provider gave it; the row after. */
+  /** A provider-run batch's state as the provider gave it; the row after. An ended batch no longer changes (a slower, older read cannot undo it). */
   async providerState(workspaceId: string, id: string, u: ProviderState): Promise<BatchRecord | null> {
     await this.db.run(
       `UPDATE batches SET status = ?, total = ?, completed = ?, failed = ?, in_progress_at = ?, completed_at = ?, failed_at = ?, expired_at = ?,
          cancelling_at = ?, cancelled_at = ?, errors = ?, output_file_id = ?, error_file_id = ?
-        WHERE id = ? AND workspace_id = ? AND provider_job IS NOT NULL`,
+        WHERE id = ? AND workspace_id = ? AND provider_job IS NOT NULL AND status NOT IN ('completed', 'failed', 'expired', 'cancelled')`,
       [u.status, u.total, u.completed, u.failed, u.in_progress_at, u.completed_at, u.failed_at, u.expired_at, u.cancelling_at, u.cancelled_at, toJson(u.errors), u.output_file_id, u.error_file_id, id, workspaceId],
     );
     return this.get(workspaceId, id);

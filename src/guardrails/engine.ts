@@ -31,10 +31,13 @@ import {
   DENY,
   FAIL_ON_ERROR,
   H_FEEDBACK,
+  H_CHECKS,
+  H_CREATED,
   H_FLAGS,
+  H_TYPE,
   H_US,
   HOOK_WIDTH,
-  joinSides,
+  bothSides,
   NO_SIDE,
   resultsOf,
   TRANSFORMED,
@@ -83,15 +86,22 @@ export class HookRun implements FlatSide {
 
 /** Synchronous when every check is: no promise per hook or check. */
 export function runHooks(hooks: readonly Hook[], input: HookInput): HookRun | Promise<HookRun> {
-  const run = new Run(input);
+  const run = new Run(input, widthOf(hooks, false));
   const waiting = run.hooks(hooks, 0);
   return waiting === undefined ? run.ended(hooks) : waiting.then(() => run.ended(hooks));
 }
 
 async function runAsync(hooks: readonly Hook[], input: HookInput): Promise<FlatSide> {
-  const run = new Run(input);
+  const run = new Run(input, widthOf(hooks, true));
   for (const h of hooks) await run.hook(h);
   return { flat: run.out, count: run.count };
+}
+
+/** Values the results of the (async or waited-for) hooks take in the flat list: it is made at its size once. */
+function widthOf(hooks: readonly Hook[], async: boolean): number {
+  let n = 0;
+  for (const h of hooks) if (h.async === async) n += HOOK_WIDTH + h.checks.length * CHECK_WIDTH;
+  return n;
 }
 
 /** A check's verdict for the transforms; null when it errored. */
@@ -104,7 +114,9 @@ class Run {
   request: Record<string, unknown>;
   answer: Record<string, unknown> | null;
   subject: Subject;
-  readonly out: unknown[] = [];
+  readonly out: unknown[];
+  /** Values written to `out`. */
+  private end = 0;
   count = 0;
   denied = false;
   failed = false;
@@ -113,7 +125,11 @@ class Run {
   /** created_at of the hook before in this run: a hook with the same one writes null. */
   private lastCreated = '';
 
-  constructor(private readonly input: HookInput) {
+  constructor(
+    private readonly input: HookInput,
+    width: number,
+  ) {
+    this.out = new Array<unknown>(width);
     this.request = input.request;
     this.answer = input.answer;
     this.subject = this.make();
@@ -148,10 +164,14 @@ class Run {
 
   hook(h: Hook): Promise<unknown> | undefined {
     const out = this.out;
-    const at = out.length;
+    const at = this.end;
+    this.end += HOOK_WIDTH + h.checks.length * CHECK_WIDTH;
     const createdAt = isoNow();
-    out.push(h.id, 0, h.type === 'guardrail' ? null : h.type, null, 0, createdAt === this.lastCreated ? null : createdAt, h.checks.length);
-    for (let j = 0; j < h.checks.length; j++) out.push(null, 0, '', null, null, 0, null);
+    out[at] = h.id;
+    out[at + H_TYPE] = h.type === 'guardrail' ? null : h.type;
+    out[at + H_CREATED] = createdAt === this.lastCreated ? null : createdAt;
+    out[at + H_CHECKS] = h.checks.length;
+    // The rest of the hook's values are written when it ends; each check's, by runCheck.
     this.lastCreated = createdAt;
     this.count++;
     const t0 = performance.now();
@@ -247,6 +267,8 @@ function runCheck(c: ReadyCheck, subject: Subject, out: unknown[], slot: number,
   const t0 = performance.now();
   const createdAt = isoNow();
   out[slot] = c.id;
+  out[slot + C_DATA] = null;
+  out[slot + C_ERROR] = null;
   out[slot + C_CREATED] = createdAt === hookCreatedAt ? null : createdAt;
   let v: Verdict | Promise<Verdict>;
   try {
@@ -329,17 +351,25 @@ function feedbackOf(f: Feedback | undefined, h: Hook, out: readonly unknown[], a
 
 /** One request's hook results, both sides: those waited for (the answer's hook_results) and, once they end, the async ones (the log's). */
 export class HookLog {
-  private readonly waited: { before: FlatSide; after: FlatSide } = { before: NO_SIDE, after: NO_SIDE };
-  private readonly later: { before: FlatSide; after: FlatSide } = { before: NO_SIDE, after: NO_SIDE };
+  private waitedBefore = NO_SIDE;
+  private waitedAfter = NO_SIDE;
+  private laterBefore = NO_SIDE;
+  private laterAfter = NO_SIDE;
   private pending: Promise<void>[] | null = null;
   /** A hook that was waited for failed: the answer is a 246. */
   failed = false;
 
   add(kind: HookKind, run: HookRun): void {
-    this.waited[kind] = appendSide(this.waited[kind], run);
+    if (kind === 'before') this.waitedBefore = appendSide(this.waitedBefore, run);
+    else this.waitedAfter = appendSide(this.waitedAfter, run);
     this.failed ||= run.failed;
     // runHooks catches what checks throw; should it fail otherwise (a bug), the log entry still goes, without these results.
-    if (run.pending !== null) (this.pending ??= []).push(run.pending.then((s) => void (this.later[kind] = appendSide(this.later[kind], s)), () => {}));
+    if (run.pending !== null) (this.pending ??= []).push(run.pending.then((s) => this.addLater(kind, s), () => {}));
+  }
+
+  private addLater(kind: HookKind, s: FlatSide): void {
+    if (kind === 'before') this.laterBefore = appendSide(this.laterBefore, s);
+    else this.laterAfter = appendSide(this.laterAfter, s);
   }
 
   /** Resolves when the async hooks have ended; null when there are none. */
@@ -349,11 +379,11 @@ export class HookLog {
 
   /** hook_results of the answer: the hooks waited for. */
   answered(): HookResults {
-    return { before_request_hooks: resultsOf(this.waited.before), after_request_hooks: resultsOf(this.waited.after) };
+    return { before_request_hooks: resultsOf(this.waitedBefore), after_request_hooks: resultsOf(this.waitedAfter) };
   }
 
   /** hook_results of the log, flat: every hook's, async ones included once ended. */
   logged(): FlatHooks {
-    return joinSides(appendSide(this.waited.before, this.later.before), appendSide(this.waited.after, this.later.after));
+    return bothSides(appendSide(this.waitedBefore, this.laterBefore), appendSide(this.waitedAfter, this.laterAfter));
   }
 }

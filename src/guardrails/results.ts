@@ -67,9 +67,11 @@ export const HOOK_WIDTH = 7;
 export const CHECK_WIDTH = 7;
 /** Offsets in a hook's values. */
 export const H_FLAGS = 1;
+export const H_TYPE = 2;
 export const H_FEEDBACK = 3;
 export const H_US = 4;
 export const H_CREATED = 5;
+export const H_CHECKS = 6;
 /** Offsets in a check's values. */
 export const C_FLAGS = 1;
 export const C_EXPLANATION = 2;
@@ -86,16 +88,13 @@ export const ASYNC = 4;
 export const TRANSFORMED = 8;
 export const DEFAULT = 16;
 
-/** Both sides, as the log entry carries them: [before count, after count, ...before, ...after]. */
-export type FlatHooks = readonly unknown[];
+/** Both sides, as the log entry carries them: [before count, before's flat list, after count, after's]. */
+export type FlatHooks = readonly [number, readonly unknown[], number, readonly unknown[]];
 
 export const NO_SIDE: FlatSide = { flat: [], count: 0 };
 
-export function joinSides(before: FlatSide, after: FlatSide): FlatHooks {
-  const out: unknown[] = [before.count, after.count];
-  for (const v of before.flat) out.push(v);
-  for (const v of after.flat) out.push(v);
-  return out;
+export function bothSides(before: FlatSide, after: FlatSide): FlatHooks {
+  return [before.count, before.flat, after.count, after.flat];
 }
 
 /** One side after another of it (async hooks after those waited for); neither is changed. */
@@ -106,19 +105,18 @@ export function appendSide(a: FlatSide, b: FlatSide): FlatSide {
 }
 
 export function unflatten(v: FlatHooks): HookResults {
-  const before = decode(v, 2, v[0] as number);
-  return { before_request_hooks: before.hooks, after_request_hooks: decode(v, before.end, v[1] as number).hooks };
+  return { before_request_hooks: decode(v[1], v[0]), after_request_hooks: decode(v[3], v[2]) };
 }
 
 export function resultsOf(side: FlatSide): HookResult[] {
-  return decode(side.flat, 0, side.count).hooks;
+  return decode(side.flat, side.count);
 }
 
 const ms = (us: number): number => us / 1000;
 
-function decode(v: readonly unknown[], from: number, n: number): { hooks: HookResult[]; end: number } {
+function decode(v: readonly unknown[], n: number): HookResult[] {
   const hooks: HookResult[] = [];
-  let at = from;
+  let at = 0;
   let before = '';
   for (let i = 0; i < n; i++) {
     const h = at;
@@ -127,7 +125,7 @@ function decode(v: readonly unknown[], from: number, n: number): { hooks: HookRe
     before = createdAt;
     const checks: CheckResult[] = [];
     at += HOOK_WIDTH;
-    for (let j = 0; j < (v[h + HOOK_WIDTH - 1] as number); j++, at += CHECK_WIDTH) {
+    for (let j = 0; j < (v[h + H_CHECKS] as number); j++, at += CHECK_WIDTH) {
       const checkFlags = v[at + C_FLAGS] as number;
       checks.push({
         id: v[at] as string,
@@ -143,7 +141,7 @@ function decode(v: readonly unknown[], from: number, n: number): { hooks: HookRe
     }
     hooks.push({
       id: v[h] as string,
-      type: (v[h + 2] as string | null) ?? 'guardrail',
+      type: (v[h + H_TYPE] as string | null) ?? 'guardrail',
       verdict: (flags & VERDICT) !== 0,
       deny: (flags & DENY) !== 0,
       async: (flags & ASYNC) !== 0,
@@ -155,5 +153,5 @@ function decode(v: readonly unknown[], from: number, n: number): { hooks: HookRe
       ...((flags & DEFAULT) !== 0 && { default: true as const }),
     });
   }
-  return { hooks, end: at };
+  return hooks;
 }

@@ -10,6 +10,9 @@ import { judged, needText, type CheckDefinition, type Subject } from '../check.j
 interface Range {
   min: number;
   max: number;
+  /** The explanations, made once: the count itself is in the data. */
+  within: string;
+  outside: string;
 }
 
 function counted(what: string, minKey: string, maxKey: string, max: number, count: (s: Subject) => number): CheckDefinition<Range> {
@@ -17,13 +20,14 @@ function counted(what: string, minKey: string, maxKey: string, max: number, coun
     hooks: ['before', 'after'],
     parameters: optional({ [minKey]: int(0), [maxKey]: int(0) }),
     prepare(p) {
-      const range = { min: (p[minKey] as number | undefined) ?? 0, max: (p[maxKey] as number | undefined) ?? max };
-      return range.min <= range.max ? { ok: true, value: range } : { ok: false, problem: { path: [maxKey], message: `must be at least ${minKey} (${range.min})` } };
+      const min = (p[minKey] as number | undefined) ?? 0;
+      const top = (p[maxKey] as number | undefined) ?? max;
+      if (min > top) return { ok: false, problem: { path: [maxKey], message: `must be at least ${minKey} (${min})` } };
+      return { ok: true, value: { min, max: top, within: `the number of ${what} is within ${min}-${top}`, outside: `the number of ${what} is outside ${min}-${top}` } };
     },
     run(s, r) {
       const n = count(s);
-      const range = `${r.min}-${r.max}`;
-      return judged(n >= r.min && n <= r.max, `the text has ${n} ${what}, within ${range}`, `the text has ${n} ${what}, outside ${range}`, { count: n });
+      return judged(n >= r.min && n <= r.max, r.within, r.outside, { count: n });
     },
   };
 }

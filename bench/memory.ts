@@ -10,7 +10,8 @@
  * not a throughput figure (bench/run.ts is that).
  *
  * Usage: npm run build && node dist/bench/memory.js
- * (BENCH_MEMORY_S: seconds per run, default 8; BENCH_MEMORY_ENV='{"GATEWAY_LOG_QUEUE_BYTES":"…"}': settings, as JSON.)
+ * (BENCH_MEMORY_S: seconds per run, default 8; BENCH_MEMORY_ENV='{"GATEWAY_LOG_QUEUE_BYTES":"…"}': settings, as JSON;
+ * BENCH_BASELINE: a built checkout of another version, measured instead, for a before and after.)
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -55,7 +56,7 @@ async function main(tmp: string): Promise<void> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const env = process.env.BENCH_MEMORY_ENV ? (JSON.parse(process.env.BENCH_MEMORY_ENV) as Record<string, string>) : undefined;
-  const proc = spawnGateway({ port, dir: join(tmp, 'gateway'), wrap: ['taskset', '-c', String(SERVER_CORE)], env });
+  const proc = spawnGateway({ port, dir: join(tmp, 'gateway'), wrap: ['taskset', '-c', String(SERVER_CORE)], env, root: process.env.BENCH_BASELINE });
   try {
     await waitHealthy(base, proc);
     if (env?.GATEWAY_REQUEST_LOGS !== 'off') await pinLogWriter(proc.pid!, LOAD_CORE);

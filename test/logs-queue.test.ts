@@ -292,6 +292,12 @@ for (const engine of engines()) {
     const queueOn = (): LogQueue =>
       new LogQueue({ sink: storeSink(store), spill: new SpillFiles(join(dir, 'log-spill'), 20), flushIntervalMs: 10, retryMinMs: 20, retryMaxMs: 50 });
 
+    if (engine.name === 'sqlite') {
+      it('keeps a page cache of 4 MiB per connection, not the 16 MiB better-sqlite3 builds in (what a log writer filled and kept)', async () => {
+        assert.deepEqual(await store.db.get('PRAGMA cache_size'), { cache_size: -4096 });
+      });
+    }
+
     it('writes large batches with metadata in one go, and close() leaves every record stored', async () => {
       const queue = queueOn();
       queue.start();

@@ -16,11 +16,10 @@
  * BENCH_BASELINE: a built checkout of another version, measured instead, for a before and after.)
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { stopAll, stopChild } from './children.js';
+import { runAlone, stopChild } from './children.js';
 import { CHAT_REQUEST } from './fixtures.js';
 import { admin, BENCH_KEY, freePort, gatewayLogTail, pinLogWriter, portOpen, ROOT, spawnGateway, waitHealthy, waitReady } from './gateway-process.js';
 import { nginxFailure, startNginx, staticUpstreamConfig } from './nginx.js';
@@ -153,19 +152,4 @@ async function alone(tmp: string): Promise<void> {
   }
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const tmp = mkdtempSync(join(os.tmpdir(), 'switchyard-bench-batch-'));
-  const end = async (code: number): Promise<never> => {
-    await stopAll();
-    rmSync(tmp, { recursive: true, force: true });
-    process.exit(code);
-  };
-  process.once('SIGINT', () => void end(130));
-  alone(tmp).then(
-    () => end(0),
-    (err: unknown) => {
-      process.stderr.write(`[bench batch] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      return end(1);
-    },
-  );
-}
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) runAlone('batch', alone);

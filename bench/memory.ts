@@ -14,12 +14,11 @@
  * BENCH_BASELINE: a built checkout of another version, measured instead, for a before and after.)
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
-import { stopAll, stopChild } from './children.js';
+import { runAlone, stopChild } from './children.js';
 import { CHAT_REQUEST, EMBEDDINGS_REQUEST } from './fixtures.js';
 import { BENCH_KEY, freePort, pinLogWriter, portOpen, spawnGateway, waitHealthy, waitReady } from './gateway-process.js';
 import { nginxFailure, startNginx, staticUpstreamConfig } from './nginx.js';
@@ -79,19 +78,4 @@ async function main(tmp: string): Promise<void> {
   }
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const tmp = mkdtempSync(join(os.tmpdir(), 'switchyard-bench-memory-'));
-  const end = async (code: number): Promise<never> => {
-    await stopAll();
-    rmSync(tmp, { recursive: true, force: true });
-    process.exit(code);
-  };
-  process.once('SIGINT', () => void end(130));
-  main(tmp).then(
-    () => end(0),
-    (err: unknown) => {
-      process.stderr.write(`[bench memory] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      return end(1);
-    },
-  );
-}
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) runAlone('memory', main);

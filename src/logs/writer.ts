@@ -59,7 +59,6 @@ export interface LogWriterOptions extends DbSettings {
   maxBytes?: number;
 }
 
-
 const RESTART_DELAY_MS = 1000;
 /**
  * A batch goes when it has this many entries, or this long after its first.

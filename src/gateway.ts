@@ -133,12 +133,13 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     ? new LogWriter({
         dataDir: settings.dataDir,
         databaseUrl: settings.databaseUrl,
+        maxBytes: settings.logQueueBytes,
         onError: (err, message) => logger.error({ err }, message),
         onUsage: (provider, model, input, output, cost) => metrics.usage(provider, model, input, output, cost),
       })
     : null;
   // Logs off: the log metrics stay, at zero.
-  const noLogs = { depth: 0, flushed: 0, spilled: 0, replayed: 0, dropped: 0, storeDown: false };
+  const noLogs = { depth: 0, bytes: 0, flushed: 0, spilled: 0, replayed: 0, dropped: 0, storeDown: false };
   metrics.watchLogQueue(() => logWriter?.stats() ?? noLogs);
   const retention = new LogRetention(store.logs, settings.logRetentionDays, now, (err) => logger.error({ err }, 'log retention failed'));
   retention.start();

@@ -20,7 +20,7 @@ import type { BatchLineError, BatchRecord, BatchRepo, BatchStatus, LineOutcome }
 import type { ModelApi } from '../http/server.js';
 import { batchFileId, newRequestId } from './ids.js';
 import { runInProcess, type InProcessAnswer } from './in-process.js';
-import { readLines, type JsonlLine } from './jsonl.js';
+import { readLines, windows, type JsonlLine } from './jsonl.js';
 import type { Files } from './files.js';
 import { LineFile } from './line-file.js';
 import { scratchPath } from './storage.js';
@@ -52,6 +52,8 @@ export const BATCH_ENDPOINTS: Readonly<Record<string, ModelEndpoint>> = {
 
 /** Lines claimed at once, as a multiple of the concurrency: few row writes, little lost to the window's slowest line. */
 const WINDOW_PER_SLOT = 8;
+/** And at most this much line text: a window's lines (and their outcomes) are held until it is recorded. */
+const WINDOW_CHARS = 8 * 1024 * 1024;
 /** Outcomes read back a page at a time when the files are written. */
 const OUTCOME_PAGE = 1000;
 /** The longest a line waits on the gateway's own rate limit before trying again. */
@@ -170,19 +172,12 @@ export class BatchRunner {
       if (!(await this.d.repo.finish(b.id, this.d.holder, 'in_progress', { status: 'failed', failed_at: this.at(), errors: [error] }))) await this.checkLease();
       return;
     }
-    const size = this.d.concurrency * WINDOW_PER_SLOT;
-    let window: JsonlLine[] = [];
     let expiredAt: number | null = null;
     try {
-      for await (const l of readLines(input, b.nextLine, b.nextOffset, this.d.maxLineBytes)) {
-        window.push(l);
-        if (window.length < size) continue;
+      for await (const window of windows(readLines(input, b.nextLine, b.nextOffset, this.d.maxLineBytes), this.d.concurrency * WINDOW_PER_SLOT, WINDOW_CHARS)) {
         expiredAt = await this.runWindow(b, key, window, expiredAt);
-        window = [];
         if (this.stopping) return;
       }
-      if (window.length > 0) expiredAt = await this.runWindow(b, key, window, expiredAt);
-      if (this.stopping) return;
     } finally {
       input.destroy();
     }

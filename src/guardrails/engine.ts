@@ -179,21 +179,22 @@ class Run {
       this.scope = h.scope;
       this.subject = this.make();
     }
-    const waiting = h.sequential ? this.oneByOne(h, at, createdAt, 0) : this.sideBySide(h, at, createdAt);
+    const waiting = h.sequential ? this.oneByOne(h, at, createdAt, 0) : this.sideBySide(h, at);
     if (waiting === undefined) return void this.hookEnded(h, at, t0);
     return waiting.then(() => this.hookEnded(h, at, t0));
   }
 
   /** Each check sees the one before's transform. */
-  private oneByOne(h: Hook, at: number, createdAt: string, j: number): Promise<unknown> | undefined {
+  private oneByOne(h: Hook, at: number, createdAt: string, j: number, waited = false): Promise<unknown> | undefined {
     for (; j < h.checks.length; j++) {
       const slot = slotOf(at, j);
-      const v = runCheck(h.checks[j]!, this.subject, this.out, slot, createdAt);
+      // Checks that start as their hook does take its created_at; after a wait, their own.
+      const v = runCheck(h.checks[j]!, this.subject, this.out, slot, this.startedAt(createdAt, waited));
       if (v instanceof Promise) {
         const next = j + 1;
         return v.then((w) => {
           this.take(w, slot);
-          return this.oneByOne(h, at, createdAt, next);
+          return this.oneByOne(h, at, createdAt, next, true);
         });
       }
       this.take(v, slot);
@@ -206,17 +207,25 @@ class Run {
    * before the first check that makes a promise at once, the rest once all
    * have ended.
    */
-  private sideBySide(h: Hook, at: number, createdAt: string): Promise<unknown> | undefined {
+  private sideBySide(h: Hook, at: number): Promise<unknown> | undefined {
     const subject = this.subject;
     let waiting: (Judged | Promise<Judged>)[] | null = null;
     for (let j = 0; j < h.checks.length; j++) {
-      const v = runCheck(h.checks[j]!, subject, this.out, slotOf(at, j), createdAt);
+      // All start as their hook does: its created_at is theirs (null).
+      const v = runCheck(h.checks[j]!, subject, this.out, slotOf(at, j), null);
       if (waiting === null && !(v instanceof Promise)) this.take(v, slotOf(at, j));
       else (waiting ??= []).push(v);
     }
     if (waiting === null) return undefined;
     const first = h.checks.length - waiting.length;
     return Promise.all(waiting).then((all) => all.forEach((v, k) => this.take(v, slotOf(at, first + k))));
+  }
+
+  /** A check's created_at as the flat list has it: null when it is its hook's. */
+  private startedAt(hookCreatedAt: string, waited: boolean): string | null {
+    if (!waited) return null;
+    const now = isoNow();
+    return now === hookCreatedAt ? null : now;
   }
 
   private take(v: Judged, slot: number): void {
@@ -263,13 +272,13 @@ class Run {
   }
 }
 
-function runCheck(c: ReadyCheck, subject: Subject, out: unknown[], slot: number, hookCreatedAt: string): Judged | Promise<Judged> {
+/** `createdAt`: null when the check starts as its hook did. */
+function runCheck(c: ReadyCheck, subject: Subject, out: unknown[], slot: number, createdAt: string | null): Judged | Promise<Judged> {
   const t0 = performance.now();
-  const createdAt = isoNow();
   out[slot] = c.id;
   out[slot + C_DATA] = null;
   out[slot + C_ERROR] = null;
-  out[slot + C_CREATED] = createdAt === hookCreatedAt ? null : createdAt;
+  out[slot + C_CREATED] = createdAt;
   let v: Verdict | Promise<Verdict>;
   try {
     v = c.definition.run(subject, c.parameters);

@@ -42,4 +42,4 @@ EXPOSE 8787
 # node:20-slim has no curl: node asks /health itself (200 with "ok" or "degraded": both mean the process serves).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||8787)+'/health').then(r=>process.exit(r.status===200?0:1),()=>process.exit(1))"]
-CMD ["node", "--max-semi-space-size=4", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=25", "dist/src/main.js"]

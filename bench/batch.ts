@@ -12,14 +12,14 @@
  *
  * Usage alone: npm run build && node dist/bench/batch.js
  * (BENCH_PROFILE=1: the gateway under --cpu-prof, its top self time printed;
- * BENCH_BATCH_ENV='{"GATEWAY_BATCH_CONCURRENCY":"8"}': settings for the gateway, as JSON.)
+ * BENCH_BATCH_ENV='{"GATEWAY_BATCH_CONCURRENCY":"8"}': settings for the gateway, as JSON;
+ * BENCH_BASELINE: a built checkout of another version, measured instead, for a before and after.)
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { stopAll, stopChild } from './children.js';
+import { runAlone, stopChild } from './children.js';
 import { CHAT_REQUEST } from './fixtures.js';
 import { admin, BENCH_KEY, freePort, gatewayLogTail, pinLogWriter, portOpen, ROOT, spawnGateway, waitHealthy, waitReady } from './gateway-process.js';
 import { nginxFailure, startNginx, staticUpstreamConfig } from './nginx.js';
@@ -54,6 +54,8 @@ export interface BatchPlan {
   nodeArgs?: string[];
   /** Settings on top of the defaults. */
   env?: Record<string, string>;
+  /** Another built checkout to run instead of this one. */
+  root?: string;
   log: (msg: string) => void;
 }
 
@@ -75,7 +77,7 @@ async function call(base: string, path: string, init: { method?: string; headers
 export async function measureBatch(p: BatchPlan): Promise<BatchFigure> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const proc = spawnGateway({ port, dir: p.dir, wrap: ['taskset', '-c', String(p.serverCore)], nodeArgs: p.nodeArgs, env: p.env });
+  const proc = spawnGateway({ port, dir: p.dir, wrap: ['taskset', '-c', String(p.serverCore)], nodeArgs: p.nodeArgs, env: p.env, root: p.root });
   try {
     await waitHealthy(base, proc);
     if (p.env?.GATEWAY_REQUEST_LOGS !== 'off') await pinLogWriter(proc.pid!, p.loadCore);
@@ -139,7 +141,7 @@ async function alone(tmp: string): Promise<void> {
   const nodeArgs = profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--import', pathToFileURL(join(ROOT, 'dist/bench/cpu-prof-exit.js')).href] : [];
   const log = (msg: string): void => void process.stderr.write(`[bench batch] ${msg}\n`);
   const env = process.env.BENCH_BATCH_ENV ? (JSON.parse(process.env.BENCH_BATCH_ENV) as Record<string, string>) : undefined;
-  const f = await measureBatch({ upstream: `http://127.0.0.1:${upstreamPort}/v1`, dir: join(tmp, 'gateway'), serverCore, loadCore, nodeArgs, env, log });
+  const f = await measureBatch({ upstream: `http://127.0.0.1:${upstreamPort}/v1`, dir: join(tmp, 'gateway'), serverCore, loadCore, nodeArgs, env, root: process.env.BENCH_BASELINE, log });
   console.log(
     `batch of ${f.lines.toLocaleString('en-US')} chat lines (${(f.inputBytes / 2 ** 20).toFixed(1)} MiB): ${f.seconds.toFixed(2)} s, ${Math.round(f.linesPerSecond).toLocaleString('en-US')} lines/s, ` +
       `gateway peak RSS ${f.rssPeakMiB.toFixed(0)} MiB, ${Math.round(f.cpuUsPerLine)} CPU µs per line`,
@@ -150,19 +152,4 @@ async function alone(tmp: string): Promise<void> {
   }
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const tmp = mkdtempSync(join(os.tmpdir(), 'switchyard-bench-batch-'));
-  const end = async (code: number): Promise<never> => {
-    await stopAll();
-    rmSync(tmp, { recursive: true, force: true });
-    process.exit(code);
-  };
-  process.once('SIGINT', () => void end(130));
-  alone(tmp).then(
-    () => end(0),
-    (err: unknown) => {
-      process.stderr.write(`[bench batch] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      return end(1);
-    },
-  );
-}
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) runAlone('batch', alone);

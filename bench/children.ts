@@ -4,6 +4,9 @@
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import { join } from 'node:path';
 
 const live = new Set<ChildProcess>();
 
@@ -77,4 +80,26 @@ export async function runToEnd(cmd: string, args: string[], timeoutMs: number): 
   if (child.stdout && !child.stdout.closed) await once(child.stdout, 'close');
   if (child.stderr && !child.stderr.closed) await once(child.stderr, 'close');
   return { code: child.exitCode, stdout, stderr };
+}
+
+/**
+ * A bench script run alone: `main` gets a temp dir of its own; on its end,
+ * failure or Ctrl-C every process started here is stopped, the dir removed,
+ * and the process exits (1 on failure, said under `[bench <name>]`).
+ */
+export function runAlone(name: string, main: (tmp: string) => Promise<void>): void {
+  const tmp = mkdtempSync(join(os.tmpdir(), `switchyard-bench-${name}-`));
+  const end = async (code: number): Promise<never> => {
+    await stopAll();
+    rmSync(tmp, { recursive: true, force: true });
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void end(130));
+  main(tmp).then(
+    () => end(0),
+    (err: unknown) => {
+      process.stderr.write(`[bench ${name}] failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      return end(1);
+    },
+  );
 }

@@ -37,14 +37,23 @@ ${http}
 `;
 }
 
-export function staticUpstreamConfig(dir: string, port: number): string {
+/**
+ * `bigEmbeddings`: an embeddings answer too long for `return` (bench/memory.ts: 19 KB), served
+ * from a file instead (a POST to a file is a 405, which error_page turns into the file as a GET).
+ */
+export function staticUpstreamConfig(dir: string, port: number, bigEmbeddings?: string): string {
+  let embeddings = `return 200 ${nginxString(EMBEDDINGS_RESPONSE)};`;
+  if (bigEmbeddings !== undefined) {
+    writeFileSync(join(dir, 'embeddings.json'), bigEmbeddings);
+    embeddings = `alias ${dir}/embeddings.json; error_page 405 =200 $uri;`;
+  }
   return main(
     dir,
     `  server {
     listen 127.0.0.1:${port};
     default_type application/json;
     location = /v1/chat/completions { return 200 ${nginxString(CHAT_RESPONSE)}; }
-    location = /v1/embeddings { return 200 ${nginxString(EMBEDDINGS_RESPONSE)}; }
+    location = /v1/embeddings { ${embeddings} }
   }`,
   );
 }

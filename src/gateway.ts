@@ -133,12 +133,13 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     ? new LogWriter({
         dataDir: settings.dataDir,
         databaseUrl: settings.databaseUrl,
+        maxBytes: settings.logQueueBytes,
         onError: (err, message) => logger.error({ err }, message),
         onUsage: (provider, model, input, output, cost) => metrics.usage(provider, model, input, output, cost),
       })
     : null;
   // Logs off: the log metrics stay, at zero.
-  const noLogs = { depth: 0, flushed: 0, spilled: 0, replayed: 0, dropped: 0, storeDown: false };
+  const noLogs = { depth: 0, bytes: 0, flushed: 0, spilled: 0, replayed: 0, dropped: 0, storeDown: false };
   metrics.watchLogQueue(() => logWriter?.stats() ?? noLogs);
   const retention = new LogRetention(store.logs, settings.logRetentionDays, now, (err) => logger.error({ err }, 'log retention failed'));
   retention.start();
@@ -206,7 +207,17 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     auth: new KeyAuthenticator(store, now),
     admin: new AdminRouter(ADMIN_ROUTES, adminDeps),
     responses: new StoredResponses(store.responses),
-    jobs: new Jobs({ files, batches: store.batches, engine, virtualKeys: store.virtualKeys, models: pipeline, now, maxFileBytes: settings.batches.maxFileBytes }),
+    jobs: new Jobs({
+      files,
+      batches: store.batches,
+      engine,
+      virtualKeys: store.virtualKeys,
+      models: pipeline,
+      credentials,
+      now,
+      maxFileBytes: settings.batches.maxFileBytes,
+      maxLineBytes: settings.maxBodyBytes,
+    }),
     models: pipeline,
     healthy: async () => (await Promise.all([store.ping(), shared.redis?.ping() ?? true])).every(Boolean),
     metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),

@@ -75,6 +75,8 @@ export interface Settings {
   logRetentionDays: number;
   /** Log every request to a model endpoint or the proxy (GATEWAY_REQUEST_LOGS, default on). */
   requestLogs: boolean;
+  /** Bodies the request log path holds in memory on their way to the store, past which logs are dropped and counted (docs/logs.md). */
+  logQueueBytes: number;
   /** Vectors the semantic cache keeps per partition (the newest; a lookup compares against all of them). */
   semanticCacheEntries: number;
   /**
@@ -162,6 +164,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     shutdownGraceMs: int(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
     logRetentionDays: int(env, 'GATEWAY_LOG_RETENTION_DAYS', 30, 0, 36_500),
     requestLogs: onOff(env, 'GATEWAY_REQUEST_LOGS', true),
+    logQueueBytes: int(env, 'GATEWAY_LOG_QUEUE_BYTES', DEFAULT_LOG_QUEUE_BYTES, 1024 * 1024, Number.MAX_SAFE_INTEGER),
     semanticCacheEntries: int(env, 'GATEWAY_SEMANTIC_CACHE_ENTRIES', 1000, 1, 100_000),
     // limits/counter.ts's MAX_MEMORY_COUNTERS: ~250 bytes a group, so 25 MB at most by default.
     maxCounterGroups: int(env, 'GATEWAY_MAX_COUNTER_GROUPS', 100_000, 100, 10_000_000),
@@ -180,6 +183,12 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
 }
 
 // S3's bucket naming rules: 3-63 of lowercase letters, digits, dots and hyphens, a letter or digit at each end.
+/**
+ * GATEWAY_LOG_QUEUE_BYTES's default: at 19 KB a body (an embedding's answer) some 800 logs, 50 ms of a
+ * busy gateway's traffic; small bodies are bounded by their count first (logs/writer.ts).
+ */
+export const DEFAULT_LOG_QUEUE_BYTES = 16 * 1024 * 1024;
+
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
 /** GATEWAY_FILES_S3_*: all or nothing, each one checked, so a typo stops the process rather than writing elsewhere. */

@@ -8,7 +8,7 @@
 // sees; a restart keeps the logs.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CheckResult, HookResult, HookResults } from '../src/guardrails/engine.js';
+import type { CheckResult, HookResult, HookResults } from '../src/guardrails/results.js';
 import { forLog } from '../src/guardrails/log-form.js';
 import type { LogRecord } from '../src/store/log-record.js';
 import { GROUP_BY, GROUP_COLUMNS, type GroupBy } from '../src/store/logs.js';

@@ -1,4 +1,4 @@
-// A provider's own batch through an Azure OpenAI virtual key (docs/batches.md):
+// A provider's own batch through an Azure OpenAI or OpenAI virtual key (docs/batches.md):
 // a 24h batch over an Azure file id is created at Azure
 // ({host}/openai/batches?api-version=…, the api-key header), and its
 // retrieve, cancel and output file's content, ids Azure gave, go through
@@ -68,6 +68,44 @@ for (const engine of engines()) {
       );
       // Not a gateway batch: the gateway's own list does not show it.
       assert.equal((await client.batches.list()).data.some((x) => x.id === AZURE_BATCH.id), false);
+    });
+  });
+}
+
+// The same through an OpenAI virtual key: the ids OpenAI gives (the batch, its input
+// and output files) are served by /v1/batches and /v1/files through the proxy with the
+// same key, so a client reads what the Batch object names.
+for (const engine of engines()) {
+  describe(`provider batches through OpenAI (${engine.name})`, () => {
+    const gw = useGateway(engine);
+    const mock = useMockOpenAI();
+    let client: OpenAI;
+    before(async () => {
+      const vk = (await expectJson(await gw.call('/virtual-keys', { body: { name: 'openai batches', provider: 'openai', key: 'sk-batch-key', custom_host: mock().url } }), 201)).id;
+      client = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': vk }, maxRetries: 0 });
+    });
+
+    it("the Batch object's file ids are read through /v1/files with the same key, at OpenAI", async () => {
+      mock().enqueue('/v1/batches', { body: AZURE_BATCH });
+      const b = await client.batches.create({ input_file_id: AZURE_BATCH.input_file_id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      const done = { ...AZURE_BATCH, status: 'completed', output_file_id: 'file-out88' };
+      mock().enqueue(`/v1/batches/${b.id}`, { body: done });
+      const got = await client.batches.retrieve(b.id);
+      const file = { id: got.input_file_id, object: 'file', bytes: 120, created_at: 1760000000, filename: 'in.jsonl', purpose: 'batch', status: 'processed' };
+      mock().enqueue(`/v1/files/${got.input_file_id}`, { body: file });
+      assert.equal((await client.files.retrieve(got.input_file_id)).filename, 'in.jsonl');
+      const output = '{"custom_id":"a","response":{"status_code":200}}\n';
+      mock().enqueue(`/v1/files/${got.output_file_id}/content`, { headers: { 'content-type': 'application/octet-stream' }, body: output });
+      assert.equal(await (await client.files.content(got.output_file_id!)).text(), output);
+      assert.deepEqual(
+        mock().requests.slice(-4).map((r) => [r.method, r.path, r.headers.authorization]),
+        [
+          ['POST', '/v1/batches', 'Bearer sk-batch-key'],
+          ['GET', `/v1/batches/${b.id}`, 'Bearer sk-batch-key'],
+          ['GET', `/v1/files/${AZURE_BATCH.input_file_id}`, 'Bearer sk-batch-key'],
+          ['GET', '/v1/files/file-out88/content', 'Bearer sk-batch-key'],
+        ],
+      );
     });
   });
 }

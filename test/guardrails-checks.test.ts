@@ -5,8 +5,11 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../src/config/schema.js';
 import type { HookKind } from '../src/guardrails/check.js';
-import { runHooks, type CheckResult } from '../src/guardrails/engine.js';
+import { runHooks } from '../src/guardrails/engine.js';
+import type { CheckResult } from '../src/guardrails/results.js';
 import { compileHooks } from '../src/guardrails/hooks.js';
+import { words } from '../src/guardrails/checks/counts.js';
+import fc from 'fast-check';
 
 interface Case {
   kind?: HookKind;
@@ -113,6 +116,18 @@ describe('counts', () => {
   it('wordCount', () => passFailNot('default.wordCount', { minWords: 2, maxWords: 3 }, { text: 'one two three' }, { text: 'one two three four' }));
   it('sentenceCount', () => passFailNot('default.sentenceCount', { minSentences: 2 }, { text: 'One. Two!' }, { text: 'Only one.' }));
   it('characterCount', () => passFailNot('default.characterCount', { maxCharacters: 5 }, { text: 'short' }, { text: 'longer' }));
+  it('wordCount counts words as trim().split(/\\s+/) does: every UTF-16 unit a space exactly when \\s says so', () => {
+    for (let c = 0; c <= 0xffff; c++) {
+      const ch = String.fromCharCode(c);
+      assert.equal(words(`a${ch}b`), /\s/.test(ch) ? 2 : 1, `U+${c.toString(16)}`);
+    }
+    const spaces = fc.constantFrom(' ', '\t', '\n', '\u00a0', '\u2003', '\u3000', '\ufeff', '\u2028');
+    const text = fc.array(fc.oneof(spaces, fc.string({ unit: 'binary', maxLength: 4 })), { maxLength: 12 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(text, (t) => t.trim() === '' || words(t) === t.trim().split(/\s+/).length),
+      { seed: 20_261_126, numRuns: 2_000 },
+    );
+  });
   it('wordCount and characterCount error on an empty text', async () => {
     await errors('default.wordCount', {}, { text: '' });
     await errors('default.characterCount', {}, { text: '' });

@@ -3,6 +3,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HookLog, runHooks, type HookInput } from '../src/guardrails/engine.js';
+import { unflatten } from '../src/guardrails/results.js';
 import { compileHooks, type HookConfig } from '../src/guardrails/hooks.js';
 import { textsOf, withTexts } from '../src/guardrails/text.js';
 
@@ -79,7 +80,7 @@ describe('guardrails engine', () => {
     log.add('before', run);
     assert.deepEqual(log.answered().before_request_hooks, []);
     await log.settled();
-    const [later] = log.logged().before_request_hooks;
+    const [later] = unflatten(log.logged()).before_request_hooks;
     assert.equal(later!.id, 'later');
     assert.equal(later!.verdict, false);
   });

@@ -1,13 +1,15 @@
 /**
- * Hook results on their way to the log (guardrails/log-form.ts): flattened
- * to cross threads and read back whole; the log's form leaves out what
- * comes back as it was, and is smaller than the answer's form.
+ * Hook results on their way to the log: the engine's flat form
+ * (guardrails/results.ts) crosses threads and reads back whole; the log's
+ * form (guardrails/log-form.ts) leaves out what comes back as it was, and
+ * is smaller than the answer's form.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { HookLog, runHooks, type CheckResult, type HookResult } from '../src/guardrails/engine.js';
+import { HookLog, runHooks, type HookRun } from '../src/guardrails/engine.js';
 import { compileHooks } from '../src/guardrails/hooks.js';
-import { flatten, forLog, unflatten, unpackResults } from '../src/guardrails/log-form.js';
+import { forLog, unpackResults } from '../src/guardrails/log-form.js';
+import { unflatten, type CheckResult, type HookResult } from '../src/guardrails/results.js';
 
 const AT = '2026-11-26T10:00:00.000Z';
 const LATER = '2026-11-26T10:00:00.007Z';
@@ -42,8 +44,59 @@ describe('hook results in the log', () => {
       after_request_hooks: [hook({ async: true, checks: [] })],
     };
     assert.deepEqual(unpackResults(forLog(results).results), results);
-    // As they cross to the writer thread: flattened, cloned, read back.
-    assert.deepEqual(unflatten(structuredClone(flatten(results))), results);
+  });
+
+  it('cross to the writer thread flat and read back as the answer has them, every field away from its default included', async () => {
+    const hooks = compileHooks(
+      {
+        before_request_hooks: [
+          {
+            id: 'rewrite',
+            type: 'mutator',
+            deny: true,
+            on_fail: { feedback: { value: -1, weight: 1 } },
+            checks: [
+              { id: 'default.regexReplace', parameters: { rule: 'hello', redactText: ' ', failOnDetection: true } },
+              // No text to count once the rewrite left only spaces: it errors, and failOnError fails the hook.
+              { id: 'default.wordCount', parameters: { minWords: 5, failOnError: true } },
+            ],
+          },
+          { id: 'later', async: true, checks: [{ id: 'default.contains', parameters: { words: ['hello'], operator: 'none' } }] },
+        ],
+      },
+      { left: 1_000 },
+    );
+    assert.ok(hooks.ok, JSON.stringify(hooks));
+    const [rewrite, later] = hooks.value.before;
+    const run = (await runHooks([{ ...rewrite!, isDefault: true }, later!], {
+      kind: 'before',
+      endpoint: 'chat',
+      requestType: 'chatComplete',
+      model: 'm',
+      metadata: {},
+      request: { messages: [{ role: 'user', content: 'hello' }] },
+      answer: null,
+    })) as HookRun;
+    const log = new HookLog();
+    log.add('before', run);
+    await log.settled();
+    const back = unflatten(structuredClone(log.logged()));
+    assert.deepEqual(back.before_request_hooks.slice(0, 1), log.answered().before_request_hooks);
+    const [h, a] = back.before_request_hooks;
+    assert.deepEqual(
+      { type: h!.type, verdict: h!.verdict, deny: h!.deny, transformed: h!.transformed, default: h!.default, feedback: h!.feedback },
+      { type: 'mutator', verdict: false, deny: true, transformed: true, default: true, feedback: { value: -1, weight: 1, metadata: { successfulChecks: '', failedChecks: 'default.regexReplace', erroredChecks: 'default.wordCount' } } },
+    );
+    assert.deepEqual(
+      h!.checks.map((c) => [c.id, c.verdict, c.transformed, c.fail_on_error, c.error?.message ?? null]),
+      [
+        ['default.regexReplace', false, true, false, null],
+        ['default.wordCount', false, false, true, 'there is no text to check'],
+      ],
+    );
+    assert.deepEqual([a!.id, a!.async, a!.verdict, a!.checks[0]!.data], ['later', true, true, { operator: 'none', foundWords: [], missingWords: ['hello'] }]);
+    assert.ok(h!.execution_time >= 0 && Number.isInteger(h!.execution_time * 1000), 'times to the microsecond');
+    assert.deepEqual(unpackResults(forLog(back).results), back);
   });
 
   it('keep times to the microsecond', () => {
@@ -74,9 +127,9 @@ describe('hook results in the log', () => {
     }
     const log = new HookLog();
     log.add('before', run);
-    const logged = forLog(log.logged());
+    const logged = forLog(unflatten(log.logged()));
     assert.deepEqual(logged.checks, { 'default.regexMatch': 'passed', 'default.wordCount': 'passed', 'default.contains': 'passed' });
     assert.equal(logged.status, 'passed');
-    assert.ok(logged.results.length < JSON.stringify(log.logged()).length * 0.6, `${logged.results.length} bytes`);
+    assert.ok(logged.results.length < JSON.stringify(log.answered()).length * 0.6, `${logged.results.length} bytes`);
   });
 });

@@ -8,7 +8,8 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../src/config/schema.js';
 import { NO_REACH, type HookKind, type Reach } from '../src/guardrails/check.js';
-import { runHooks, type CheckResult, type HookRun } from '../src/guardrails/engine.js';
+import { runHooks, type HookRun } from '../src/guardrails/engine.js';
+import type { CheckResult } from '../src/guardrails/results.js';
 import { compileHooks } from '../src/guardrails/hooks.js';
 import { pause, startMockServer, type MockServer } from './support/mock-server.js';
 
@@ -45,7 +46,8 @@ async function run(id: string, parameters: Json, c: Case = {}): Promise<Omit<Hoo
     answer,
     reach: { ...NO_REACH, ...c.reach },
   });
-  return { ...r, check: r.results[0]!.checks[0]! };
+  const results = r.results;
+  return { ...r, results, check: results[0]!.checks[0]! };
 }
 
 /** The 400 of a config with this check: its param. */

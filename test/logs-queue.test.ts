@@ -92,7 +92,7 @@ describe('log queue', { timeout: 30_000 }, () => {
     // A full batch is written at once, not at the (here: one minute) timer.
     await until(() => sink.rows.size === 1200, 'all rows');
     assert.deepEqual(sink.batches, [500, 500, 200]);
-    assert.deepEqual(queue.stats(), { depth: 0, flushed: 1200, spilled: 0, replayed: 0, dropped: 0, storeDown: false });
+    assert.deepEqual(queue.stats(), { depth: 0, bytes: 0, flushed: 1200, spilled: 0, replayed: 0, dropped: 0, storeDown: false });
   });
 
   it('writes a partial batch at the timer', async () => {
@@ -227,6 +227,23 @@ describe('log queue', { timeout: 30_000 }, () => {
     assert.equal(errors.at(-1), `${s.dropped} request logs were dropped: the log queue and its spill buffer were full (the store and the disk did not keep up)`);
   });
 
+  it('bounds a write in bytes as well as records, and counts the batch being written in stats().bytes until it is written', async () => {
+    const { slow, release } = held();
+    queue = make({ sink: slow, batchSize: 500, batchBytes: 3 * 1024 * 1024, flushIntervalMs: 60_000 });
+    queue.start();
+    const body = 'x'.repeat(1024 * 1024);
+    for (const r of records(10, { requestBody: body })) queue.enqueue(r);
+    const all = queue.stats().bytes;
+    assert.ok(all >= 10 * body.length, `bytes ${all}: the bodies are counted`);
+    // A batch of 1 MiB bodies is full at three of them (3 MiB and their fixed fields), without waiting for the timer.
+    await sleep(20);
+    assert.equal(queue.stats().bytes, all, 'the batch being written is still in memory, and counted');
+    release();
+    await until(() => sink.rows.size === 10, 'every record in the store');
+    assert.deepEqual(sink.batches, [3, 3, 3, 1]);
+    assert.equal(queue.stats().bytes, 0);
+  });
+
   it('drops only a record the store refuses alone; the rest of its batch is written', async () => {
     queue = make({ flushIntervalMs: 60_000 });
     queue.start();
@@ -274,6 +291,12 @@ for (const engine of engines()) {
 
     const queueOn = (): LogQueue =>
       new LogQueue({ sink: storeSink(store), spill: new SpillFiles(join(dir, 'log-spill'), 20), flushIntervalMs: 10, retryMinMs: 20, retryMaxMs: 50 });
+
+    if (engine.name === 'sqlite') {
+      it('keeps a page cache of 4 MiB per connection, not the 16 MiB better-sqlite3 builds in (what a log writer filled and kept)', async () => {
+        assert.deepEqual(await store.db.get('PRAGMA cache_size'), { cache_size: -4096 });
+      });
+    }
 
     it('writes large batches with metadata in one go, and close() leaves every record stored', async () => {
       const queue = queueOn();

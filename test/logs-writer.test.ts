@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, afterEach, beforeEach, describe, it, mock } from 'node:test';
 import type { Worker } from 'node:worker_threads';
-import { LogWriter } from '../src/logs/writer.js';
+import { LogWriter, STAT_SLOTS } from '../src/logs/writer.js';
 import { openStore } from '../src/store/open.js';
 import type { Store } from '../src/store/store.js';
 import { engines } from './support/engines.js';
@@ -65,7 +65,7 @@ for (const engine of engines()) {
       await writer.close();
       assert.equal(await count(), 300);
       const s = writer.stats();
-      assert.deepEqual({ ...s }, { depth: 0, flushed: 300, spilled: 0, replayed: 0, dropped: 0, storeDown: false });
+      assert.deepEqual({ ...s }, { depth: 0, bytes: 0, flushed: 300, spilled: 0, replayed: 0, dropped: 0, storeDown: false });
       assert.equal(usage.input, 300 * 10);
       assert.equal(usage.output, 300 * 5);
       assert.ok(usage.cost > 0);
@@ -123,15 +123,32 @@ for (const engine of engines()) {
           ['request logs are being dropped (and counted): the log writer thread fell behind', '990 request logs were dropped: the log writer thread fell behind'],
         );
 
-        const bytes = new LogWriter({ maxInFlightBytes: 3 * 1024 * 1024, dataDir: dir, databaseUrl: env.DATABASE_URL, onError: () => {}, onUsage: () => {} });
+        const bytes = new LogWriter({ maxBytes: 3 * 1024 * 1024, dataDir: dir, databaseUrl: env.DATABASE_URL, onError: () => {}, onUsage: () => {} });
         const body = Buffer.alloc(1024 * 1024, 'a');
         for (let i = 0; i < 100; i++) bytes.write(logEntry({ traceId: `big-${i}`, requestBody: body, requestBytes: body.length }));
         assert.equal(wait.mock.callCount(), 0);
-        assert.equal(bytes.stats().dropped, 97, 'three bodies of 1 MiB are taken, then 3 MiB wait');
+        assert.equal(bytes.stats().dropped, 97, 'three bodies of 1 MiB are handed over, then 3 MiB wait');
         await bytes.close();
       } finally {
         wait.mock.restore();
       }
+    });
+
+    it('what the writer thread still holds in its queue counts against maxBytes: past it, entries are dropped and counted', async () => {
+      const writer = new LogWriter({ maxBytes: 2 * 1024 * 1024, dataDir: dir, databaseUrl: env.DATABASE_URL, onError: () => {}, onUsage: () => {} });
+      writer.write(logEntry({ traceId: 'first' }));
+      await until('the first written', () => writer.stats().flushed === 1);
+      // As the thread publishes it while its queue holds 2 MiB of bodies the store has not taken yet.
+      const shared = (writer as unknown as { shared: Float64Array }).shared;
+      shared[STAT_SLOTS.indexOf('bytes')] = 2 * 1024 * 1024;
+      assert.equal(writer.stats().bytes, 2 * 1024 * 1024);
+      writer.write(logEntry({ traceId: 'dropped' }));
+      assert.equal(writer.stats().dropped, 1);
+      shared[STAT_SLOTS.indexOf('bytes')] = 0;
+      writer.write(logEntry({ traceId: 'taken' }));
+      await writer.close();
+      assert.equal(await count(), 2);
+      assert.equal(writer.stats().dropped, 1);
     });
   });
 }

@@ -9,7 +9,10 @@
  * Everything else on those paths names a provider's own files and batches
  * and goes on through the generic proxy. A POST /batches for a provider
  * with a batch API, over a provider's file and a 24h window, is handed to
- * the pipeline as the proxy request it is.
+ * the pipeline as the proxy request it is. A 24h batch over a gateway file
+ * through a bedrock virtual key is a Bedrock model invocation job
+ * (bedrock-batches.ts): its row is read and cancelled here like the others,
+ * the job asked each time.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { parseJson, readBody } from '../http/body.js';
@@ -20,8 +23,10 @@ import { parseGatewayHeaders } from '../http/headers.js';
 import { mapSecrets } from '../config/secrets.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
-import type { BatchRecord, BatchRepo } from '../store/batches.js';
+import { newBatchRecord, type BatchRecord, type BatchRepo } from '../store/batches.js';
 import type { VirtualKeyRepo } from '../store/virtual-keys.js';
+import type { CredentialSource } from '../routing/credentials.js';
+import { BedrockBatches } from './bedrock-batches.js';
 import type { BatchEngine } from './engine.js';
 import { fileObject, type Files } from './files.js';
 import { isGatewayBatchId, isGatewayFileId, newBatchId, newFileId } from './ids.js';
@@ -36,8 +41,11 @@ export interface JobsDeps {
   engine: BatchEngine;
   virtualKeys: VirtualKeyRepo;
   models: ModelApi;
+  /** Stored credentials: a provider-run batch reaches its provider with its virtual key's. */
+  credentials: CredentialSource;
   now: () => number;
   maxFileBytes: number;
+  maxLineBytes: number;
 }
 
 /** The first secret an inline x-gateway-config holds (its path), or null: a batch keeps its lines' headers as they came, and secrets are only stored sealed. */
@@ -72,7 +80,11 @@ const WINDOWS: Readonly<Record<string, number>> = { immediate: 24 * 3600, '24h':
 const MAX_CREATE_BODY = 64 * 1024;
 
 export class Jobs {
-  constructor(private readonly d: JobsDeps) {}
+  private readonly bedrock: BedrockBatches;
+
+  constructor(private readonly d: JobsDeps) {
+    this.bedrock = new BedrockBatches(d);
+  }
 
   owns(method: string, sub: string, headers: IncomingHttpHeaders): boolean {
     // Asked of every request under /v1: the model endpoints pass without an array made.
@@ -133,7 +145,12 @@ export class Jobs {
     if (typeof vkRef !== 'string' || vkRef === '') return { ok: false, error: invalid('x-gateway-virtual-key: batch endpoints require a virtual key', 'x-gateway-virtual-key', 'missing_required_parameter') };
     const ws = key.workspaceId;
     if (id !== undefined) {
-      const b = req.method === 'POST' ? await this.cancel(ws, id) : await this.d.batches.get(ws, id);
+      const stored = await this.d.batches.get(ws, id);
+      if (stored !== null && stored.providerJob !== null) {
+        const b = req.method === 'POST' ? await this.bedrock.cancel(stored) : await this.bedrock.read(stored);
+        return b.ok ? { ok: true, value: batchObject(b.value) } : b;
+      }
+      const b = req.method === 'POST' ? await this.cancel(ws, id) : stored;
       return b === null ? noBatch(id) : b instanceof GatewayError ? { ok: false, error: b } : { ok: true, value: batchObject(b) };
     }
     if (req.method === 'GET') {
@@ -181,6 +198,14 @@ export class Jobs {
     const file = await this.d.files.repo.get(key.workspaceId, fileId);
     if (file === null) return { ok: false, error: invalid(`input_file_id: no file '${fileId}'`, 'input_file_id') };
     if (file.purpose !== 'batch') return { ok: false, error: invalid(`input_file_id: file '${fileId}' has purpose '${file.purpose}', not 'batch'`, 'input_file_id') };
+    if (window === '24h' && vk.provider === 'bedrock') {
+      // Bedrock's own batch API: the file's lines become a model invocation job.
+      const cred = await this.d.credentials.resolve(key.workspaceId, 'virtual_key', vk.id);
+      if (!cred.ok) return cred;
+      if (cred.value === null) return { ok: false, error: invalid(`x-gateway-virtual-key: no virtual key '${vkRef}' in this workspace`, 'x-gateway-virtual-key') };
+      const b = await this.bedrock.create(key, cred.value, file, { endpoint, metadata: metadata ?? null });
+      return b.ok ? { ok: true, value: batchObject(b.value) } : b;
+    }
     // The headers the lines will carry are checked now: a bad one is this request's 400, not every line's.
     const gh = parseGatewayHeaders(req.headers, req.rawHeaders);
     if (!gh.ok) return gh;
@@ -195,35 +220,18 @@ export class Jobs {
     }
     headers['x-gateway-virtual-key'] = vk.id;
     const at = seconds(this.d.now());
-    const b: BatchRecord = {
+    const b = newBatchRecord({
       id: newBatchId(),
       workspaceId: key.workspaceId,
       apiKeyId: key.id,
       endpoint,
       inputFileId: fileId,
       completionWindow: window,
-      status: 'validating',
       headers,
       metadata: metadata ?? null,
-      errors: null,
-      outputFileId: null,
-      errorFileId: null,
-      total: 0,
-      completed: 0,
-      failed: 0,
-      nextLine: 0,
-      nextOffset: 0,
-      claimedLine: 0,
       createdAt: at,
-      inProgressAt: null,
       expiresAt: at + WINDOWS[window]!,
-      finalizingAt: null,
-      completedAt: null,
-      failedAt: null,
-      expiredAt: null,
-      cancellingAt: null,
-      cancelledAt: null,
-    };
+    });
     await this.d.batches.insert(b);
     this.d.engine.wake();
     return { ok: true, value: batchObject(b) };

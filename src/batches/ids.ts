@@ -13,6 +13,8 @@ const hex = (): string => newId().replaceAll('-', '');
 
 export const newFileId = (): string => FILE_PREFIX + hex();
 export const newBatchId = (): string => BATCH_PREFIX + hex();
+/** The id of one request of a batch, as a line of its output or error file names it. */
+export const newRequestId = (): string => `batch_req_${hex()}`;
 
 /** The id of a batch's output or error file: fixed, so a batch finished again after a restart writes the same file. */
 export function batchFileId(batchId: string, kind: 'output' | 'error'): string {

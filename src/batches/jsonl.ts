@@ -57,3 +57,24 @@ export async function* readLines(stream: Readable, firstLine: number, firstOffse
   }
   if (held > 0 || tooLong) yield take(Buffer.alloc(0), offset);
 }
+
+/**
+ * Lines gathered into windows of at most maxLines lines and maxChars
+ * characters of text (at least one line each: a longer line is a window of
+ * its own). A batch's window is held whole until its outcomes are recorded,
+ * so its size in bytes is bounded, not only its count: 256 lines of up to
+ * GATEWAY_MAX_BODY_BYTES each could otherwise hold gigabytes.
+ */
+export async function* windows(lines: AsyncIterable<JsonlLine>, maxLines: number, maxChars: number): AsyncGenerator<JsonlLine[]> {
+  let window: JsonlLine[] = [];
+  let chars = 0;
+  for await (const l of lines) {
+    window.push(l);
+    chars += l.text?.length ?? 0;
+    if (window.length < maxLines && chars < maxChars) continue;
+    yield window;
+    window = [];
+    chars = 0;
+  }
+  if (window.length > 0) yield window;
+}

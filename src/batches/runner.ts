@@ -14,18 +14,15 @@
  * (its predecessor died while they were in flight) does not send them again:
  * each gets a batch_line_interrupted error.
  */
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { once } from 'node:events';
 import { ENDPOINT_PATHS, type ModelEndpoint } from '../shared/endpoint.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { BatchLineError, BatchRecord, BatchRepo, BatchStatus, LineOutcome } from '../store/batches.js';
 import type { ModelApi } from '../http/server.js';
-import { newId } from '../store/ids.js';
-import { batchFileId } from './ids.js';
+import { batchFileId, newRequestId } from './ids.js';
 import { runInProcess, type InProcessAnswer } from './in-process.js';
-import { readLines, type JsonlLine } from './jsonl.js';
+import { readLines, windows, type JsonlLine } from './jsonl.js';
 import type { Files } from './files.js';
+import { LineFile } from './line-file.js';
 import { scratchPath } from './storage.js';
 import { checkLine, isLineError, MAX_BATCH_LINES, MAX_LINE_ERRORS } from './validate.js';
 
@@ -55,6 +52,8 @@ export const BATCH_ENDPOINTS: Readonly<Record<string, ModelEndpoint>> = {
 
 /** Lines claimed at once, as a multiple of the concurrency: few row writes, little lost to the window's slowest line. */
 const WINDOW_PER_SLOT = 8;
+/** And at most this much line text: a window's lines (and their outcomes) are held until it is recorded. */
+const WINDOW_CHARS = 8 * 1024 * 1024;
 /** Outcomes read back a page at a time when the files are written. */
 const OUTCOME_PAGE = 1000;
 /** The longest a line waits on the gateway's own rate limit before trying again. */
@@ -173,19 +172,12 @@ export class BatchRunner {
       if (!(await this.d.repo.finish(b.id, this.d.holder, 'in_progress', { status: 'failed', failed_at: this.at(), errors: [error] }))) await this.checkLease();
       return;
     }
-    const size = this.d.concurrency * WINDOW_PER_SLOT;
-    let window: JsonlLine[] = [];
     let expiredAt: number | null = null;
     try {
-      for await (const l of readLines(input, b.nextLine, b.nextOffset, this.d.maxLineBytes)) {
-        window.push(l);
-        if (window.length < size) continue;
+      for await (const window of windows(readLines(input, b.nextLine, b.nextOffset, this.d.maxLineBytes), this.d.concurrency * WINDOW_PER_SLOT, WINDOW_CHARS)) {
         expiredAt = await this.runWindow(b, key, window, expiredAt);
-        window = [];
         if (this.stopping) return;
       }
-      if (window.length > 0) expiredAt = await this.runWindow(b, key, window, expiredAt);
-      if (this.stopping) return;
     } finally {
       input.destroy();
     }
@@ -273,28 +265,20 @@ export class BatchRunner {
 
   /** The batch's output (ok) or error file, in line order; null when it would be empty. */
   private async writeFile(b: BatchRecord, ok: boolean): Promise<string | null> {
-    const path = scratchPath(this.d.files.storage, b.id);
-    const out = createWriteStream(path, { mode: 0o600 });
-    let lines = 0;
+    const file = new LineFile(scratchPath(this.d.files.storage, b.id));
     try {
       for (let after = -1; ; ) {
         const page = await this.d.repo.outcomes(b.id, ok, after, OUTCOME_PAGE);
-        for (const o of page) {
-          if (!out.write(`${o.result}\n`)) await once(out, 'drain');
-          lines++;
-        }
+        for (const o of page) await file.write(o.result);
         if (page.length < OUTCOME_PAGE) break;
         after = page[page.length - 1]!.line;
       }
-      out.end();
-      await once(out, 'finish');
-      if (lines === 0) return null;
+      if ((await file.end()) === 0) return null;
       const kind = ok ? 'output' : 'error';
-      const f = await this.d.files.create({ id: batchFileId(b.id, kind), workspaceId: b.workspaceId, purpose: 'batch_output', filename: `${b.id}_${kind}.jsonl`, createdAt: this.at() }, path);
+      const f = await this.d.files.create({ id: batchFileId(b.id, kind), workspaceId: b.workspaceId, purpose: 'batch_output', filename: `${b.id}_${kind}.jsonl`, createdAt: this.at() }, file.path);
       return f.id;
     } finally {
-      out.destroy();
-      await rm(path, { force: true });
+      await file.discard();
     }
   }
 }
@@ -303,10 +287,8 @@ function isBlank(l: JsonlLine): boolean {
   return l.text !== null && l.text.trim() === '';
 }
 
-const requestId = (): string => `batch_req_${newId().replaceAll('-', '')}`;
-
 function failure(line: number, customId: string | null, error: { code: string; message: string }): LineOutcome {
-  return { line, ok: false, result: JSON.stringify({ id: requestId(), custom_id: customId, response: null, error }) };
+  return { line, ok: false, result: JSON.stringify({ id: newRequestId(), custom_id: customId, response: null, error }) };
 }
 
 /** A line's answer as a line of the output file (2xx) or of the error file. */
@@ -323,7 +305,7 @@ function outcome(line: number, customId: string, a: InProcessAnswer): LineOutcom
   const response = { status_code: a.status, request_id: a.headers['x-gateway-trace-id'] ?? null, body };
   const e = (body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
   const error = ok ? null : { code: typeof e?.code === 'string' ? e.code : `http_${a.status}`, message: typeof e?.message === 'string' ? e.message : text.slice(0, 1000) };
-  return { line, ok, result: JSON.stringify({ id: requestId(), custom_id: customId, response, error }) };
+  return { line, ok, result: JSON.stringify({ id: newRequestId(), custom_id: customId, response, error }) };
 }
 
 /** How long to wait before sending again when the gateway's own rate limit refused the line (no provider was called); null otherwise. */

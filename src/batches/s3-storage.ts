@@ -26,8 +26,8 @@ export class S3Storage implements FileStorage {
   constructor(
     private readonly s: S3Settings,
     scratchParent: string,
-    /** Test seam: credentials other than the SDK's default chain (env, profile, instance role). */
-    credentials?: { accessKeyId: string; secretAccessKey: string },
+    /** Credentials other than the SDK's default chain (env, profile, instance role): a test's, or a virtual key's for a provider's bucket. */
+    credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
   ) {
     this.scratch = join(scratchParent, 'incoming');
     this.client = new S3Client({
@@ -38,6 +38,8 @@ export class S3Storage implements FileStorage {
       // Checksums only where S3 requires them: many S3-compatible services refuse the SDK's default trailing checksums.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
+      // Every wait ends: a connection within 10 s; a socket idle for 60 s is given up (a read's stream then errors).
+      requestHandler: { connectionTimeout: 10_000, requestTimeout: 60_000 },
     });
   }
 
@@ -73,6 +75,11 @@ export class S3Storage implements FileStorage {
 
   async delete(id: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.s.bucket, Key: this.key(id) }));
+  }
+
+  /** Closes the client's connections: a storage made for one batch's calls ends with them. */
+  close(): void {
+    this.client.destroy();
   }
 
   private key(id: string): string {

@@ -10,46 +10,44 @@
  * check does; a failed hook with deny denies the request. Async hooks run
  * after the others, on the text they left, and change nothing: their
  * results arrive later (`pending`), for the log.
+ *
+ * Results are written into the flat list of results.ts as checks end; the
+ * built-in checks but webhook, jwt, inlineImageUrls and partners are
+ * synchronous, and a run of them makes no promise and no closure.
  */
 import { NO_REACH, type HookEndpoint, type HookKind, type Reach, type Subject, type Verdict } from './check.js';
 import type { Feedback, Hook, ReadyCheck } from './hooks.js';
+import {
+  appendSide,
+  ASYNC,
+  C_CREATED,
+  C_DATA,
+  C_ERROR,
+  C_EXPLANATION,
+  C_FLAGS,
+  C_US,
+  CHECK_WIDTH,
+  DEFAULT,
+  DENY,
+  FAIL_ON_ERROR,
+  H_FEEDBACK,
+  H_CHECKS,
+  H_CREATED,
+  H_FLAGS,
+  H_TYPE,
+  H_US,
+  HOOK_WIDTH,
+  bothSides,
+  NO_SIDE,
+  resultsOf,
+  TRANSFORMED,
+  VERDICT,
+  type FlatHooks,
+  type FlatSide,
+  type HookResult,
+  type HookResults,
+} from './results.js';
 import { textsOf, withTexts, type TextScope } from './text.js';
-
-/** Portkey's shape of a check's result, as hook_results carry it. */
-export interface CheckResult {
-  id: string;
-  verdict: boolean;
-  explanation: string;
-  data: Record<string, unknown> | null;
-  error: { message: string } | null;
-  fail_on_error: boolean;
-  transformed: boolean;
-  /** Milliseconds. */
-  execution_time: number;
-  created_at: string;
-}
-
-export interface HookResult {
-  id: string;
-  type: string;
-  verdict: boolean;
-  deny: boolean;
-  async: boolean;
-  transformed: boolean;
-  /** The on_success or on_fail feedback, with which checks passed, failed and errored. */
-  feedback: (Feedback & { metadata: Record<string, unknown> }) | null;
-  execution_time: number;
-  created_at: string;
-  checks: CheckResult[];
-  /** A default guardrail of the organisation or workspace settings. */
-  default?: true;
-}
-
-/** hook_results: both sides' results, as answers and logs give them. */
-export interface HookResults {
-  before_request_hooks: HookResult[];
-  after_request_hooks: HookResult[];
-}
 
 /** What a side's hooks start from. */
 export interface HookInput {
@@ -65,64 +63,73 @@ export interface HookInput {
   reach?: Reach;
 }
 
-export interface HookRun {
-  /** The results of the hooks that were waited for. */
-  results: HookResult[];
-  /** A failed hook has deny. */
-  denied: boolean;
-  /** A hook failed (denying or not). */
-  failed: boolean;
-  /** The request (before) or answer (after) as the hooks left it; the same object when none transformed it. */
-  json: Record<string, unknown>;
-  /** Results of the async hooks, once they end; null when there are none. */
-  pending: Promise<HookResult[]> | null;
+/** What the hooks that were waited for came to: their results flat (results.ts), and what they decide. */
+export class HookRun implements FlatSide {
+  constructor(
+    readonly flat: readonly unknown[],
+    readonly count: number,
+    /** A failed hook has deny. */
+    readonly denied: boolean,
+    /** A hook failed (denying or not). */
+    readonly failed: boolean,
+    /** The request (before) or answer (after) as the hooks left it; the same object when none transformed it. */
+    readonly json: Record<string, unknown>,
+    /** Results of the async hooks, once they end; null when there are none. */
+    readonly pending: Promise<FlatSide> | null,
+  ) {}
+
+  /** As hook_results give them: made only where they are read. */
+  get results(): HookResult[] {
+    return resultsOf(this);
+  }
 }
 
-/** Synchronous when every check is (the built-in ones but webhook, jwt, inlineImageUrls and partners): no promise per hook or check. */
+/** Synchronous when every check is: no promise per hook or check. */
 export function runHooks(hooks: readonly Hook[], input: HookInput): HookRun | Promise<HookRun> {
-  const state = new State(input);
-  const results: HookResult[] = [];
-  const from = (i: number): HookRun | Promise<HookRun> => {
-    for (; i < hooks.length; i++) {
-      const h = hooks[i]!;
-      if (h.async) continue;
-      const r = runHook(h, state);
-      if (r instanceof Promise) {
-        const next = i + 1;
-        return r.then((v) => {
-          results.push(v);
-          return from(next);
-        });
-      }
-      results.push(r);
-    }
-    return ended(hooks, input, state, results);
-  };
-  return from(0);
+  const run = new Run(input, widthOf(hooks, false));
+  const waiting = run.hooks(hooks, 0);
+  return waiting === undefined ? run.ended(hooks) : waiting.then(() => run.ended(hooks));
 }
 
-function ended(hooks: readonly Hook[], input: HookInput, state: State, results: HookResult[]): HookRun {
-  const later = hooks.some((h) => h.async) ? hooks.filter((h) => h.async) : null;
-  // A copy: what async hooks transform is thrown away.
-  const pending = later === null ? null : runAsync(later, new State({ ...input, ...state.sides() }));
-  return { results, denied: results.some((r) => r.deny), failed: results.some((r) => !r.verdict), json: state.json, pending };
+async function runAsync(hooks: readonly Hook[], input: HookInput): Promise<FlatSide> {
+  const run = new Run(input, widthOf(hooks, true));
+  for (const h of hooks) await run.hook(h);
+  return { flat: run.out, count: run.count };
 }
 
-async function runAsync(hooks: readonly Hook[], state: State): Promise<HookResult[]> {
-  const out: HookResult[] = [];
-  for (const h of hooks) out.push(await runHook(h, state));
-  return out;
+/** Values the results of the (async or waited-for) hooks take in the flat list: it is made at its size once. */
+function widthOf(hooks: readonly Hook[], async: boolean): number {
+  let n = 0;
+  for (const h of hooks) if (h.async === async) n += HOOK_WIDTH + h.checks.length * CHECK_WIDTH;
+  return n;
 }
 
-/** The subject as transforms change it. */
-class State {
+/** A check's verdict for the transforms; null when it errored. */
+type Judged = Verdict | null;
+
+const slotOf = (at: number, j: number): number => at + HOOK_WIDTH + j * CHECK_WIDTH;
+
+/** One run of hooks: the subject as transforms change it, and the results written so far. */
+class Run {
   request: Record<string, unknown>;
   answer: Record<string, unknown> | null;
   subject: Subject;
+  readonly out: unknown[];
+  /** Values written to `out`. */
+  private end = 0;
+  count = 0;
+  denied = false;
+  failed = false;
   /** The scope of the hook now running. */
   private scope: TextScope = 'last_user_message';
+  /** created_at of the hook before in this run: a hook with the same one writes null. */
+  private lastCreated = '';
 
-  constructor(private readonly input: HookInput) {
+  constructor(
+    private readonly input: HookInput,
+    width: number,
+  ) {
+    this.out = new Array<unknown>(width);
     this.request = input.request;
     this.answer = input.answer;
     this.subject = this.make();
@@ -133,24 +140,125 @@ class State {
     return this.input.kind === 'before' ? this.request : this.answer!;
   }
 
-  sides(): { request: Record<string, unknown>; answer: Record<string, unknown> | null } {
-    return { request: this.request, answer: this.answer };
+  /** The waited-for hooks from the i-th on; a promise only once a check makes one. */
+  hooks(hooks: readonly Hook[], i: number): Promise<unknown> | undefined {
+    for (; i < hooks.length; i++) {
+      const h = hooks[i]!;
+      if (h.async) continue;
+      const waiting = this.hook(h);
+      if (waiting !== undefined) {
+        const next = i + 1;
+        return waiting.then(() => this.hooks(hooks, next));
+      }
+    }
+    return undefined;
   }
 
-  /** The hook that runs next reads its own scope of the text. */
-  enter(h: Hook): void {
-    if (h.scope === this.scope) return;
-    this.scope = h.scope;
-    this.subject = this.make();
+  ended(hooks: readonly Hook[]): HookRun {
+    let later: Hook[] | null = null;
+    for (const h of hooks) if (h.async) (later ??= []).push(h);
+    // A copy of the input: what async hooks transform is thrown away.
+    const pending = later === null ? null : runAsync(later, { ...this.input, request: this.request, answer: this.answer });
+    return new HookRun(this.out, this.count, this.denied, this.failed, this.json, pending);
   }
 
-  apply(v: Verdict): boolean {
+  hook(h: Hook): Promise<unknown> | undefined {
+    const out = this.out;
+    const at = this.end;
+    this.end += HOOK_WIDTH + h.checks.length * CHECK_WIDTH;
+    const createdAt = isoNow();
+    out[at] = h.id;
+    out[at + H_TYPE] = h.type === 'guardrail' ? null : h.type;
+    out[at + H_CREATED] = createdAt === this.lastCreated ? null : createdAt;
+    out[at + H_CHECKS] = h.checks.length;
+    // The rest of the hook's values are written when it ends; each check's, by runCheck.
+    this.lastCreated = createdAt;
+    this.count++;
+    const t0 = performance.now();
+    if (h.scope !== this.scope) {
+      this.scope = h.scope;
+      this.subject = this.make();
+    }
+    const waiting = h.sequential ? this.oneByOne(h, at, createdAt, 0) : this.sideBySide(h, at);
+    if (waiting === undefined) return void this.hookEnded(h, at, t0);
+    return waiting.then(() => this.hookEnded(h, at, t0));
+  }
+
+  /** Each check sees the one before's transform. */
+  private oneByOne(h: Hook, at: number, createdAt: string, j: number, waited = false): Promise<unknown> | undefined {
+    for (; j < h.checks.length; j++) {
+      const slot = slotOf(at, j);
+      // Checks that start as their hook does take its created_at; after a wait, their own.
+      const v = runCheck(h.checks[j]!, this.subject, this.out, slot, this.startedAt(createdAt, waited));
+      if (v instanceof Promise) {
+        const next = j + 1;
+        return v.then((w) => {
+          this.take(w, slot);
+          return this.oneByOne(h, at, createdAt, next, true);
+        });
+      }
+      this.take(v, slot);
+    }
+    return undefined;
+  }
+
+  /**
+   * Every check on the same subject. Transforms apply in check order: those
+   * before the first check that makes a promise at once, the rest once all
+   * have ended.
+   */
+  private sideBySide(h: Hook, at: number): Promise<unknown> | undefined {
+    const subject = this.subject;
+    let waiting: (Judged | Promise<Judged>)[] | null = null;
+    for (let j = 0; j < h.checks.length; j++) {
+      // All start as their hook does: its created_at is theirs (null).
+      const v = runCheck(h.checks[j]!, subject, this.out, slotOf(at, j), null);
+      if (waiting === null && !(v instanceof Promise)) this.take(v, slotOf(at, j));
+      else (waiting ??= []).push(v);
+    }
+    if (waiting === null) return undefined;
+    const first = h.checks.length - waiting.length;
+    return Promise.all(waiting).then((all) => all.forEach((v, k) => this.take(v, slotOf(at, first + k))));
+  }
+
+  /** A check's created_at as the flat list has it: null when it is its hook's. */
+  private startedAt(hookCreatedAt: string, waited: boolean): string | null {
+    if (!waited) return null;
+    const now = isoNow();
+    return now === hookCreatedAt ? null : now;
+  }
+
+  private take(v: Judged, slot: number): void {
+    if (v !== null && this.apply(v)) this.out[slot + C_FLAGS] = (this.out[slot + C_FLAGS] as number) | TRANSFORMED;
+  }
+
+  private hookEnded(h: Hook, at: number, t0: number): void {
+    const out = this.out;
+    let verdict = true;
+    let transformed = false;
+    for (let j = 0; j < h.checks.length; j++) {
+      const slot = slotOf(at, j);
+      const flags = out[slot + C_FLAGS] as number;
+      // An errored check fails its hook only with failOnError.
+      if ((flags & VERDICT) === 0 && (out[slot + C_ERROR] === null || (flags & FAIL_ON_ERROR) !== 0)) verdict = false;
+      if ((flags & TRANSFORMED) !== 0) transformed = true;
+    }
+    const deny = h.deny && !verdict;
+    out[at + H_FLAGS] = (verdict ? VERDICT : 0) | (deny ? DENY : 0) | (h.async ? ASYNC : 0) | (transformed ? TRANSFORMED : 0) | (h.isDefault === true ? DEFAULT : 0);
+    out[at + H_FEEDBACK] = feedbackOf(verdict ? h.onSuccess : h.onFail, h, out, at);
+    out[at + H_US] = elapsedUs(t0);
+    this.denied ||= deny;
+    this.failed ||= !verdict;
+  }
+
+  private apply(v: Verdict): boolean {
     if (v.request === undefined && v.answer === undefined && v.texts === undefined) return false;
-    if (v.request !== undefined && this.input.kind === 'before') this.request = v.request;
-    if (v.answer !== undefined && this.input.kind === 'after') this.answer = v.answer;
+    const kind = this.input.kind;
+    if (v.request !== undefined && kind === 'before') this.request = v.request;
+    if (v.answer !== undefined && kind === 'after') this.answer = v.answer;
     if (v.texts !== undefined) {
-      const json = withTexts(this.input.kind, this.input.endpoint, this.json, v.texts, this.scope);
-      if (this.input.kind === 'before') this.request = json;
+      const json = withTexts(kind, this.input.endpoint, this.json, v.texts, this.scope);
+      if (kind === 'before') this.request = json;
       else this.answer = json;
     }
     this.subject = this.make();
@@ -164,104 +272,53 @@ class State {
   }
 }
 
-/** A check's result, and its verdict for the transforms (null when it errored). */
-type Ran = [CheckResult, Verdict | null];
-
-function runHook(h: Hook, state: State): HookResult | Promise<HookResult> {
-  const createdAt = isoNow();
+/** `createdAt`: null when the check starts as its hook did. */
+function runCheck(c: ReadyCheck, subject: Subject, out: unknown[], slot: number, createdAt: string | null): Judged | Promise<Judged> {
   const t0 = performance.now();
-  const checks: CheckResult[] = [];
-  const take = ([result, v]: Ran): void => {
-    result.transformed = v !== null && state.apply(v);
-    checks.push(result);
-  };
-  const done = (): HookResult => hookResult(h, checks, t0, createdAt);
-  state.enter(h);
-  if (h.sequential) {
-    // Each check sees the one before's transform.
-    const from = (i: number): HookResult | Promise<HookResult> => {
-      for (; i < h.checks.length; i++) {
-        const r = runCheck(h.checks[i]!, state.subject);
-        if (r instanceof Promise) {
-          const next = i + 1;
-          return r.then((ran) => {
-            take(ran);
-            return from(next);
-          });
-        }
-        take(r);
-      }
-      return done();
-    };
-    return from(0);
-  }
-  const subject = state.subject;
-  const ran = h.checks.map((c) => runCheck(c, subject));
-  if (ran.some((r) => r instanceof Promise)) {
-    return Promise.all(ran).then((all) => {
-      all.forEach(take);
-      return done();
-    });
-  }
-  (ran as Ran[]).forEach(take);
-  return done();
-}
-
-function hookResult(h: Hook, checks: CheckResult[], t0: number, createdAt: string): HookResult {
-  const verdict = checks.every((c) => c.verdict || (c.error !== null && !c.fail_on_error));
-  return {
-    id: h.id,
-    type: h.type,
-    verdict,
-    deny: h.deny && !verdict,
-    async: h.async,
-    transformed: checks.some((c) => c.transformed),
-    feedback: feedbackOf(verdict ? h.onSuccess : h.onFail, checks),
-    execution_time: performance.now() - t0,
-    created_at: createdAt,
-    checks,
-    ...(h.isDefault === true && { default: true as const }),
-  };
-}
-
-function runCheck(c: ReadyCheck, subject: Subject): Ran | Promise<Ran> {
-  const t0 = performance.now();
-  const result: CheckResult = {
-    id: c.id,
-    verdict: false,
-    explanation: '',
-    data: null,
-    error: null,
-    fail_on_error: c.failOnError,
-    transformed: false,
-    execution_time: 0,
-    created_at: isoNow(),
-  };
+  out[slot] = c.id;
+  out[slot + C_DATA] = null;
+  out[slot + C_ERROR] = null;
+  out[slot + C_CREATED] = createdAt;
   let v: Verdict | Promise<Verdict>;
   try {
     v = c.definition.run(subject, c.parameters);
   } catch (e) {
-    return errored(result, e, t0);
+    return errored(c, out, slot, e, t0);
   }
-  if (v instanceof Promise) return v.then((w) => judged(c, result, w, t0), (e: unknown) => errored(result, e, t0));
-  return judged(c, result, v, t0);
+  if (v instanceof Promise) return v.then((w) => judged(c, out, slot, w, t0), (e: unknown) => errored(c, out, slot, e, t0));
+  return judged(c, out, slot, v, t0);
 }
 
-function judged(c: ReadyCheck, result: CheckResult, v: Verdict, t0: number): Ran {
-  result.verdict = c.not ? !v.verdict : v.verdict;
-  result.explanation = c.not ? `${v.explanation} (inverted by not)` : v.explanation;
-  result.data = v.data ?? null;
-  result.execution_time = performance.now() - t0;
-  return [result, v];
+function judged(c: ReadyCheck, out: unknown[], slot: number, v: Verdict, t0: number): Verdict {
+  out[slot + C_FLAGS] = ((c.not ? !v.verdict : v.verdict) ? VERDICT : 0) | (c.failOnError ? FAIL_ON_ERROR : 0);
+  out[slot + C_EXPLANATION] = c.not ? inverted(c, v.explanation) : v.explanation;
+  out[slot + C_DATA] = v.data ?? null;
+  out[slot + C_US] = elapsedUs(t0);
+  return v;
 }
 
-function errored(result: CheckResult, e: unknown, t0: number): Ran {
+/** The last inverted explanation of each check: most checks say one of two fixed things, so this makes no string per request. */
+const INVERTED = new WeakMap<ReadyCheck, { from: string; to: string }>();
+
+function inverted(c: ReadyCheck, explanation: string): string {
+  const last = INVERTED.get(c);
+  if (last?.from === explanation) return last.to;
+  const to = `${explanation} (inverted by not)`;
+  INVERTED.set(c, { from: explanation, to });
+  return to;
+}
+
+function errored(c: ReadyCheck, out: unknown[], slot: number, e: unknown, t0: number): null {
   const message = e instanceof Error ? e.message : String(e);
-  result.error = { message };
-  result.explanation = `the check could not run: ${message}`;
-  result.execution_time = performance.now() - t0;
-  return [result, null];
+  out[slot + C_FLAGS] = c.failOnError ? FAIL_ON_ERROR : 0;
+  out[slot + C_EXPLANATION] = `the check could not run: ${message}`;
+  out[slot + C_ERROR] = { message };
+  out[slot + C_US] = elapsedUs(t0);
+  return null;
 }
+
+/** Whole microseconds: small integers in the flat list, not heap numbers. */
+const elapsedUs = (t0: number): number => Math.round((performance.now() - t0) * 1000);
 
 /**
  * The time as created_at says it. A Date is formatted once a second; the
@@ -285,47 +342,57 @@ function isoNow(): string {
   return lastIso;
 }
 
-function feedbackOf(f: Feedback | undefined, checks: readonly CheckResult[]): HookResult['feedback'] {
+type Outcome = 'passed' | 'failed' | 'errored';
+
+function outcomeAt(out: readonly unknown[], slot: number): Outcome {
+  return out[slot + C_ERROR] !== null ? 'errored' : ((out[slot + C_FLAGS] as number) & VERDICT) !== 0 ? 'passed' : 'failed';
+}
+
+function feedbackOf(f: Feedback | undefined, h: Hook, out: readonly unknown[], at: number): HookResult['feedback'] {
   if (f === undefined) return null;
-  const ids = (pick: (c: CheckResult) => boolean): string => checks.filter(pick).map((c) => c.id).join(', ');
-  return {
-    ...f,
-    metadata: {
-      ...f.metadata,
-      successfulChecks: ids((c) => c.error === null && c.verdict),
-      failedChecks: ids((c) => c.error === null && !c.verdict),
-      erroredChecks: ids((c) => c.error !== null),
-    },
+  const ids = (outcome: Outcome): string => {
+    const picked: string[] = [];
+    for (let j = 0; j < h.checks.length; j++) if (outcomeAt(out, slotOf(at, j)) === outcome) picked.push(out[slotOf(at, j)] as string);
+    return picked.join(', ');
   };
+  return { ...f, metadata: { ...f.metadata, successfulChecks: ids('passed'), failedChecks: ids('failed'), erroredChecks: ids('errored') } };
 }
 
 /** One request's hook results, both sides: those waited for (the answer's hook_results) and, once they end, the async ones (the log's). */
 export class HookLog {
-  private readonly waited = { before: [] as HookResult[], after: [] as HookResult[] };
-  private readonly later = { before: [] as HookResult[], after: [] as HookResult[] };
-  private readonly pending: Promise<void>[] = [];
+  private waitedBefore = NO_SIDE;
+  private waitedAfter = NO_SIDE;
+  private laterBefore = NO_SIDE;
+  private laterAfter = NO_SIDE;
+  private pending: Promise<void>[] | null = null;
   /** A hook that was waited for failed: the answer is a 246. */
   failed = false;
 
   add(kind: HookKind, run: HookRun): void {
-    this.waited[kind].push(...run.results);
+    if (kind === 'before') this.waitedBefore = appendSide(this.waitedBefore, run);
+    else this.waitedAfter = appendSide(this.waitedAfter, run);
     this.failed ||= run.failed;
     // runHooks catches what checks throw; should it fail otherwise (a bug), the log entry still goes, without these results.
-    if (run.pending !== null) this.pending.push(run.pending.then((r) => void this.later[kind].push(...r), () => {}));
+    if (run.pending !== null) (this.pending ??= []).push(run.pending.then((s) => this.addLater(kind, s), () => {}));
+  }
+
+  private addLater(kind: HookKind, s: FlatSide): void {
+    if (kind === 'before') this.laterBefore = appendSide(this.laterBefore, s);
+    else this.laterAfter = appendSide(this.laterAfter, s);
   }
 
   /** Resolves when the async hooks have ended; null when there are none. */
   settled(): Promise<unknown> | null {
-    return this.pending.length === 0 ? null : Promise.all(this.pending);
+    return this.pending === null ? null : Promise.all(this.pending);
   }
 
   /** hook_results of the answer: the hooks waited for. */
   answered(): HookResults {
-    return { before_request_hooks: this.waited.before, after_request_hooks: this.waited.after };
+    return { before_request_hooks: resultsOf(this.waitedBefore), after_request_hooks: resultsOf(this.waitedAfter) };
   }
 
-  /** hook_results of the log: every hook's, async ones included once ended. */
-  logged(): HookResults {
-    return { before_request_hooks: [...this.waited.before, ...this.later.before], after_request_hooks: [...this.waited.after, ...this.later.after] };
+  /** hook_results of the log, flat: every hook's, async ones included once ended. */
+  logged(): FlatHooks {
+    return bothSides(appendSide(this.waitedBefore, this.laterBefore), appendSide(this.waitedAfter, this.laterAfter));
   }
 }

@@ -1,9 +1,8 @@
 /**
- * A request's hook results on their way to its log. The request thread
- * only flattens them (`flatten`: one list of primitives, which crosses to
- * the log writer thread without a key table per object, as the rest of the
- * entry does, logs/entry.ts); the writer thread makes what the log keeps
- * (store/log-record.ts LoggedHooks) with `forLog`, off the request thread:
+ * A request's hook results as its log keeps them. They cross to the log
+ * writer thread in the engine's flat form (results.ts); the writer thread
+ * makes what the log keeps (store/log-record.ts LoggedHooks) with `forLog`,
+ * off the request thread:
  *
  * - `results`: hook_results as JSON without what is at its default — a
  *   hook's type `guardrail`, false deny, async and transformed, null
@@ -17,95 +16,9 @@
  *   /v1/analytics.
  */
 import type { CheckOutcome, HookStatus, LoggedHooks } from '../store/log-record.js';
-import type { CheckResult, HookResult, HookResults } from './engine.js';
+import type { CheckResult, HookResult, HookResults } from './results.js';
 
 const OUTCOME_RANK: Record<CheckOutcome, number> = { passed: 0, errored: 1, failed: 2 };
-
-/** Values per hook before its checks, and per check, in a flat list (flatten's order). */
-const HOOK_WIDTH = 7;
-const CHECK_WIDTH = 7;
-/** A hook's booleans in one number. */
-const VERDICT = 1;
-const DENY = 2;
-const ASYNC = 4;
-const TRANSFORMED = 8;
-const DEFAULT = 16;
-/** A check's: VERDICT, TRANSFORMED and this. */
-const FAIL_ON_ERROR = 2;
-
-const bit = (on: boolean | undefined, b: number): number => (on === true ? b : 0);
-
-/**
- * Hook results as they cross to the writer: [before count, after count,
- * then each hook's fields and its checks' fields]. Each value costs the
- * copy, so booleans go as bits of one number, and what is at its usual
- * value as null: a type `guardrail`, a created_at equal to the one before
- * it (the hook before, the check's hook).
- */
-export type FlatHooks = readonly unknown[];
-
-export function flatten(r: HookResults): FlatHooks {
-  const out: unknown[] = [r.before_request_hooks.length, r.after_request_hooks.length];
-  for (const hooks of [r.before_request_hooks, r.after_request_hooks]) {
-    let before = '';
-    for (const h of hooks) {
-      const flags = bit(h.verdict, VERDICT) | bit(h.deny, DENY) | bit(h.async, ASYNC) | bit(h.transformed, TRANSFORMED) | bit(h.default, DEFAULT);
-      out.push(h.id, flags, h.type === 'guardrail' ? null : h.type, h.feedback, h.execution_time, h.created_at === before ? null : h.created_at, h.checks.length);
-      for (const c of h.checks) {
-        const checkFlags = bit(c.verdict, VERDICT) | bit(c.fail_on_error, FAIL_ON_ERROR) | bit(c.transformed, TRANSFORMED);
-        out.push(c.id, checkFlags, c.explanation, c.data, c.error, c.execution_time, c.created_at === h.created_at ? null : c.created_at);
-      }
-      before = h.created_at;
-    }
-  }
-  return out;
-}
-
-export function unflatten(v: FlatHooks): HookResults {
-  let at = 2;
-  const hooks = (n: number): HookResult[] => {
-    const out: HookResult[] = [];
-    let before = '';
-    for (let i = 0; i < n; i++) {
-      const h = at;
-      const flags = v[h + 1] as number;
-      const createdAt = (v[h + 5] as string | null) ?? before;
-      before = createdAt;
-      const checks: CheckResult[] = [];
-      at += HOOK_WIDTH;
-      for (let j = 0; j < (v[h + 6] as number); j++, at += CHECK_WIDTH) {
-        const checkFlags = v[at + 1] as number;
-        checks.push({
-          id: v[at] as string,
-          verdict: (checkFlags & VERDICT) !== 0,
-          explanation: v[at + 2] as string,
-          data: v[at + 3] as CheckResult['data'],
-          error: v[at + 4] as CheckResult['error'],
-          fail_on_error: (checkFlags & FAIL_ON_ERROR) !== 0,
-          transformed: (checkFlags & TRANSFORMED) !== 0,
-          execution_time: v[at + 5] as number,
-          created_at: (v[at + 6] as string | null) ?? createdAt,
-        });
-      }
-      out.push({
-        id: v[h] as string,
-        type: (v[h + 2] as string | null) ?? 'guardrail',
-        verdict: (flags & VERDICT) !== 0,
-        deny: (flags & DENY) !== 0,
-        async: (flags & ASYNC) !== 0,
-        transformed: (flags & TRANSFORMED) !== 0,
-        feedback: v[h + 3] as HookResult['feedback'],
-        execution_time: v[h + 4] as number,
-        created_at: createdAt,
-        checks,
-        ...((flags & DEFAULT) !== 0 && { default: true as const }),
-      });
-    }
-    return out;
-  };
-  const before = hooks(v[0] as number);
-  return { before_request_hooks: before, after_request_hooks: hooks(v[1] as number) };
-}
 
 export function forLog(r: HookResults): LoggedHooks {
   const checks: Record<string, CheckOutcome> = {};

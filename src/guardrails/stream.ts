@@ -19,7 +19,8 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { SSE_DONE, sseEvent } from '../providers/shared/openai-answer.js';
 import { SseReader, type SseEvent } from '../providers/shared/sse.js';
 import type { GatewayError } from '../shared/errors.js';
-import { runHooks, type HookInput, type HookResults, type HookRun } from './engine.js';
+import { runHooks, type HookInput, type HookRun } from './engine.js';
+import type { HookResults } from './results.js';
 import type { Hook, ReadyCheck } from './hooks.js';
 
 export interface StreamGuardOptions {

@@ -3,7 +3,8 @@
  * store keeps, on the log writer thread: the answer's usage read (or
  * counted), the cost priced, bodies, headers, metadata and errors redacted.
  */
-import { forLog, unflatten } from '../guardrails/log-form.js';
+import { forLog } from '../guardrails/log-form.js';
+import { unflatten } from '../guardrails/results.js';
 import { priceOf, usdOf } from '../catalog/price.js';
 import { newId } from '../store/ids.js';
 import { LOG_FORMAT, type LogRecord } from '../store/log-record.js';

@@ -13,7 +13,7 @@
 import type { Pricing } from '../catalog/catalog.js';
 import type { CacheStatus } from '../shared/cache-status.js';
 import type { Endpoint } from '../shared/endpoint.js';
-import type { FlatHooks } from '../guardrails/log-form.js';
+import type { FlatHooks } from '../guardrails/results.js';
 import type { LogRecord } from '../store/log-record.js';
 
 /** The record's fields the request thread knows as the record keeps them. */
@@ -56,7 +56,7 @@ export interface LogEntry extends Known {
   gatewayError: unknown;
   /** The client left before the answer ended. */
   cut: boolean;
-  /** The request's hook results, flattened (guardrails/log-form.ts); null without hooks. */
+  /** The request's hook results, in the engine's flat form (guardrails/results.ts); null without hooks. */
   hooks: FlatHooks | null;
   /** The allow-listed request headers, not yet redacted (redact.ts pickHeaders). */
   headers: Record<string, string> | null;

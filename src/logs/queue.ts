@@ -2,8 +2,8 @@
  * The write path of request logs, off the request's critical path.
  *
  * `enqueue` only pushes onto an array. A background pump writes batches (up
- * to batchSize records, one transaction) every flushIntervalMs, or at once
- * when a full batch is waiting. Memory is bounded (maxDepth records and
+ * to batchSize records or batchBytes, one transaction) every flushIntervalMs,
+ * or at once when a full batch is waiting. Memory is bounded (maxDepth records and
  * maxBytes, estimated): what does not fit waits in a second bounded buffer
  * for an asynchronous append to the spill file; when that is full too (the
  * disk cannot keep up) the record is dropped and counted: enqueue never
@@ -48,6 +48,8 @@ export function storeSink(store: Store): LogSink {
 export interface LogQueueStats {
   /** Records in memory, waiting for the store or the spill file. */
   depth: number;
+  /** Their estimated size, the batch being written included: what the log path holds in memory (writer.ts bounds it). */
+  bytes: number;
   /** Records written to the store directly. */
   flushed: number;
   /** Records written to the spill file. */
@@ -64,6 +66,8 @@ export interface LogQueueOptions {
   sink: LogSink;
   spill: SpillFiles;
   batchSize?: number;
+  /** A batch ends at batchSize records or once it holds this many estimated bytes: one write never holds much more. */
+  batchBytes?: number;
   flushIntervalMs?: number;
   /** Records in memory before the overflow spills to disk. */
   maxDepth?: number;
@@ -80,6 +84,7 @@ export interface LogQueueOptions {
 
 const DEFAULTS = {
   batchSize: 500,
+  batchBytes: 4 * 1024 * 1024,
   flushIntervalMs: 100,
   maxDepth: 10_000,
   maxBytes: 64 * 1024 * 1024,
@@ -111,10 +116,14 @@ class Bounded {
     return true;
   }
 
-  take(n: number): LogRecord[] {
-    const out = this.items.length <= n ? this.items : this.items.slice(0, n);
-    this.items = this.items.length <= n ? [] : this.items.slice(n);
-    for (const r of out) this.bytes -= size(r);
+  /** The first records, up to n of them or until they hold maxBytes (at least one). */
+  take(n: number, maxBytes = Infinity): LogRecord[] {
+    let count = 0;
+    let bytes = 0;
+    while (count < this.items.length && count < n && bytes < maxBytes) bytes += size(this.items[count++]!);
+    const out = count === this.items.length ? this.items : this.items.slice(0, count);
+    this.items = count === this.items.length ? [] : this.items.slice(count);
+    this.bytes -= bytes;
     return out;
   }
 }
@@ -125,6 +134,8 @@ export class LogQueue {
   /** Records the memory buffer had no room for, waiting for an append to the spill file. */
   private readonly overflow: Bounded;
   private counts = { flushed: 0, spilled: 0, replayed: 0, dropped: 0 };
+  /** Bytes of records taken from the buffers and not yet written or spilled. */
+  private writing = 0;
   private down = false;
   private retryMs: number;
   private nextTryAt = 0;
@@ -160,7 +171,7 @@ export class LogQueue {
     if (this.closed) return this.spillNow([record]);
     const bytes = size(record);
     if (this.memory.offer(record, bytes)) {
-      if (this.memory.items.length >= this.o.batchSize) this.kick();
+      if (this.memory.items.length >= this.o.batchSize || this.memory.bytes >= this.o.batchBytes) this.kick();
     } else if (this.overflow.offer(record, bytes)) {
       void this.drainOverflow();
     } else {
@@ -172,7 +183,8 @@ export class LogQueue {
   }
 
   stats(): LogQueueStats {
-    return { depth: this.memory.items.length + this.overflow.items.length, ...this.counts, storeDown: this.down };
+    const bytes = this.memory.bytes + this.overflow.bytes + this.writing;
+    return { depth: this.memory.items.length + this.overflow.items.length, bytes, ...this.counts, storeDown: this.down };
   }
 
   /**
@@ -232,9 +244,10 @@ export class LogQueue {
 
   private async work(): Promise<void> {
     while (this.memory.items.length > 0) {
-      const batch = this.memory.take(this.o.batchSize);
-      if (this.down || !(await this.write(batch))) await this.spill(batch);
-      else this.counts.flushed += batch.length;
+      await this.holding(this.memory, async (batch) => {
+        if (this.down || !(await this.write(batch))) await this.spill(batch);
+        else this.counts.flushed += batch.length;
+      });
       this.o.onProgress?.();
     }
     if (this.spillPending && (!this.down || Date.now() >= this.nextTryAt)) await this.replay();
@@ -328,11 +341,24 @@ export class LogQueue {
   /** Appends the overflow to the spill file, one append at a time. */
   private drainOverflow(): Promise<void> {
     this.spilling ??= (async () => {
-      while (this.overflow.items.length > 0) await this.spill(this.overflow.take(this.o.batchSize));
+      while (this.overflow.items.length > 0) await this.holding(this.overflow, (b) => this.spill(b));
     })().finally(() => {
       this.spilling = null;
     });
     return this.spilling;
+  }
+
+  /** Takes a batch from `from` and runs `use` on it, its bytes still counted in stats() meanwhile (they are still in memory). */
+  private async holding(from: Bounded, use: (batch: LogRecord[]) => Promise<void>): Promise<void> {
+    const before = from.bytes;
+    const batch = from.take(this.o.batchSize, this.o.batchBytes);
+    const bytes = before - from.bytes;
+    this.writing += bytes;
+    try {
+      await use(batch);
+    } finally {
+      this.writing -= bytes;
+    }
   }
 }
 

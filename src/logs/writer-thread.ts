@@ -62,6 +62,8 @@ const queue = new LogQueue({
   spill: new SpillFiles(join(data.dataDir, 'log-spill')),
   onError: report,
   onProgress: publish,
+  // What it holds counts against the request thread's bound (writer.ts): it takes no more than that.
+  maxBytes: data.maxBytes,
   // Entries arrive every 10 ms (writer.ts): written as they come, their records die young. Held for the
   // queue's default 100 ms they outlived young-generation collections here, and the old-generation
   // collections that followed ran on V8's helper threads, which this isolate shares with the request thread.

@@ -6,12 +6,15 @@
  *
  * The request thread never waits for the writer: the writer thread counts
  * the entries (and their bodies' size) it has taken in shared counters, and
- * while maxInFlight entries or maxInFlightBytes are handed over and not yet
- * taken, more are dropped and counted (`dropped` in /metrics; said when it
- * begins and when it ends). Waiting there instead let one slow record (a
- * body that was slow to redact) stall every request. The writer thread's
- * own queue is bounded and spills to disk, so it falls behind only when its
- * CPU or the disk cannot keep up.
+ * publishes the bytes its queue holds; while maxInFlight entries are handed
+ * over and not yet taken, or those and the queue hold maxBytes of bodies
+ * (GATEWAY_LOG_QUEUE_BYTES: the whole path's memory, bounded in bytes
+ * because one 1 MiB body weighs as much as a thousand small ones), more are
+ * dropped and counted (`dropped` in /metrics; said when it begins and when
+ * it ends). Waiting there instead let one slow record (a body that was slow
+ * to redact) stall every request. The writer thread's queue spills to disk
+ * when the store is away or slow, so dropping means its CPU or the disk
+ * cannot keep up.
  *
  * If the thread dies (a bug: every error it expects is handled), the
  * entries it had not written are counted as dropped, said, and a new thread
@@ -19,6 +22,7 @@
  * meanwhile wait for it, within the same bounds.
  */
 import { Worker } from 'node:worker_threads';
+import { DEFAULT_LOG_QUEUE_BYTES } from '../settings.js';
 import type { DbSettings } from '../store/open.js';
 import { EntryBatch, type LogEntry, type PackedBatch } from './entry.js';
 import type { LogQueueStats } from './queue.js';
@@ -28,13 +32,15 @@ import { Shedding } from './shedding.js';
 export const TAKEN = { entries: 0, size: 1 } as const;
 
 /** The queue stats the writer thread publishes, in this order, in a shared Float64Array. */
-export const STAT_SLOTS = ['depth', 'flushed', 'spilled', 'replayed', 'dropped', 'storeDown'] as const satisfies readonly (keyof LogQueueStats)[];
+export const STAT_SLOTS = ['depth', 'bytes', 'flushed', 'spilled', 'replayed', 'dropped', 'storeDown'] as const satisfies readonly (keyof LogQueueStats)[];
 
 export interface WriterData extends DbSettings {
   /** Int32Array of TAKEN slots: what the thread has taken, each wrapping past 2^31 (the request thread subtracts in the same wrap). */
   taken: SharedArrayBuffer;
   /** Float64Array of STAT_SLOTS. */
   stats: SharedArrayBuffer;
+  /** LogWriterOptions.maxBytes: the queue's memory bound there too. */
+  maxBytes: number;
 }
 
 export type ToWriter = { type: 'batch'; batch: PackedBatch } | { type: 'close'; timeoutMs: number };
@@ -49,8 +55,8 @@ export interface LogWriterOptions extends DbSettings {
   onUsage: (provider: string, model: string, input: number, output: number, costUsd: number) => void;
   /** Entries handed over and not yet taken past which more are dropped (default 20,000). */
   maxInFlight?: number;
-  /** The same in their bodies' size (PackedBatch.size; default 256 MiB). */
-  maxInFlightBytes?: number;
+  /** Bodies (PackedBatch.size) handed over and not yet taken plus those in the writer's queue (its `bytes`), past which more are dropped (default GATEWAY_LOG_QUEUE_BYTES's). */
+  maxBytes?: number;
 }
 
 const RESTART_DELAY_MS = 1000;
@@ -61,6 +67,8 @@ const RESTART_DELAY_MS = 1000;
  */
 const SEND_EVERY = 256;
 const SEND_AFTER_MS = 10;
+/** Or once its bodies weigh this much: large bodies leave the request thread's memory at once. */
+const SEND_BYTES = 1024 * 1024;
 
 export class LogWriter {
   /** Null between a thread's death and its successor's start. */
@@ -77,12 +85,12 @@ export class LogWriter {
   private timer: NodeJS.Timeout | null = null;
   private closing: Promise<void> | null = null;
   private readonly maxInFlight: number;
-  private readonly maxInFlightBytes: number;
+  private readonly maxBytes: number;
   private readonly shedding: Shedding;
 
   constructor(private readonly o: LogWriterOptions) {
     this.maxInFlight = o.maxInFlight ?? 20_000;
-    this.maxInFlightBytes = o.maxInFlightBytes ?? 256 * 1024 * 1024;
+    this.maxBytes = o.maxBytes ?? DEFAULT_LOG_QUEUE_BYTES;
     this.shedding = new Shedding((m) => o.onError(null, m), 'the log writer thread fell behind');
     this.spawn();
   }
@@ -96,7 +104,7 @@ export class LogWriter {
     }
     this.shedding.end();
     this.batch.add(e);
-    if (this.batch.count >= SEND_EVERY) this.send();
+    if (this.batch.count >= SEND_EVERY || this.batch.size >= SEND_BYTES) this.send();
     else if (this.timer === null) this.timer = setTimeout(this.send, SEND_AFTER_MS);
   }
 
@@ -104,6 +112,7 @@ export class LogWriter {
     const now = (k: (typeof STAT_SLOTS)[number]): number => this.shared[STAT_SLOTS.indexOf(k)]!;
     return {
       depth: now('depth') + this.untaken(TAKEN.entries, this.sent) + this.batch.count,
+      bytes: now('bytes') + this.untaken(TAKEN.size, this.sentSize) + this.batch.size,
       flushed: this.past.flushed + now('flushed'),
       spilled: this.past.spilled + now('spilled'),
       replayed: this.past.replayed + now('replayed'),
@@ -149,11 +158,12 @@ export class LogWriter {
     return (sent - Atomics.load(this.taken, slot)) | 0;
   }
 
-  /** Whether maxInFlight entries or maxInFlightBytes wait for the writer (a thread, or the next one). */
+  /** Whether maxInFlight entries wait for the writer (a thread, or the next one), or the path holds maxBytes. */
   private behind(): boolean {
+    const queued = this.shared[STAT_SLOTS.indexOf('bytes')]!;
     return (
       this.untaken(TAKEN.entries, this.sent) + this.batch.count >= this.maxInFlight ||
-      this.untaken(TAKEN.size, this.sentSize) + this.batch.size >= this.maxInFlightBytes
+      this.untaken(TAKEN.size, this.sentSize) + this.batch.size + queued >= this.maxBytes
     );
   }
 
@@ -163,6 +173,7 @@ export class LogWriter {
       databaseUrl: this.o.databaseUrl,
       taken: this.taken.buffer as SharedArrayBuffer,
       stats: this.shared.buffer as SharedArrayBuffer,
+      maxBytes: this.maxBytes,
     };
     const w = new Worker(new URL('./writer-thread.js', import.meta.url), { workerData: data, name: 'log-writer' });
     // A gateway that was never closed does not stay alive for it; close() holds it.

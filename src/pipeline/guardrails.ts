@@ -197,7 +197,7 @@ function hookInput(ctx: RequestContext, endpoint: HookEndpoint, kind: 'before' |
     metadata: ctx.gateway!.metadata,
     request,
     answer,
-    reach: reachOf(ctx, kind, credentials),
+    reach: new RequestReach(ctx, kind, credentials),
   };
 }
 
@@ -205,16 +205,29 @@ function hookInput(ctx: RequestContext, endpoint: HookEndpoint, kind: 'before' |
 function requestType(endpoint: HookEndpoint, stream: boolean): string {
   if (endpoint === 'embeddings') return 'embed';
   if (endpoint === 'responses') return 'createModelResponse';
-  return `${stream ? 'stream-' : ''}${endpoint === 'chat' ? 'chatComplete' : 'complete'}`;
+  if (endpoint === 'chat') return stream ? 'stream-chatComplete' : 'chatComplete';
+  return stream ? 'stream-complete' : 'complete';
 }
 
-/** What checks that call out may use: the client's headers, the provider, the workspace's stored credentials. */
-function reachOf(ctx: RequestContext, kind: 'before' | 'after', credentials: CredentialSource): Reach {
-  return {
-    headers: ctx.req.headers,
-    provider: kind === 'after' ? ctx.provider : providerBefore(ctx),
-    credential: async (k, ref) => credentials.resolve(ctx.key.workspaceId, k, ref),
-  };
+/** What checks that call out may use: the client's headers, the provider, the workspace's stored credentials; read only by the checks that use them. */
+class RequestReach implements Reach {
+  constructor(
+    private readonly ctx: RequestContext,
+    private readonly kind: 'before' | 'after',
+    private readonly credentials: CredentialSource,
+  ) {}
+
+  get headers(): Reach['headers'] {
+    return this.ctx.req.headers;
+  }
+
+  get provider(): string | undefined {
+    return this.kind === 'after' ? this.ctx.provider : providerBefore(this.ctx);
+  }
+
+  async credential(kind: 'virtual_key' | 'provider', ref: string): ReturnType<Reach['credential']> {
+    return this.credentials.resolve(this.ctx.key.workspaceId, kind, ref);
+  }
 }
 
 /** Before the request, the provider is known when the plan has one target naming it, or leaving it to x-gateway-provider; not behind stored credentials. */

@@ -5,7 +5,6 @@
  * and stores it, and the settlement of usage its answer did not settle.
  * Nothing here waits for the store.
  */
-import { flatten } from '../guardrails/log-form.js';
 import type { LogEntry } from '../logs/entry.js';
 import type { LogBodies } from '../logs/log-bodies.js';
 import { pickHeaders, LOG_BODY_MAX_CHARS } from '../logs/redact.js';
@@ -135,7 +134,7 @@ function entry(ctx: RequestContext, latencyMs: number, endedAt: number, bodies: 
     lastUsedOptionIndex: r?.path ?? null,
     metadata: ctx.gateway?.metadata ?? null,
     gatewayError: ctx.error?.toJSON() ?? null,
-    hooks: ctx.hooks === null ? null : flatten(ctx.hooks.logged()),
+    hooks: ctx.hooks === null ? null : ctx.hooks.logged(),
     cut: ctx.cut,
     headers: pickHeaders(headers),
     contentType: headers['content-type'] ?? null,

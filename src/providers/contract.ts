@@ -62,9 +62,12 @@ export interface RelayedCall {
 export interface TranslatedCall {
   readonly kind: 'translated';
   url: string;
+  /** The provider's method when it is not the client's (a generic-proxy path the provider serves another way). */
+  method?: string;
+  /** The whole request besides the URL: on the generic proxy none of the client's headers go with a translated call. */
   headers: Record<string, string>;
-  /** The translated body. */
-  body: string;
+  /** The translated body; null for a call without one (a GET). */
+  body: string | null;
   answer: Answer;
 }
 

@@ -269,7 +269,11 @@ export class Router {
 
     const headers: Record<string, string | string[]> = call.value.headers;
     let body: string | Buffer | Readable | null;
-    if (req.endpoint === 'proxy') {
+    if (call.value.kind === 'translated' && req.endpoint === 'proxy') {
+      // The adapter's own request in the provider's API: the client's headers (its content-length, its
+      // accept-encoding) belong to the request it replaces.
+      body = call.value.body;
+    } else if (req.endpoint === 'proxy') {
       body = call.value.body ?? req.raw;
       copyProxyHeaders(req.headers, headers);
     } else {
@@ -289,7 +293,8 @@ export class Router {
     acc.attempts++;
     const observed = req.observer?.attempt(target.provider, model, call.value.url, leaf.path, retries);
     try {
-      const response = await send({ url: call.value.url, method: req.method, headers, body, headersTimeoutMs: timeout.ms }, req.signal);
+      const method = (call.value.kind === 'translated' ? call.value.method : undefined) ?? req.method;
+      const response = await send({ url: call.value.url, method, headers, body, headersTimeoutMs: timeout.ms }, req.signal);
       observed?.end(response.statusCode, null);
       return {
         response, error: null, status: response.statusCode, provider: target.provider, path: leaf.path, retries,

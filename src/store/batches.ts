@@ -7,6 +7,10 @@
  * unsafe to send again), `lease_holder`/`lease_expires_at` the process
  * running it (milliseconds). Every write of a runner names its holder: one
  * that lost its lease changes nothing.
+ *
+ * A batch a provider runs (migration 21, `provider_job` set) has a row of
+ * the same shape, so it is listed and read like the others; the engine never
+ * leases it, and its status is what the provider last said (providerState).
  */
 import type { Db, SqlValue } from './db.js';
 import { fromJson, listPage, toJson, type Page, type PageRequest } from './page.js';
@@ -21,6 +25,18 @@ export interface BatchLineError {
   message: string;
   param: string | null;
   line: number | null;
+}
+
+/** Where a provider runs a batch: what reading, stopping and collecting it needs (no secret: those stay with the virtual key). */
+export interface ProviderJob {
+  provider: 'bedrock';
+  /** The virtual key whose credentials created the job, and read and stop it. */
+  virtualKeyId: string;
+  jobArn: string;
+  modelId: string;
+  /** The job's input object and the prefix Bedrock writes its output under. */
+  inputUri: string;
+  outputUri: string;
 }
 
 export interface BatchRecord {
@@ -52,6 +68,35 @@ export interface BatchRecord {
   expiredAt: number | null;
   cancellingAt: number | null;
   cancelledAt: number | null;
+  /** Set when a provider runs the batch. */
+  providerJob: ProviderJob | null;
+}
+
+/** A new batch: validating, nothing counted or stamped yet, unless `b` says otherwise. */
+export function newBatchRecord(
+  b: Pick<BatchRecord, 'id' | 'workspaceId' | 'apiKeyId' | 'endpoint' | 'inputFileId' | 'completionWindow' | 'headers' | 'metadata' | 'createdAt' | 'expiresAt'> & Partial<BatchRecord>,
+): BatchRecord {
+  return {
+    status: 'validating',
+    errors: null,
+    outputFileId: null,
+    errorFileId: null,
+    total: 0,
+    completed: 0,
+    failed: 0,
+    nextLine: 0,
+    nextOffset: 0,
+    claimedLine: 0,
+    inProgressAt: null,
+    finalizingAt: null,
+    completedAt: null,
+    failedAt: null,
+    expiredAt: null,
+    cancellingAt: null,
+    cancelledAt: null,
+    providerJob: null,
+    ...b,
+  };
 }
 
 type Row = Record<string, string | number | null>;
@@ -87,6 +132,7 @@ function toBatch(r: Row): BatchRecord {
     expiredAt: num(r.expired_at),
     cancellingAt: num(r.cancelling_at),
     cancelledAt: num(r.cancelled_at),
+    providerJob: fromJson(r.provider_job as string | null),
   };
 }
 
@@ -105,6 +151,23 @@ export interface BatchUpdate {
   cancelled_at?: number;
 }
 
+/** What a provider said of its batch, copied onto the row (no lease: the provider runs it). */
+export interface ProviderState {
+  status: BatchStatus;
+  total: number;
+  completed: number;
+  failed: number;
+  in_progress_at: number | null;
+  completed_at: number | null;
+  failed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  errors: BatchLineError[] | null;
+  output_file_id: string | null;
+  error_file_id: string | null;
+}
+
 /** One line's outcome: the line of the output file (ok) or of the error file. */
 export interface LineOutcome {
   line: number;
@@ -117,9 +180,25 @@ export class BatchRepo {
 
   async insert(b: BatchRecord): Promise<void> {
     await this.db.run(
-      `INSERT INTO batches (id, workspace_id, api_key_id, endpoint, input_file_id, completion_window, status, headers, metadata, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [b.id, b.workspaceId, b.apiKeyId, b.endpoint, b.inputFileId, b.completionWindow, b.status, JSON.stringify(b.headers), toJson(b.metadata), b.createdAt, b.expiresAt],
+      `INSERT INTO batches (id, workspace_id, api_key_id, endpoint, input_file_id, completion_window, status, headers, metadata, errors, total, created_at, failed_at, expires_at, provider_job)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        b.id,
+        b.workspaceId,
+        b.apiKeyId,
+        b.endpoint,
+        b.inputFileId,
+        b.completionWindow,
+        b.status,
+        JSON.stringify(b.headers),
+        toJson(b.metadata),
+        toJson(b.errors),
+        b.total,
+        b.createdAt,
+        b.failedAt,
+        b.expiresAt,
+        toJson(b.providerJob),
+      ],
     );
   }
 
@@ -138,11 +217,22 @@ export class BatchRepo {
     return listPage(this.db, 'batches', ['workspace_id = ?'], [workspaceId], page, toBatch);
   }
 
-  /** validating or in_progress → cancelling; null when the batch is unknown, its status otherwise (unchanged when it was in another state). */
+  /** validating or in_progress → cancelling (a gateway-run batch; a provider's is cancelled at the provider); null when the batch is unknown, its status otherwise (unchanged when it was in another state). */
   async requestCancel(workspaceId: string, id: string, at: number): Promise<BatchRecord | null> {
     await this.db.run(
-      "UPDATE batches SET status = 'cancelling', cancelling_at = ? WHERE id = ? AND workspace_id = ? AND status IN ('validating', 'in_progress')",
+      "UPDATE batches SET status = 'cancelling', cancelling_at = ? WHERE id = ? AND workspace_id = ? AND status IN ('validating', 'in_progress') AND provider_job IS NULL",
       [at, id, workspaceId],
+    );
+    return this.get(workspaceId, id);
+  }
+
+  /** A provider-run batch's state as the provider gave it; the row after. An ended batch no longer changes (a slower, older read cannot undo it). */
+  async providerState(workspaceId: string, id: string, u: ProviderState): Promise<BatchRecord | null> {
+    await this.db.run(
+      `UPDATE batches SET status = ?, total = ?, completed = ?, failed = ?, in_progress_at = ?, completed_at = ?, failed_at = ?, expired_at = ?,
+         cancelling_at = ?, cancelled_at = ?, errors = ?, output_file_id = ?, error_file_id = ?
+        WHERE id = ? AND workspace_id = ? AND provider_job IS NOT NULL AND status NOT IN ('completed', 'failed', 'expired', 'cancelled')`,
+      [u.status, u.total, u.completed, u.failed, u.in_progress_at, u.completed_at, u.failed_at, u.expired_at, u.cancelling_at, u.cancelled_at, toJson(u.errors), u.output_file_id, u.error_file_id, id, workspaceId],
     );
     return this.get(workspaceId, id);
   }
@@ -150,7 +240,7 @@ export class BatchRepo {
   /** Batches with work left whose lease is free or lapsed, oldest first. */
   async claimable(nowMs: number, limit: number): Promise<string[]> {
     const rows = await this.db.all<{ id: string }>(
-      `SELECT id FROM batches WHERE status IN (${ACTIVE_STATUSES.map(() => '?').join(', ')})
+      `SELECT id FROM batches WHERE status IN (${ACTIVE_STATUSES.map(() => '?').join(', ')}) AND provider_job IS NULL
          AND (lease_holder IS NULL OR lease_expires_at < ?) ORDER BY id LIMIT ?`,
       [...ACTIVE_STATUSES, nowMs, limit],
     );
@@ -161,7 +251,7 @@ export class BatchRepo {
   async takeLease(id: string, holder: string, nowMs: number, untilMs: number): Promise<boolean> {
     const n = await this.db.run(
       `UPDATE batches SET lease_holder = ?, lease_expires_at = ?
-        WHERE id = ? AND status IN (${ACTIVE_STATUSES.map(() => '?').join(', ')}) AND (lease_holder IS NULL OR lease_expires_at < ? OR lease_holder = ?)`,
+        WHERE id = ? AND provider_job IS NULL AND status IN (${ACTIVE_STATUSES.map(() => '?').join(', ')}) AND (lease_holder IS NULL OR lease_expires_at < ? OR lease_holder = ?)`,
       [holder, untilMs, id, ...ACTIVE_STATUSES, nowMs, holder],
     );
     return n > 0;

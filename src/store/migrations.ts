@@ -599,6 +599,16 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: '',
     postgres: partitionLogTables,
   },
+  {
+    id: 21,
+    // A batch a provider runs (a Bedrock model invocation job) keeps its row
+    // beside the gateway's own: the job's ARN, S3 URIs, model and virtual key
+    // as JSON. Such a row is never leased or run by the batch engine.
+    name: 'provider-run batches',
+    sql: `
+      ALTER TABLE batches ADD COLUMN provider_job TEXT;
+    `,
+  },
 ];
 
 /**

@@ -27,6 +27,10 @@ export class SqliteDb implements Db {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
+    // better-sqlite3 builds SQLite with a 16 MiB page cache per connection; the log writer's (request rows of
+    // bodies, written once) filled it and kept it as RSS. Its rows are appended to the B-trees' right edges and
+    // reads of colder pages come from the OS's file cache: 4 MiB keeps the hot pages (docs/logs.md, memory).
+    this.db.pragma('cache_size = -4096');
     // Another process holding the write lock is waited for, not an error.
     this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }

@@ -9,6 +9,8 @@
 //   /v1/projects/{project}/locations/{location}/endpoints/openapi/chat/completions
 //       Vertex AI's OpenAI-compatible endpoint for open models: OpenAI's chat body with the model as
 //       `{publisher}/{model}`, answered as OpenAI answers (`data: {…}\n\n` events, then `data: [DONE]`)
+//   /v1/projects/{project}/locations/{location}/tuningJobs…
+//       Vertex AI's supervised tuning jobs, Bearer token as above (mock-vertex-tuning.ts)
 //   /token   Google's OAuth 2 token endpoint for service accounts (JWT bearer grant)
 // It checks what Google checks (keys, tokens, the JWT's RS256 signature and claims, the
 // project and location, unknown JSON fields, roles, alternating turns, function response
@@ -20,6 +22,7 @@ import { createHash, createVerify, randomBytes, type KeyObject } from 'node:cryp
 import { toEvents } from './mock-anthropic.js';
 import { chatCompletion } from './mock-openai.js';
 import { countWords, pause, startMockServer, type RecordedRequest } from './mock-server.js';
+import { vertexTuning, type VertexTuning } from './mock-vertex-tuning.js';
 
 export type Recorded = RecordedRequest;
 
@@ -68,6 +71,8 @@ export interface MockGemini {
    * as Anthropic names them: `event: <type>\ndata: <json>\n\n`.
    */
   enqueue(method: string, ...replies: Reply[]): void;
+  /** The tuning jobs, and moves of their states. */
+  readonly tuning: VertexTuning;
   reset(): void;
   close(): Promise<void>;
 }
@@ -127,6 +132,7 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
   const staticTokens = new Set<string>();
 
   const state = { tokenLifetimeS: 3599, tokenDelayMs: 0 };
+  const tuning = vertexTuning();
 
   // Every non-empty body is parsed (the token endpoint's form, or a bad body, is left undefined and answered below).
   const server = await startMockServer<Reply>(
@@ -147,6 +153,13 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
     if (url.pathname === '/token') return token(rec, res, signal);
     requests.push(rec);
 
+    const tuningJobs = /^\/v1\/(projects\/([^/]+)\/locations\/([^/]+))(\/tuningJobs.*)$/.exec(url.pathname);
+    if (tuningJobs !== null) {
+      const refused = checkBearer(req.headers.authorization) ?? checkPlace(tuningJobs[2]!, tuningJobs[3]!, `${tuningJobs[1]!}/tuningJobs`);
+      if (refused !== null) return json(res, refused.status, refused.body);
+      const answer = tuning.handle(tuningJobs[1]!, rec.method, tuningJobs[4]!, url.searchParams, rec.json);
+      return json(res, answer.status, answer.body);
+    }
     const gemini = /^\/v1beta\/models\/([^/:]+):(\w+)$/.exec(url.pathname);
     const vertex = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/publishers\/([^/]+)\/models\/([^/:]+):(\w+)$/.exec(url.pathname);
     const openapi = /^\/v1\/projects\/([^/]+)\/locations\/([^/]+)\/endpoints\/openapi\/chat\/completions$/.exec(url.pathname);
@@ -356,8 +369,10 @@ export async function startMockGemini(opts: MockGeminiOptions = {}): Promise<Moc
     },
     // Queues are keyed by method name ('token' for the token endpoint) rather than by path.
     enqueue: (method, ...replies) => server.enqueue(method, ...replies),
+    tuning,
     reset() {
       server.reset();
+      tuning.reset();
       requests.length = 0;
       exchanges.length = 0;
       state.tokenLifetimeS = 3599;

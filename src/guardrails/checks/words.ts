@@ -21,30 +21,31 @@ export function holdsFor(op: Operator, found: number, missing: number): boolean 
   return op === 'any' ? found > 0 : op === 'all' ? missing === 0 : found === 0;
 }
 
-export const contains: CheckDefinition<{ words: string[]; operator?: Operator }> = {
+export const contains: CheckDefinition<{ words: string[]; operator: Operator; holds: string; fails: string }> = {
   hooks: ['before', 'after'],
   parameters: { words: strings, ...optional({ operator }) },
-  prepare: asIs,
+  prepare(p) {
+    const op = (p.operator as Operator | undefined) ?? 'any';
+    return { ok: true, value: { words: p.words as string[], operator: op, holds: `'${op}' of the words holds`, fails: `'${op}' of the words does not hold` } };
+  },
   run(s, p) {
-    const op = p.operator ?? 'any';
-    const found = p.words.filter((w) => s.text.includes(w));
-    const missing = p.words.filter((w) => !s.text.includes(w));
-    return judged(holdsFor(op, found.length, missing.length), `'${op}' of the words holds`, `'${op}' of the words does not hold`, {
-      operator: op,
-      foundWords: found,
-      missingWords: missing,
-    });
+    const found: string[] = [];
+    const missing: string[] = [];
+    for (const w of p.words) (s.text.includes(w) ? found : missing).push(w);
+    return judged(holdsFor(p.operator, found.length, missing.length), p.holds, p.fails, { operator: p.operator, foundWords: found, missingWords: missing });
   },
 };
 
-export const endsWith: CheckDefinition<{ suffix: string }> = {
+export const endsWith: CheckDefinition<{ suffix: string; dotted: string; ends: string; doesNot: string }> = {
   hooks: ['before', 'after'],
   parameters: { suffix: nonEmptyStr },
-  prepare: asIs,
+  prepare(p) {
+    const suffix = p.suffix as string;
+    return { ok: true, value: { suffix, dotted: `${suffix}.`, ends: `the text ends with "${suffix}"`, doesNot: `the text does not end with "${suffix}"` } };
+  },
   run(s, p) {
     const text = needText(s).trimEnd();
-    const ends = text.endsWith(p.suffix) || text.endsWith(`${p.suffix}.`);
-    return judged(ends, `the text ends with "${p.suffix}"`, `the text does not end with "${p.suffix}"`);
+    return judged(text.endsWith(p.suffix) || text.endsWith(p.dotted), p.ends, p.doesNot);
   },
 };
 
@@ -52,11 +53,13 @@ function letterCase(upper: boolean): CheckDefinition<Record<string, never>> {
   // A lowercase letter (\p{Ll}) breaks all-uppercase; an uppercase or titlecase one breaks all-lowercase.
   const other = upper ? /\p{Ll}/u : /[\p{Lu}\p{Lt}]/u;
   const name = upper ? 'uppercase' : 'lowercase';
+  const holds = `every letter of the text is ${name}`;
+  const fails = `the text has letters that are not ${name}`;
   return {
     hooks: ['before', 'after'],
     parameters: {},
     prepare: asIs,
-    run: (s) => judged(!other.test(needText(s)), `every letter of the text is ${name}`, `the text has letters that are not ${name}`),
+    run: (s) => judged(!other.test(needText(s)), holds, fails),
   };
 }
 

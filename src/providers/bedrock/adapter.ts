@@ -81,7 +81,7 @@ export const bedrock: Provider<BedrockSettings> = {
 };
 
 /** Read from the target's config keys; a missing or malformed one is a 400 naming it, before any call. */
-function credentialsOf(settings: BedrockSettings): Result<{ credentials: AwsCredentials; region: string }> {
+export function credentialsOf(settings: BedrockSettings): Result<{ credentials: AwsCredentials; region: string }> {
   const id = settings.cloud1_access_key_id;
   const secret = settings.cloud1_secret_access_key;
   const token = settings.cloud1_session_token;

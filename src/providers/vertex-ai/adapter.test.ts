@@ -53,4 +53,30 @@ describe('Vertex URLs on Google’s hosts', () => {
       assert.deepEqual(JSON.parse(String(call.body)), { model: 'meta/llama-3.3-70b-instruct-maas', messages: [{ role: 'user', content: 'x' }], stream: true });
     });
   });
+
+  describe('the generic proxy', () => {
+    async function proxy(settings: ConfigNode, method: string, path: string, raw: Buffer | null = null, customHost?: string) {
+      return vertexAI.adapter.prepare({ target: { provider: 'vertex-ai', settings, clientAuthorization: undefined, customHost }, endpoint: 'proxy', path, body: null, method, raw });
+    }
+
+    it('OpenAI’s fine-tuning paths become tuning-job calls under the project’s location, other paths are relayed', async () => {
+      const settings = { api_key: 'tok', cloud2_project_id: 'p', cloud2_region: 'us-central1' };
+      const create = await proxy(settings, 'POST', '/fine_tuning/jobs', Buffer.from(JSON.stringify({ model: 'gemini-2.5-flash', training_file: 'gs://b/t.jsonl' })));
+      assert.ok(create.ok && create.value.kind === 'translated');
+      assert.equal(create.value.url, 'https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/tuningJobs');
+      assert.deepEqual([create.value.method, create.value.headers.authorization], ['POST', 'Bearer tok']);
+      const events = await proxy(settings, 'GET', '/fine_tuning/jobs/12/events?limit=3');
+      assert.ok(events.ok && events.value.kind === 'translated');
+      assert.deepEqual([events.value.method, events.value.url, events.value.body], ['GET', 'https://us-central1-aiplatform.googleapis.com/v1/projects/p/locations/us-central1/tuningJobs/12', null]);
+      const other = await proxy(settings, 'GET', '/fine_tuningjobs');
+      assert.ok(other.ok && other.value.kind === 'relayed');
+    });
+
+    it('tuning jobs need the region and project even behind a custom host', async () => {
+      const noRegion = await proxy({ api_key: 'tok', cloud2_project_id: 'p' }, 'GET', '/fine_tuning/jobs', null, 'http://127.0.0.1:9/v1');
+      assert.ok(!noRegion.ok && noRegion.error.param === 'cloud2_region');
+      const noProject = await proxy({ api_key: 'tok', cloud2_region: 'us-central1' }, 'GET', '/fine_tuning/jobs/1');
+      assert.ok(!noProject.ok && noProject.error.param === 'cloud2_project_id');
+    });
+  });
 });

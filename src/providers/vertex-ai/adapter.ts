@@ -20,7 +20,8 @@
  * else a bearer access token as `api_key` or the client's Authorization;
  * `cloud2_project_id` (else the key file's project_id); `cloud2_region`.
  * `custom_host` replaces `https://{region}-aiplatform.googleapis.com/v1`.
- * Legacy completions: 400. The generic proxy passes through to {base}{path} with the token.
+ * Legacy completions: 400. The generic proxy passes through to {base}{path} with the token, except
+ * OpenAI's fine-tuning paths (/fine_tuning/jobs…), which become Vertex AI tuning jobs (fine-tuning/).
  */
 import { err, invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
 import { ENDPOINT_PATHS, type ModelEndpoint } from '../../shared/endpoint.js';
@@ -28,6 +29,8 @@ import type { Provider, ProviderAdapter, ProviderCall } from '../contract.js';
 import { modelId } from '../google/model.js';
 import { apiKey, passthroughRefused, trimSlash } from '../shared/target.js';
 import { serviceAccount, TokenCache, type ServiceAccount } from './auth.js';
+import { tuningCall } from './fine-tuning/call.js';
+import { isFineTuningPath, tuningPlan } from './fine-tuning/request.js';
 import { ANTHROPIC, GOOGLE, routeOf } from './publishers.js';
 import type { VertexAISettings } from './settings.js';
 
@@ -41,7 +44,7 @@ const tokens = new TokenCache();
 const adapter: ProviderAdapter<VertexAISettings> = {
   name: NAME,
   lacks: { completions: 'Vertex AI has no text-completion API; use /chat/completions' },
-  prepare({ target, endpoint, path, body }) {
+  prepare({ target, endpoint, path, body, method, raw }) {
     const settings = target.settings;
     const credential = credentialOf(settings.cloud2_service_account_json, target);
     if (!credential.ok) return credential;
@@ -51,21 +54,19 @@ const adapter: ProviderAdapter<VertexAISettings> = {
       return err(invalid(`provider '${NAME}' needs cloud2_region (e.g. us-central1)`, 'cloud2_region'));
     }
     const base = trimSlash(target.customHost ?? hostFor(region!));
+    if (endpoint === 'proxy' && isFineTuningPath(path)) return fineTuning(credential.value, settings, base, method ?? 'GET', path, raw);
     if (endpoint === 'proxy') return authorized(credential.value, { kind: 'relayed', url: base + path, headers: {}, addedUsage: false });
     if (body === null) return err(passthroughRefused(NAME, 'its URL names the model'));
 
-    const project = settings.cloud2_project_id ?? (credential.value.kind === 'service_account' ? credential.value.account.projectId : undefined);
-    if (project === undefined || project === '') {
-      return err(invalid(`provider '${NAME}' needs cloud2_project_id (or a service account key file with project_id)`, 'cloud2_project_id'));
-    }
+    const location = locationOf(credential.value, settings, base);
+    if (!location.ok) return location;
     const model = modelId(body);
     if (!model.ok) return model;
     const route = routeOf(model.value);
-    const location = `${base}/projects/${encodeURIComponent(project)}/locations/${region}`;
     if (route.kind === 'open') {
       if (endpoint !== 'chat') return err(unserved(model.value, 'open', endpoint));
       // The answer is OpenAI's own; whether these models take stream_options is not documented, so usage is not asked for.
-      const url = `${location}/endpoints/openapi/chat/completions`;
+      const url = `${location.value}/endpoints/openapi/chat/completions`;
       return authorized(credential.value, { kind: 'relayed', url, headers: {}, body: JSON.stringify({ ...body, model: route.model }), addedUsage: false });
     }
     const { publisher } = route;
@@ -73,8 +74,8 @@ const adapter: ProviderAdapter<VertexAISettings> = {
     if (translator === undefined) return err(unserved(model.value, publisher.name, endpoint));
     const request = translator.request(body);
     if (!request.ok) return request;
-    const method = endpoint === 'chat' ? publisher.chatMethod(body) : 'predict';
-    const url = `${location}/publishers/${publisher.name}/models/${route.model}:${method}`;
+    const chatMethod = endpoint === 'chat' ? publisher.chatMethod(body) : 'predict';
+    const url = `${location.value}/publishers/${publisher.name}/models/${route.model}:${chatMethod}`;
     return authorized(credential.value, { kind: 'translated', url, headers: {}, body: request.value.body, answer: request.value.answer });
   },
 };
@@ -106,14 +107,42 @@ function credentialOf(json: Record<string, unknown> | undefined, target: Paramet
   );
 }
 
+/** `…/v1/projects/{project}/locations/{region}`: the project from the config, else the service account's. */
+function locationOf(credential: Credential, settings: VertexAISettings, base: string): Result<string> {
+  const project = settings.cloud2_project_id ?? (credential.kind === 'service_account' ? credential.account.projectId : undefined);
+  if (project === undefined || project === '') {
+    return err(invalid(`provider '${NAME}' needs cloud2_project_id (or a service account key file with project_id)`, 'cloud2_project_id'));
+  }
+  // A custom host without a region reaches the generic proxy only: the region is checked before this.
+  return ok(`${base}/projects/${encodeURIComponent(project)}/locations/${settings.cloud2_region!}`);
+}
+
+/**
+ * OpenAI's fine-tuning paths as Vertex AI tuning jobs (fine-tuning/): read
+ * before the token is asked for, so a bad request costs no exchange. Some
+ * need a call before the routed one (prior.ts), with the token.
+ */
+function fineTuning(credential: Credential, settings: VertexAISettings, base: string, method: string, path: string, raw: unknown): Result<ProviderCall> | Promise<Result<ProviderCall>> {
+  if (settings.cloud2_region === undefined) return err(invalid(`provider '${NAME}' needs cloud2_region for tuning jobs (e.g. us-central1)`, 'cloud2_region'));
+  const plan = tuningPlan(method, path, raw);
+  if (!plan.ok) return plan;
+  const location = locationOf(credential, settings, base);
+  if (!location.ok) return location;
+  return withToken(credential, (token) => tuningCall(plan.value, location.value, `Bearer ${token}`));
+}
+
 /** Adds the Authorization header: at once for a given or cached token, after the exchange otherwise. */
 function authorized(credential: Credential, call: ProviderCall): Result<ProviderCall> | Promise<Result<ProviderCall>> {
-  const withToken = (token: Result<string, GatewayError>): Result<ProviderCall> => {
-    if (!token.ok) return token;
-    call.headers.authorization = `Bearer ${token.value}`;
+  return withToken(credential, (token) => {
+    call.headers.authorization = `Bearer ${token}`;
     return ok(call);
-  };
-  if (credential.kind === 'token') return withToken(ok(credential.token));
+  });
+}
+
+/** `then` with the access token: synchronous for a given or cached one. */
+function withToken<T>(credential: Credential, then: (token: string) => Result<T> | Promise<Result<T>>): Result<T> | Promise<Result<T>> {
+  const go = (token: Result<string, GatewayError>): Result<T> | Promise<Result<T>> => (token.ok ? then(token.value) : token);
+  if (credential.kind === 'token') return go(ok(credential.token));
   const token = tokens.get(credential.account);
-  return token instanceof Promise ? token.then(withToken) : withToken(token);
+  return token instanceof Promise ? token.then(go) : go(token);
 }

@@ -1,0 +1,306 @@
+/**
+ * Batches Bedrock runs as model invocation jobs (docs/batches.md): a 24h
+ * batch over a gateway file, through a bedrock virtual key.
+ *
+ *   create   the file's lines checked as a gateway batch checks them, each
+ *            chat body translated to a Converse record (one model for all:
+ *            a job has one), the records streamed to a scratch file and up to
+ *            the key's S3 prefix, then CreateModelInvocationJob; the batch
+ *            row keeps the job (store/batches.ts ProviderJob).
+ *   read     GetModelInvocationJob mapped onto the row; once the job has
+ *            ended, its output object is read once, line by line, into the
+ *            gateway's output and error files (OpenAI's line format), whose
+ *            ids the Batch object names, so /v1/files serves them.
+ *   cancel   StopModelInvocationJob; the batch is `cancelling` until Bedrock
+ *            says Stopped.
+ *
+ * The job is reached with the credentials of the virtual key that made it,
+ * resolved again at each call (a rotated key applies; a deleted one leaves
+ * the batch as last read), and only at the hosts stored with them.
+ */
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { batchState, BedrockJobs, inputRecord, jobId, jobSettings, outputLine, s3Object, s3Uri, unixSeconds, type InvocationJob, type JobSettings, type S3Location } from '../providers/bedrock/batch.js';
+import type { BedrockSettings } from '../providers/bedrock/settings.js';
+import type { CredentialSource, StoredCredential } from '../routing/credentials.js';
+import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import type { ApiKeyRecord } from '../store/api-keys.js';
+import { newBatchRecord, type BatchLineError, type BatchRecord, type BatchRepo, type ProviderJob, type ProviderState } from '../store/batches.js';
+import type { StoredFile } from '../store/files.js';
+import type { Files } from './files.js';
+import { batchFileId, newBatchId, newRequestId } from './ids.js';
+import { readLines } from './jsonl.js';
+import { LineFile } from './line-file.js';
+import { S3Storage } from './s3-storage.js';
+import { scratchPath } from './storage.js';
+import { checkLine, isLineError, MAX_BATCH_LINES, MAX_LINE_ERRORS } from './validate.js';
+
+export interface BedrockBatchDeps {
+  files: Files;
+  batches: BatchRepo;
+  credentials: CredentialSource;
+  now: () => number;
+  maxLineBytes: number;
+}
+
+/** Bedrock's shortest job timeout, and OpenAI's 24h window. */
+const JOB_HOURS = 24;
+/** Statuses after which Bedrock changes nothing. */
+const ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
+
+export class BedrockBatches {
+  /** Output collections under way in this process, so concurrent reads of one ended job read its output once. */
+  private readonly collecting = new Map<string, Promise<Result<BatchRecord>>>();
+
+  constructor(private readonly d: BedrockBatchDeps) {}
+
+  async create(key: ApiKeyRecord, vk: StoredCredential, file: StoredFile, req: { endpoint: string; metadata: Record<string, string> | null }): Promise<Result<BatchRecord>> {
+    if (req.endpoint !== '/v1/chat/completions') return bad(`endpoint: a Bedrock batch runs chat completions (Converse); '${req.endpoint}' is run by the gateway with completion_window 'immediate'`, 'endpoint');
+    const settings = jobSettings(vk.fields as BedrockSettings);
+    if (!settings.ok) return settings;
+    const id = newBatchId();
+    const at = seconds(this.d.now());
+    const row = newBatchRecord({
+      id,
+      workspaceId: key.workspaceId,
+      apiKeyId: key.id,
+      endpoint: req.endpoint,
+      inputFileId: file.id,
+      completionWindow: '24h',
+      headers: { 'x-gateway-virtual-key': vk.id },
+      metadata: req.metadata,
+      createdAt: at,
+      expiresAt: at + JOB_HOURS * 3600,
+    });
+    const records = new LineFile(scratchPath(this.d.files.storage, id));
+    try {
+      const made = await this.records(file, records);
+      if (!made.ok) return made;
+      if ('errors' in made.value) {
+        // As a gateway batch whose file is bad: a failed batch listing the lines, nothing sent.
+        const failed: BatchRecord = { ...row, status: 'failed', failedAt: at, errors: made.value.errors, total: made.value.total };
+        await this.d.batches.insert(failed);
+        return { ok: true, value: failed };
+      }
+      await records.end();
+      const inputKey = `${id}.jsonl`;
+      const arn = await this.startJob(settings.value, id, inputKey, made.value.model, records.path);
+      if (!arn.ok) return arn;
+      const job: ProviderJob = {
+        provider: 'bedrock',
+        virtualKeyId: vk.id,
+        jobArn: arn.value,
+        modelId: made.value.model,
+        inputUri: s3Uri(settings.value.input, inputKey),
+        outputUri: s3Uri(settings.value.output, `${jobId(arn.value)}/${inputKey}.out`),
+      };
+      const created: BatchRecord = { ...row, total: made.value.total, providerJob: job };
+      await this.d.batches.insert(created);
+      return { ok: true, value: created };
+    } finally {
+      await records.discard();
+    }
+  }
+
+  /** The records up to S3, then the job over them; the job's ARN. */
+  private async startJob(s: JobSettings, id: string, inputKey: string, modelId: string, path: string): Promise<Result<string>> {
+    const bucket = this.bucket(s, s.input);
+    try {
+      try {
+        await bucket.put(inputKey, path, (await stat(path)).size);
+      } catch (e) {
+        return { ok: false, error: s3Failure('the batch\'s records could not be put in S3', e) };
+      }
+      const arn = await new BedrockJobs(s).create({ name: `switchyard-${id.slice(-32)}`, token: id, modelId, inputKey, timeoutHours: JOB_HOURS });
+      // No job reads them: the records do not stay in the bucket (best effort; Bedrock's refusal is the answer).
+      if (!arn.ok) await bucket.delete(inputKey).catch(() => {});
+      return arn;
+    } finally {
+      bucket.close();
+    }
+  }
+
+  /** The batch as Bedrock has it now (its output collected once the job has ended); as last read when that cannot be asked. */
+  async read(b: BatchRecord): Promise<Result<BatchRecord>> {
+    // An ended status is stored only with the output collected: nothing is left to ask.
+    if (b.providerJob === null || ENDED.has(b.status)) return { ok: true, value: b };
+    const under = this.collecting.get(b.id);
+    if (under !== undefined) return under;
+    const reading = this.refresh(b, b.providerJob).finally(() => this.collecting.delete(b.id));
+    this.collecting.set(b.id, reading);
+    return reading;
+  }
+
+  async cancel(b: BatchRecord): Promise<Result<BatchRecord>> {
+    const job = b.providerJob!;
+    if (b.status !== 'validating' && b.status !== 'in_progress') {
+      return { ok: false, error: new GatewayError(409, `batch '${b.id}' is ${b.status}: only a validating or in_progress batch can be cancelled`, { code: 'invalid_batch_state', type: 'invalid_request_error' }) };
+    }
+    const settings = await this.settingsOf(b.workspaceId, job);
+    if (!settings.ok) return settings;
+    const stopped = await new BedrockJobs(settings.value).stop(job.jobArn);
+    if (!stopped.ok) return stopped;
+    const state = { ...stateOf(b), status: 'cancelling' as const, cancelling_at: seconds(this.d.now()) };
+    return found(await this.d.batches.providerState(b.workspaceId, b.id, state), b.id);
+  }
+
+  private async refresh(b: BatchRecord, job: ProviderJob): Promise<Result<BatchRecord>> {
+    const settings = await this.settingsOf(b.workspaceId, job);
+    if (!settings.ok) return { ok: true, value: b };
+    const got = await new BedrockJobs(settings.value).get(job.jobArn);
+    if (!got.ok) return got;
+    const state = this.mapped(b, got.value);
+    if (ENDED.has(state.status) && state.status !== 'failed') {
+      const out = await this.collect(b, settings.value, job);
+      if (!out.ok) return out;
+      Object.assign(state, out.value);
+    }
+    return found(await this.d.batches.providerState(b.workspaceId, b.id, state), b.id);
+  }
+
+  /** The job's status, times and counts on the row. */
+  private mapped(b: BatchRecord, j: InvocationJob): ProviderState {
+    const state = stateOf(b);
+    const status = batchState(j.status);
+    const now = seconds(this.d.now());
+    const end = unixSeconds(j.endTime) ?? unixSeconds(j.lastModifiedTime) ?? now;
+    state.status = status;
+    if (status !== 'validating') state.in_progress_at ??= unixSeconds(j.lastModifiedTime) ?? now;
+    if (status === 'completed') state.completed_at ??= end;
+    if (status === 'failed') {
+      state.failed_at ??= end;
+      state.errors = [{ code: 'bedrock_job_failed', message: j.message ?? 'the Bedrock job failed', param: null, line: null }];
+    }
+    if (status === 'expired') state.expired_at ??= end;
+    if (status === 'cancelling' || status === 'cancelled') state.cancelling_at ??= now;
+    if (status === 'cancelled') state.cancelled_at ??= end;
+    if (typeof j.totalRecordCount === 'number') state.total = j.totalRecordCount;
+    if (typeof j.successRecordCount === 'number') state.completed = j.successRecordCount;
+    if (typeof j.errorRecordCount === 'number') state.failed = j.errorRecordCount;
+    return state;
+  }
+
+  /** The job's output object → the batch's output and error files, and their counts; no files when Bedrock wrote none. */
+  private async collect(b: BatchRecord, s: JobSettings, job: ProviderJob): Promise<Result<Pick<ProviderState, 'output_file_id' | 'error_file_id' | 'completed' | 'failed'>>> {
+    // Where the job was told to write, whatever the key's settings say now.
+    const { bucket, key } = s3Object(job.outputUri);
+    const storage = this.bucket(s, { bucket, prefix: '' });
+    let body: Readable;
+    try {
+      body = await storage.read(key);
+    } catch (e) {
+      storage.close();
+      if ((e as { name?: string }).name === 'NoSuchKey') return { ok: true, value: { output_file_id: null, error_file_id: null, completed: b.completed, failed: b.failed } };
+      return { ok: false, error: s3Failure("the Bedrock job's output could not be read from S3", e) };
+    }
+    const files = { ok: new LineFile(scratchPath(this.d.files.storage, `${b.id}o`)), error: new LineFile(scratchPath(this.d.files.storage, `${b.id}e`)) };
+    try {
+      // An output line carries its input too: the line limit is twice a request's.
+      for await (const l of readLines(body, 0, 0, 2 * this.d.maxLineBytes)) {
+        const line = l.text === null ? null : outputLine(l.text, job.modelId, newRequestId());
+        if (line !== null) await (line.ok ? files.ok : files.error).write(line.line);
+      }
+      return {
+        ok: true,
+        value: { output_file_id: await this.store(b, files.ok, 'output'), error_file_id: await this.store(b, files.error, 'error'), completed: files.ok.lines, failed: files.error.lines },
+      };
+    } catch (e) {
+      return { ok: false, error: s3Failure("the Bedrock job's output could not be collected", e) };
+    } finally {
+      body.destroy();
+      storage.close();
+      await Promise.all([files.ok.discard(), files.error.discard()]);
+    }
+  }
+
+  private async store(b: BatchRecord, file: LineFile, kind: 'output' | 'error'): Promise<string | null> {
+    if ((await file.end()) === 0) return null;
+    const f = await this.d.files.create({ id: batchFileId(b.id, kind), workspaceId: b.workspaceId, purpose: 'batch_output', filename: `${b.id}_${kind}.jsonl`, createdAt: seconds(this.d.now()) }, file.path);
+    return f.id;
+  }
+
+  /** The file's lines as Converse records, or what is wrong with them (as a gateway batch lists it). */
+  private async records(file: StoredFile, out: LineFile): Promise<Result<{ model: string; total: number } | { errors: BatchLineError[]; total: number }>> {
+    const input = await this.d.files.open(file.workspaceId, file.id);
+    if (input === null) return bad(`input_file_id: no file '${file.id}'`, 'input_file_id');
+    const errors: BatchLineError[] = [];
+    const seen = new Set<string>();
+    let model: string | null = null;
+    let total = 0;
+    const fail = (e: BatchLineError): void => {
+      if (errors.length < MAX_LINE_ERRORS) errors.push(e);
+    };
+    try {
+      for await (const l of readLines(input, 0, 0, this.d.maxLineBytes)) {
+        if (l.text !== null && l.text.trim() === '') continue;
+        if (++total > MAX_BATCH_LINES) {
+          fail({ code: 'too_many_lines', message: `a batch holds at most ${MAX_BATCH_LINES} lines`, param: null, line: l.line + 1 });
+          break;
+        }
+        const c = checkLine(l.text, l.line, '/v1/chat/completions', this.d.maxLineBytes);
+        if (isLineError(c)) {
+          fail(c);
+          continue;
+        }
+        if (seen.has(c.customId)) {
+          fail({ code: 'duplicate_custom_id', message: `custom_id '${c.customId}' is used by an earlier line`, param: 'custom_id', line: l.line + 1 });
+          continue;
+        }
+        seen.add(c.customId);
+        if (typeof c.body.model !== 'string' || (model !== null && c.body.model !== model)) {
+          fail({ code: 'invalid_value', message: `body.model: a Bedrock batch runs one model${model === null ? '' : ` ('${model}', the first line's)`}`, param: 'body.model', line: l.line + 1 });
+          continue;
+        }
+        model = c.body.model;
+        const record = inputRecord(c.customId, c.body);
+        if (!record.ok) fail({ code: record.error.code, message: record.error.message, param: record.error.param === null ? null : `body.${record.error.param}`, line: l.line + 1 });
+        else if (errors.length === 0) await out.write(record.value);
+      }
+    } finally {
+      input.destroy();
+    }
+    if (total === 0) fail({ code: 'empty_file', message: 'the input file has no lines', param: 'input_file_id', line: null });
+    return { ok: true, value: errors.length > 0 || model === null ? { errors, total } : { model, total } };
+  }
+
+  private async settingsOf(workspaceId: string, job: ProviderJob): Promise<Result<JobSettings>> {
+    const cred = await this.d.credentials.resolve(workspaceId, 'virtual_key', job.virtualKeyId);
+    if (!cred.ok) return cred;
+    if (cred.value === null) return bad(`x-gateway-virtual-key: the virtual key that created this batch is gone`, 'x-gateway-virtual-key');
+    return jobSettings(cred.value.fields as BedrockSettings);
+  }
+
+  /** A bucket of the batch's, signed with the key's credentials, at the key's S3 endpoint. */
+  private bucket(s: JobSettings, at: S3Location): S3Storage {
+    return new S3Storage({ bucket: at.bucket, region: s.region, endpoint: s.s3Endpoint, prefix: at.prefix, forcePathStyle: s.s3Endpoint !== undefined }, this.d.files.storage.scratch, s.credentials);
+  }
+}
+
+/** The row's fields a provider's state replaces, as they are now. */
+function stateOf(b: BatchRecord): ProviderState {
+  return {
+    status: b.status,
+    total: b.total,
+    completed: b.completed,
+    failed: b.failed,
+    in_progress_at: b.inProgressAt,
+    completed_at: b.completedAt,
+    failed_at: b.failedAt,
+    expired_at: b.expiredAt,
+    cancelling_at: b.cancellingAt,
+    cancelled_at: b.cancelledAt,
+    errors: b.errors,
+    output_file_id: b.outputFileId,
+    error_file_id: b.errorFileId,
+  };
+}
+
+/** An S3 call that failed: a 502 naming S3's error code only (its message may quote the request). */
+function s3Failure(what: string, e: unknown): GatewayError {
+  return new GatewayError(502, `${what}: ${(e as { name?: string }).name ?? 'error'}`, { code: 'provider_storage_failed' });
+}
+
+const seconds = (ms: number): number => Math.floor(ms / 1000);
+const bad = (message: string, param: string): Result<never> => ({ ok: false, error: invalid(message, param) });
+const found = (b: BatchRecord | null, id: string): Result<BatchRecord> =>
+  b === null ? { ok: false, error: new GatewayError(404, `no batch '${id}'`, { code: 'batch_not_found' }) } : { ok: true, value: b };

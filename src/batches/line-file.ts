@@ -1,0 +1,39 @@
+/**
+ * A JSONL file being written on local disk, one line at a time with the
+ * stream's backpressure respected: a batch's output, or the records of a
+ * provider's job, are made here before they are stored, never held whole.
+ */
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+
+export class LineFile {
+  private readonly out: WriteStream;
+  private count = 0;
+
+  constructor(readonly path: string) {
+    this.out = createWriteStream(path, { mode: 0o600 });
+  }
+
+  get lines(): number {
+    return this.count;
+  }
+
+  async write(line: string): Promise<void> {
+    this.count++;
+    if (!this.out.write(`${line}\n`)) await once(this.out, 'drain');
+  }
+
+  /** Flushes to disk; the number of lines written. */
+  async end(): Promise<number> {
+    this.out.end();
+    await once(this.out, 'finish');
+    return this.count;
+  }
+
+  /** Removes what is left on disk (the file once moved into storage is no longer there). */
+  async discard(): Promise<void> {
+    this.out.destroy();
+    await rm(this.path, { force: true });
+  }
+}

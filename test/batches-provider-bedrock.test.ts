@@ -1,0 +1,260 @@
+// Bedrock batches (docs/batches.md): a 24h batch over a gateway file through a
+// bedrock virtual key runs as a model invocation job. Against a mock Bedrock
+// control plane and the mock S3 (both check SigV4 with the key's secret): the
+// lines become Converse records in the key's bucket, the job is created with
+// the key's role, read back as a Batch object through its states, its output
+// collected into gateway files the OpenAI SDK reads; a failed job, a cancel,
+// bad settings and a provider file refused with 400s naming the field; the
+// secret never in an answer, a row, or an object. Both engines.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI, { toFile } from 'openai';
+import { engines } from './support/engines.js';
+import { ADMIN_KEY } from './support/gateway.js';
+import { startMockBedrockJobs, type MockBedrockJobs } from './support/mock-bedrock-jobs.js';
+import { startMockS3, S3_CREDENTIALS, type MockS3 } from './support/mock-s3.js';
+import { expectJson } from './support/tenants.js';
+import { useGateway } from './support/use-gateway.js';
+
+const REGION = 'us-west-2';
+const MODEL = 'anthropic.claude-3-haiku-20240307-v1:0';
+const ROLE = 'arn:aws:iam::123456789012:role/BedrockBatch';
+
+const line = (id: string, content: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: MODEL, messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content }], max_tokens: 50, ...extra } });
+
+const converseAnswer = (text: string) => ({
+  output: { message: { role: 'assistant', content: [{ text }] } },
+  stopReason: 'end_turn',
+  usage: { inputTokens: 7, outputTokens: 3, totalTokens: 10 },
+  metrics: { latencyMs: 100 },
+});
+
+let s3: MockS3;
+let control: MockBedrockJobs;
+before(async () => {
+  s3 = await startMockS3('batch-bucket', REGION);
+  control = await startMockBedrockJobs(S3_CREDENTIALS, REGION);
+});
+after(async () => {
+  await s3.close();
+  await control.close();
+});
+
+for (const engine of engines()) {
+  describe(`Bedrock batches as model invocation jobs (${engine.name})`, () => {
+    const gw = useGateway(engine);
+    let files: OpenAI;
+    const keySettings = (extra: Record<string, unknown> = {}) => ({
+      provider: 'bedrock',
+      cloud1_access_key_id: S3_CREDENTIALS.accessKeyId,
+      cloud1_secret_access_key: S3_CREDENTIALS.secretAccessKey,
+      cloud1_region: REGION,
+      cloud1_batch_s3_uri: `s3://${s3.bucket}/sy/${engine.name}`,
+      cloud1_batch_role_arn: ROLE,
+      cloud1_batch_control_url: control.url,
+      cloud1_batch_s3_endpoint: s3.url,
+      ...extra,
+    });
+    const virtualKey = async (name: string, extra: Record<string, unknown> = {}) =>
+      (await expectJson(await gw.call('/virtual-keys', { body: { name, ...keySettings(extra) } }), 201)).id as string;
+    const client = (vk: string) => new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': vk }, maxRetries: 0 });
+    const upload = async (text: string) => files.files.create({ file: await toFile(Buffer.from(text), 'input.jsonl'), purpose: 'batch' });
+    let sdk: OpenAI;
+    before(async () => {
+      files = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY }, maxRetries: 0 });
+      sdk = client(await virtualKey('bedrock batches'));
+    });
+    const lastJob = () => [...control.jobs.values()].at(-1)!;
+
+    it('create → validating → in_progress → completed: Converse records in S3, a signed job with the role, the output read through /v1/files', async () => {
+      const input = await upload([line('a', 'one'), line('b', 'two'), line('c', 'three', { temperature: 0.2 })].join('\n') + '\n');
+      const calls = control.requests.length;
+      const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h', metadata: { run: 'nightly' } });
+      assert.match(b.id, /^batch_sy/);
+      assert.equal(b.status, 'validating');
+      assert.equal(b.input_file_id, input.id);
+      assert.deepEqual(b.metadata, { run: 'nightly' });
+      assert.equal(b.request_counts?.total, 3);
+
+      // The job, as CreateModelInvocationJob received it, signed for bedrock in the key's region.
+      const created = control.requests[calls]!;
+      assert.equal(created.method, 'POST');
+      assert.equal(created.path, '/model-invocation-job');
+      assert.match(String(created.headers.authorization), new RegExp(`^AWS4-HMAC-SHA256 Credential=${S3_CREDENTIALS.accessKeyId}/\\d{8}/${REGION}/bedrock/aws4_request, SignedHeaders=`));
+      const job = lastJob();
+      assert.equal(job.body.modelId, MODEL);
+      assert.equal(job.body.modelInvocationType, 'Converse');
+      assert.equal(job.body.roleArn, ROLE);
+      assert.equal(job.body.clientRequestToken, b.id);
+      assert.equal(job.body.timeoutDurationInHours, 24);
+      const inputUri = job.body.inputDataConfig.s3InputDataConfig.s3Uri as string;
+      assert.equal(inputUri, `s3://${s3.bucket}/sy/${engine.name}/input/${b.id}.jsonl`);
+      assert.equal(job.body.outputDataConfig.s3OutputDataConfig.s3Uri, `s3://${s3.bucket}/sy/${engine.name}/output/`);
+
+      // The records: recordId = custom_id, modelInput = the Converse body the chat translator makes.
+      const records = s3.objects.get(`sy/${engine.name}/input/${b.id}.jsonl`)!.toString().trim().split('\n').map((l) => JSON.parse(l));
+      assert.deepEqual(records.map((r) => r.recordId), ['a', 'b', 'c']);
+      assert.deepEqual(records[0].modelInput, { messages: [{ role: 'user', content: [{ text: 'one' }] }], system: [{ text: 'be brief' }], inferenceConfig: { maxTokens: 50 } });
+      assert.equal(records[2].modelInput.inferenceConfig.temperature, 0.2);
+
+      // Bedrock runs it: the gateway's engine never leases it.
+      assert.equal((await gw.store.batches.claimable(Date.now(), 1000)).includes(b.id), false);
+
+      // Bedrock's states as the Batch object's.
+      assert.equal((await sdk.batches.retrieve(b.id)).status, 'validating');
+      control.move(job.jobArn, 'Scheduled');
+      assert.equal((await sdk.batches.retrieve(b.id)).status, 'validating');
+      control.move(job.jobArn, 'InProgress');
+      const running = await sdk.batches.retrieve(b.id);
+      assert.equal(running.status, 'in_progress');
+      assert.equal(typeof running.in_progress_at, 'number');
+      assert.equal(running.output_file_id, null);
+
+      control.finish(job.jobArn, s3, (r) => (r.recordId === 'b' ? { error: { errorCode: 400, errorMessage: 'Malformed input request' } } : { modelOutput: converseAnswer(`echo ${r.modelInput.messages[0].content[0].text}`) }), 'PartiallyCompleted');
+      const done = await sdk.batches.retrieve(b.id);
+      assert.equal(done.status, 'completed');
+      assert.equal(typeof done.completed_at, 'number');
+      assert.deepEqual(done.request_counts, { total: 3, completed: 2, failed: 1 });
+      assert.match(done.output_file_id!, /^file-sy/);
+      assert.match(done.error_file_id!, /^file-sy/);
+
+      const out = (await (await files.files.content(done.output_file_id!)).text()).trim().split('\n').map((l) => JSON.parse(l));
+      assert.deepEqual(out.map((o) => o.custom_id), ['a', 'c']);
+      assert.match(out[0].id, /^batch_req_/);
+      assert.equal(out[0].response.status_code, 200);
+      assert.equal(out[0].response.body.object, 'chat.completion');
+      assert.equal(out[0].response.body.model, MODEL);
+      assert.equal(out[0].response.body.choices[0].message.content, 'echo one');
+      assert.equal(out[0].response.body.choices[0].finish_reason, 'stop');
+      assert.deepEqual(out[0].response.body.usage, { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10, prompt_tokens_details: { cached_tokens: 0 } });
+      assert.equal(out[0].error, null);
+      const errs = (await (await files.files.content(done.error_file_id!)).text()).trim().split('\n').map((l) => JSON.parse(l));
+      assert.deepEqual(errs.map((e) => [e.custom_id, e.response.status_code, e.error.message]), [['b', 400, 'Malformed input request']]);
+      const meta = await files.files.retrieve(done.output_file_id!);
+      assert.equal(meta.purpose, 'batch_output');
+
+      // Read again: the ended job's output is not collected twice, the ids stay.
+      const s3Reads = s3.calls.filter((c) => c.action === 'GetObject').length;
+      const again = await sdk.batches.retrieve(b.id);
+      assert.equal(again.output_file_id, done.output_file_id);
+      assert.equal(s3.calls.filter((c) => c.action === 'GetObject').length, s3Reads);
+      // A slower read of an older state (another process's) cannot undo the end.
+      const row = (await gw.store.batches.load(b.id))!;
+      const stale = await gw.store.batches.providerState(row.workspaceId, b.id, {
+        status: 'in_progress', total: 3, completed: 0, failed: 0, in_progress_at: 1, completed_at: null, failed_at: null, expired_at: null,
+        cancelling_at: null, cancelled_at: null, errors: null, output_file_id: null, error_file_id: null,
+      });
+      assert.deepEqual([stale?.status, stale?.outputFileId], ['completed', done.output_file_id]);
+      // Listed among the workspace's batches, as last read.
+      assert.equal((await sdk.batches.list()).data.find((x) => x.id === b.id)?.status, 'completed');
+    });
+
+    it('a failed job is a failed batch with Bedrock\'s message in errors; no files', async () => {
+      const input = await upload(line('x', 'hi') + '\n');
+      const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      control.move(lastJob().jobArn, 'Failed', 'Amazon Bedrock could not access the S3 location');
+      const failed = await sdk.batches.retrieve(b.id);
+      assert.equal(failed.status, 'failed');
+      assert.equal(typeof failed.failed_at, 'number');
+      assert.equal(failed.errors?.data?.[0]?.message, 'Amazon Bedrock could not access the S3 location');
+      assert.equal(failed.output_file_id, null);
+    });
+
+    it('cancel stops the job (StopModelInvocationJob): cancelling, then cancelled when Bedrock says Stopped; a second cancel is a 409', async () => {
+      const input = await upload(line('x', 'hi') + '\n');
+      const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      const job = lastJob();
+      const c = await sdk.batches.cancel(b.id);
+      assert.equal(c.status, 'cancelling');
+      assert.equal(typeof c.cancelling_at, 'number');
+      const stop = control.requests.at(-1)!;
+      assert.deepEqual([stop.method, stop.path], ['POST', `/model-invocation-job/${encodeURIComponent(job.jobArn)}/stop`]);
+      assert.equal(job.status, 'Stopping');
+      control.move(job.jobArn, 'Stopped');
+      const stopped = await sdk.batches.retrieve(b.id);
+      assert.equal(stopped.status, 'cancelled');
+      assert.equal(typeof stopped.cancelled_at, 'number');
+      await assert.rejects(sdk.batches.cancel(b.id), (e: any) => e.status === 409 && e.code === 'invalid_batch_state');
+    });
+
+    it('bad lines fail the batch with errors.data, and nothing reaches Bedrock', async () => {
+      const input = await upload([line('a', 'one'), line('a', 'dup'), JSON.stringify({ custom_id: 'm', method: 'POST', url: '/v1/chat/completions', body: { model: 'other.model-v1', messages: [{ role: 'user', content: 'x' }] } }), line('n', 'x', { n: 3 })].join('\n') + '\n');
+      const calls = control.requests.length;
+      const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      assert.equal(b.status, 'failed');
+      assert.deepEqual(b.errors?.data?.map((e) => [e.line, e.code, e.param]), [
+        [2, 'duplicate_custom_id', 'custom_id'],
+        [3, 'invalid_value', 'body.model'],
+        [4, 'unsupported_parameter', 'body.n'],
+      ]);
+      assert.equal(control.requests.length, calls);
+      // As stored: read back the same.
+      const again = await sdk.batches.retrieve(b.id);
+      assert.deepEqual([again.status, again.errors?.data?.length, again.request_counts?.total, typeof again.failed_at], ['failed', 3, 4, 'number']);
+    });
+
+    it('bad or missing batch settings → 400 naming the key, before anything is sent', async () => {
+      const input = await upload(line('a', 'one') + '\n');
+      const calls = control.requests.length;
+      for (const [extra, param] of [
+        [{ cloud1_batch_role_arn: 'not-an-arn' }, 'cloud1_batch_role_arn'],
+        [{ cloud1_batch_s3_uri: 'https://bucket/x' }, 'cloud1_batch_s3_uri'],
+        [{ cloud1_batch_output_s3_uri: 's3://UPPER/x' }, 'cloud1_batch_output_s3_uri'],
+        [{ cloud1_batch_control_url: 'ftp://x' }, 'cloud1_batch_control_url'],
+      ] as const) {
+        const vk = await virtualKey(`bad ${param}`, extra);
+        await assert.rejects(
+          client(vk).batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+          (e: any) => e.status === 400 && e.param === param,
+          param,
+        );
+      }
+      const noRole = (await expectJson(await gw.call('/virtual-keys', { body: { name: 'no role', ...keySettings(), cloud1_batch_role_arn: undefined } }), 201)).id as string;
+      await assert.rejects(client(noRole).batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }), (e: any) => e.status === 400 && e.param === 'cloud1_batch_role_arn');
+      await assert.rejects(sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/embeddings', completion_window: '24h' }), (e: any) => e.status === 400 && e.param === 'endpoint');
+      assert.equal(control.requests.length, calls);
+    });
+
+    it("Bedrock refusing the job is the answer (its status and exception); the uploaded records are deleted, no batch is kept", async () => {
+      const input = await upload(line('q', 'hi') + '\n');
+      control.refuseNextCreate(400, 'ValidationException', 'The provided model does not support batch inference.');
+      const before = (await sdk.batches.list({ limit: 100 })).data.length;
+      await assert.rejects(
+        sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (e: any) => e.status === 400 && e.code === 'ValidationException' && /does not support batch/.test(e.message),
+      );
+      const created = control.requests.at(-1)!.json;
+      const key = String(created.inputDataConfig.s3InputDataConfig.s3Uri).replace(`s3://${s3.bucket}/`, '');
+      assert.equal(s3.objects.has(key), false);
+      assert.equal(s3.calls.at(-1)!.action, 'DeleteObject');
+      assert.equal((await sdk.batches.list({ limit: 100 })).data.length, before);
+    });
+
+    it('a bucket S3 refuses → 502 naming S3\'s error, no job created', async () => {
+      const input = await upload(line('q', 'hi') + '\n');
+      const jobs = control.jobs.size;
+      const vk = await virtualKey('other bucket', { cloud1_batch_s3_uri: 's3://not-the-bucket/x' });
+      await assert.rejects(
+        client(vk).batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (e: any) => e.status === 502 && e.code === 'provider_storage_failed' && /NoSuchBucket/.test(e.message),
+      );
+      assert.equal(control.jobs.size, jobs);
+    });
+
+        it('a provider file id with a bedrock key → 400 naming input_file_id', async () => {
+      await assert.rejects(
+        sdk.batches.create({ input_file_id: 'file-abc123', endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (e: any) => e.status === 400 && e.param === 'input_file_id',
+      );
+    });
+
+    it('the AWS secret is never in an answer, a control-plane request, or an S3 object', async () => {
+      const secret = S3_CREDENTIALS.secretAccessKey;
+      const list = JSON.stringify(await sdk.batches.list());
+      assert.equal(list.includes(secret), false);
+      for (const r of control.requests) assert.equal(JSON.stringify(r.headers).includes(secret) || r.body.toString().includes(secret), false);
+      for (const v of s3.objects.values()) assert.equal(v.toString().includes(secret), false);
+    });
+  });
+}

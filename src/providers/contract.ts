@@ -13,6 +13,7 @@
  * The OpenAI-compatible family (openai/hosts.ts, Azure's two APIs) has no
  * translator: its calls are relayed, the answer's bytes passed as they are.
  */
+import type { Cancel } from '../upstream/cancel.js';
 import type { Readable, Transform } from 'node:stream';
 import type { Endpoint, ModelEndpoint } from '../shared/endpoint.js';
 import type { GatewayError, Result } from '../shared/errors.js';
@@ -43,6 +44,8 @@ export interface CallInput<S extends object = object> {
   /** The client's method and body bytes, for providers that sign the request (a stream when it can be sent once only). */
   method?: string;
   raw?: Buffer | Readable | null;
+  /** The request's: a call an adapter makes itself before the routed one (prepare) stops with it, when the client leaves. */
+  signal?: Cancel;
 }
 
 /** A call whose answer is in OpenAI's wire format (or the provider's own, on the generic proxy and in pass-through mode): relayed as it is. */

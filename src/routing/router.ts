@@ -263,7 +263,7 @@ export class Router {
     if (!resolved.ok) return answer(resolved.error);
     const { adapter, target } = resolved.value;
     credential = resolved.value.credential;
-    let call = prepareCall(adapter, { target, endpoint: req.endpoint, path: req.path, body: edited, method: req.method, raw: req.raw });
+    let call = prepareCall(adapter, { target, endpoint: req.endpoint, path: req.path, body: edited, method: req.method, raw: req.raw, signal: req.signal });
     if (call instanceof Promise) call = await call;
     if (!call.ok) return answer(call.error, target.provider);
 

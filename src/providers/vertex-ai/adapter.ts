@@ -23,6 +23,7 @@
  * Legacy completions: 400. The generic proxy passes through to {base}{path} with the token, except
  * OpenAI's fine-tuning paths (/fine_tuning/jobs…), which become Vertex AI tuning jobs (fine-tuning/).
  */
+import type { Cancel } from '../../upstream/cancel.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../../shared/errors.js';
 import { ENDPOINT_PATHS, type ModelEndpoint } from '../../shared/endpoint.js';
 import type { Provider, ProviderAdapter, ProviderCall } from '../contract.js';
@@ -44,7 +45,7 @@ const tokens = new TokenCache();
 const adapter: ProviderAdapter<VertexAISettings> = {
   name: NAME,
   lacks: { completions: 'Vertex AI has no text-completion API; use /chat/completions' },
-  prepare({ target, endpoint, path, body, method, raw }) {
+  prepare({ target, endpoint, path, body, method, raw, signal }) {
     const settings = target.settings;
     const credential = credentialOf(settings.cloud2_service_account_json, target);
     if (!credential.ok) return credential;
@@ -54,7 +55,7 @@ const adapter: ProviderAdapter<VertexAISettings> = {
       return err(invalid(`provider '${NAME}' needs cloud2_region (e.g. us-central1)`, 'cloud2_region'));
     }
     const base = trimSlash(target.customHost ?? hostFor(region!));
-    if (endpoint === 'proxy' && isFineTuningPath(path)) return fineTuning(credential.value, settings, base, method ?? 'GET', path, raw);
+    if (endpoint === 'proxy' && isFineTuningPath(path)) return fineTuning(credential.value, settings, base, method ?? 'GET', path, raw, signal);
     if (endpoint === 'proxy') return authorized(credential.value, { kind: 'relayed', url: base + path, headers: {}, addedUsage: false });
     if (body === null) return err(passthroughRefused(NAME, 'its URL names the model'));
 
@@ -122,13 +123,13 @@ function locationOf(credential: Credential, settings: VertexAISettings, base: st
  * before the token is asked for, so a bad request costs no exchange. Some
  * need a call before the routed one (prior.ts), with the token.
  */
-function fineTuning(credential: Credential, settings: VertexAISettings, base: string, method: string, path: string, raw: unknown): Result<ProviderCall> | Promise<Result<ProviderCall>> {
+function fineTuning(credential: Credential, settings: VertexAISettings, base: string, method: string, path: string, raw: unknown, signal: Cancel | undefined): Result<ProviderCall> | Promise<Result<ProviderCall>> {
   if (settings.cloud2_region === undefined) return err(invalid(`provider '${NAME}' needs cloud2_region for tuning jobs (e.g. us-central1)`, 'cloud2_region'));
   const plan = tuningPlan(method, path, raw);
   if (!plan.ok) return plan;
   const location = locationOf(credential, settings, base);
   if (!location.ok) return location;
-  return withToken(credential, (token) => tuningCall(plan.value, location.value, `Bearer ${token}`));
+  return withToken(credential, (token) => tuningCall(plan.value, location.value, `Bearer ${token}`, signal));
 }
 
 /** Adds the Authorization header: at once for a given or cached token, after the exchange otherwise. */

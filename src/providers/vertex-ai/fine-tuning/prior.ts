@@ -12,7 +12,9 @@
  *   job ended its page) and answers what follows the job.
  *
  * They go through the upstream client (its address policy) with a timeout,
- * but not through the router: no retries, no log line of their own.
+ * and stop when the client leaves, but not through the router: no retries,
+ * no log line of their own, not counted as attempts (a plan makes at most
+ * 1 + MAX_PAGES of them).
  */
 import { err, GatewayError, invalid, ok, type Result } from '../../../shared/errors.js';
 import { Cancel } from '../../../upstream/cancel.js';
@@ -32,8 +34,8 @@ export const WALK_SIZE = 100;
 export const MAX_PAGES = 10;
 
 /** POST {location}/tuningJobs/{id}:cancel; Vertex's error (an unknown or ended job) as it said it. */
-export async function cancelJob(jobUrl: string, authorization: string): Promise<Result<void>> {
-  const answer = await call(`${jobUrl}:cancel`, 'POST', authorization);
+export async function cancelJob(jobUrl: string, authorization: string, signal: Cancel | undefined): Promise<Result<void>> {
+  const answer = await call(`${jobUrl}:cancel`, 'POST', authorization, signal);
   return answer.ok ? ok(undefined) : answer;
 }
 
@@ -43,10 +45,10 @@ export interface PageAfter {
   through: string | undefined;
 }
 
-export async function pageAfter(listUrl: string, authorization: string, after: string): Promise<Result<PageAfter>> {
+export async function pageAfter(listUrl: string, authorization: string, after: string, signal: Cancel | undefined): Promise<Result<PageAfter>> {
   let token: string | undefined;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const answer = await call(`${listUrl}?pageSize=${WALK_SIZE}${token === undefined ? '' : `&pageToken=${encodeURIComponent(token)}`}`, 'GET', authorization);
+    const answer = await call(`${listUrl}?pageSize=${WALK_SIZE}${token === undefined ? '' : `&pageToken=${encodeURIComponent(token)}`}`, 'GET', authorization, signal);
     if (!answer.ok) return answer;
     const list = answer.value as ListTuningJobsResponse;
     const jobs = list.tuningJobs ?? [];
@@ -60,9 +62,9 @@ export async function pageAfter(listUrl: string, authorization: string, after: s
   return err(invalid(`after: '${after}' is not among the newest ${MAX_PAGES * WALK_SIZE} tuning jobs of this project and region`, 'after'));
 }
 
-/** One call; its JSON object, or the error it answered (Google's envelope, Vertex's status). */
-async function call(url: string, method: 'GET' | 'POST', authorization: string): Promise<Result<unknown>> {
-  const timer = new Cancel().withTimeout(TIMEOUT_MS);
+/** One call; its JSON object, or the error it answered (Google's envelope, Vertex's status). It stops when the client leaves (`signal`). */
+async function call(url: string, method: 'GET' | 'POST', authorization: string, signal: Cancel | undefined): Promise<Result<unknown>> {
+  const timer = (signal ?? new Cancel()).withTimeout(TIMEOUT_MS);
   try {
     const res = await send({ url, method, headers: { authorization, 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : null }, timer.cancel);
     const chunks: Buffer[] = [];

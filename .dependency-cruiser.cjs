@@ -9,6 +9,7 @@
 const LAYERS = [
   ['cli'], // the switchyard command: starts main.ts, or talks to a running gateway
   ['main.ts'], // the process
+  ['cluster'], // GATEWAY_WORKERS: the primary (migrations, log writer, shared state without Redis) and its workers
   ['gateway.ts'], // composition root
   ['openapi'], // GET /v1/openapi.json, made from the route tables and their schemas
   ['admin', 'pipeline', 'batches'], // management API; the request stages; files and gateway-managed batches

@@ -94,6 +94,8 @@ export function spawnGateway(g: GatewaySpawn): ChildProcess {
       GATEWAY_DATA_DIR: join(g.dir, 'data'),
       GATEWAY_ADMIN_API_KEY: BENCH_KEY,
       LOG_LEVEL: 'warn',
+      // One process unless a variant asks for workers (auto would fork one per core).
+      GATEWAY_WORKERS: '1',
       ...g.env,
     },
   });

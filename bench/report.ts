@@ -6,7 +6,7 @@ import type { BatchFigure } from './batch.js';
 import type { Percentiles } from './ttfb.js';
 
 /** The gateway variants (bench/variants.ts); `gateway` is the defaults, the headline. */
-export type GatewayName = 'gateway' | 'gateway, logs off' | 'gateway, Redis rate limit' | 'gateway, inline config' | 'gateway, 3 input checks' | 'gateway at baseline';
+export type GatewayName = 'gateway' | 'gateway, logs off' | 'gateway, 2 workers' | 'gateway, Redis rate limit' | 'gateway, inline config' | 'gateway, 3 input checks' | 'gateway at baseline';
 export type TargetName = 'direct' | 'nginx' | 'node floor' | GatewayName;
 export type ScenarioId = 'chat16' | 'chat1' | 'embed16' | 'stream';
 
@@ -87,7 +87,7 @@ const DASH = '—';
 /** Row order of the per-target tables. */
 const TARGETS: readonly TargetName[] = ['direct', 'nginx', 'node floor', 'gateway'];
 const PROXIES: readonly TargetName[] = ['nginx', 'node floor', 'gateway'];
-const GATEWAYS: readonly GatewayName[] = ['gateway', 'gateway, logs off', 'gateway, Redis rate limit', 'gateway, inline config', 'gateway, 3 input checks', 'gateway at baseline'];
+const GATEWAYS: readonly GatewayName[] = ['gateway', 'gateway, logs off', 'gateway, 2 workers', 'gateway, Redis rate limit', 'gateway, inline config', 'gateway, 3 input checks', 'gateway at baseline'];
 const LOGS_OFF: GatewayName = 'gateway, logs off';
 const REDIS_LIMITED: GatewayName = 'gateway, Redis rate limit';
 const BASELINE: GatewayName = 'gateway at baseline';

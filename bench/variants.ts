@@ -114,6 +114,11 @@ export function gatewayVariants(): GatewayVariant[] {
   return [
     { name: 'gateway', about: 'the defaults: every request logged with its bodies, SQLite in a fresh GATEWAY_DATA_DIR', env: {} },
     { name: 'gateway, logs off', about: 'GATEWAY_REQUEST_LOGS=off', env: { GATEWAY_REQUEST_LOGS: 'off' } },
+    {
+      name: 'gateway, 2 workers',
+      about: 'GATEWAY_WORKERS=2 (src/cluster, docs/workers.md): two worker processes behind one port, the primary holding the log writer; on this 2-core machine the load generator shares the same two cores, so this shows the overhead more than the scaling',
+      env: { GATEWAY_WORKERS: '2' },
+    },
     redisRateLimit(),
     inlineConfig(),
     inputChecks(),

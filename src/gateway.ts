@@ -1,6 +1,7 @@
 /**
  * Composition root: builds the store, auth, router and server from settings.
- * main.ts runs it as a process; tests start it in-process on port 0.
+ * main.ts runs it as a process (or, with GATEWAY_WORKERS, as each worker of
+ * src/cluster); tests start it in-process on port 0.
  */
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo, LookupFunction } from 'node:net';
@@ -27,7 +28,7 @@ import { RateLimiter } from './limits/limiter.js';
 import { PolicyCache, type PolicySource } from './limits/policy-cache.js';
 import { redactText } from './logs/redact.js';
 import { LogRetention } from './logs/retention.js';
-import { LogWriter } from './logs/writer.js';
+import { LogWriter, type LogSink } from './logs/writer.js';
 import { MemoryCircuitStore, type CircuitStore } from './routing/circuit.js';
 import { Router } from './routing/router.js';
 import { ensureBootstrapKey, KeyAuthenticator } from './http/auth.js';
@@ -71,19 +72,39 @@ export interface GatewayOptions {
   now?: () => number;
   /** DNS for upstream calls (default dns.lookup): tests answer it themselves, so no name they use leaves the machine. */
   lookup?: LookupFunction;
+  /** Set in a worker of a cluster (src/cluster): what its primary does for every worker. */
+  worker?: WorkerParts;
 }
 
-export async function startGateway(settings: Settings, opts: GatewayOptions = {}): Promise<Gateway> {
-  const logger = opts.logger ?? pino({ level: settings.logLevel });
-  policeUpstreams(new UpstreamPolicy(settings.upstream), opts.lookup);
+/**
+ * A worker's parts that its primary serves: the primary has run the
+ * migrations, made the default workspace and the bootstrap key, and runs log
+ * retention; it holds the log writer, and without REDIS_URL the shared state.
+ */
+export interface WorkerParts {
+  /** Null when request logs are off. */
+  logs: LogSink | null;
+  /** The worker's metrics, to which the tokens and cost its primary's log writer counts are added. */
+  watch(metrics: Metrics): void;
+  /** Without REDIS_URL: counters, circuits and cache the primary holds for every worker. */
+  shared(metrics: Metrics): SharedState;
+}
+
+/**
+ * Opens the store ready for the gateway: migrated, secrets readable (and
+ * re-encrypted in this release's format), the default workspace and the
+ * bootstrap admin key made. A cluster's worker (`ready`) only opens it and
+ * its secrets: its primary did the rest once.
+ */
+export async function openReadyStore(settings: Settings, logger: Logger, ready = false): Promise<{ store: Store; secrets: Secrets }> {
   mkdirSync(settings.dataDir, { recursive: true, mode: 0o700 });
   const store = await openStore(settings);
   let secrets: Secrets;
-  let generated: string | null;
+  let generated: string | null = null;
   try {
-    await store.migrate();
+    if (!ready) await store.migrate();
     const key = readKeySource(settings.encryptionKey, settings.encryptionKeyFile, settings.dataDir);
-    if (key.file !== null && store.db.engine === 'sqlite' && dirname(key.file) === settings.dataDir) {
+    if (!ready && key.file !== null && store.db.engine === 'sqlite' && dirname(key.file) === settings.dataDir) {
       logger.warn(
         { keyFile: key.file, dataDir: settings.dataDir },
         'the encryption key is in the same directory as the SQLite database: a copy of that directory holds both the stored credentials and their key. ' +
@@ -99,8 +120,10 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
         "stored secrets re-encrypted in this release's format (scrypt-stretched passphrase, config secrets bound to their config); processes of earlier releases no longer start on this database",
       );
     }
-    await store.workspaces.default();
-    generated = await ensureBootstrapKey(store, settings.adminApiKey, settings.apiKeyPrefix);
+    if (!ready) {
+      await store.workspaces.default();
+      generated = await ensureBootstrapKey(store, settings.adminApiKey, settings.apiKeyPrefix);
+    }
   } catch (e) {
     await store.close().catch(() => {});
     throw e;
@@ -109,11 +132,34 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     // Printed once, never logged: the store keeps only its hash.
     process.stdout.write(`Generated organisation admin key (shown once, store it now): ${generated}\n`);
   }
+  return { store, secrets };
+}
 
+/** The request logs' writer (null when they are off) and their retention: a cluster's primary runs one of each for every worker. */
+export function requestLogs(
+  settings: Settings,
+  store: Store,
+  logger: Logger,
+  now: () => number,
+  onUsage: (provider: string, model: string, input: number, output: number, cost: number) => void,
+): { writer: LogWriter | null; retention: LogRetention } {
+  const writer = settings.requestLogs
+    ? new LogWriter({ dataDir: settings.dataDir, databaseUrl: settings.databaseUrl, maxBytes: settings.logQueueBytes, onError: (err, message) => logger.error({ err }, message), onUsage })
+    : null;
+  const retention = new LogRetention(store.logs, settings.logRetentionDays, now, (err) => logger.error({ err }, 'log retention failed'));
+  retention.start();
+  return { writer, retention };
+}
+
+export async function startGateway(settings: Settings, opts: GatewayOptions = {}): Promise<Gateway> {
+  const logger = opts.logger ?? pino({ level: settings.logLevel });
+  policeUpstreams(new UpstreamPolicy(settings.upstream), opts.lookup);
+  const { store, secrets } = await openReadyStore(settings, logger, opts.worker !== undefined);
   const now = opts.now ?? Date.now;
   const adminDeps: AdminDeps = { store, now, apiKeyPrefix: settings.apiKeyPrefix, secrets };
   const metrics = new Metrics();
-  const shared = await sharedState(settings, metrics, logger);
+  opts.worker?.watch(metrics);
+  const shared = opts.worker !== undefined && settings.redisUrl === undefined ? opts.worker.shared(metrics) : await sharedState(settings, metrics, logger);
   const policies = new PolicyCache(store, now);
   const limiter = new RateLimiter({
     counter: shared.counter,
@@ -129,20 +175,13 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     onUnavailable: shared.onUnavailable('usage_limit'),
     onUncounted: (outcome) => metrics.limitsUncounted.labels({ kind: 'usage_limit', outcome }).inc(),
   });
-  const logWriter = settings.requestLogs
-    ? new LogWriter({
-        dataDir: settings.dataDir,
-        databaseUrl: settings.databaseUrl,
-        maxBytes: settings.logQueueBytes,
-        onError: (err, message) => logger.error({ err }, message),
-        onUsage: (provider, model, input, output, cost) => metrics.usage(provider, model, input, output, cost),
-      })
-    : null;
+  const onUsage = (provider: string, model: string, input: number, output: number, cost: number): void => metrics.usage(provider, model, input, output, cost);
+  // A worker's logs and their retention are its primary's.
+  const logs = opts.worker === undefined ? requestLogs(settings, store, logger, now, onUsage) : { writer: opts.worker.logs, retention: null };
+  const logWriter = logs.writer;
   // Logs off: the log metrics stay, at zero.
   const noLogs = { depth: 0, bytes: 0, flushed: 0, spilled: 0, replayed: 0, dropped: 0, storeDown: false };
   metrics.watchLogQueue(() => logWriter?.stats() ?? noLogs);
-  const retention = new LogRetention(store.logs, settings.logRetentionDays, now, (err) => logger.error({ err }, 'log retention failed'));
-  retention.start();
   const tracer = await startTracer(settings.otlp, (err) => logger.warn({ err }, 'could not export trace spans'));
   const credentials = new CredentialCache(store, secrets, now, (what, id) =>
     logger.error({ id }, `stored credentials of ${what} do not decrypt: was the row altered, or GATEWAY_ENCRYPTION_KEY changed?`),
@@ -230,7 +269,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       server.listen(settings.port, settings.host, () => resolve());
     });
   } catch (e) {
-    await retention.stop();
+    await logs.retention?.stop();
     await logWriter?.close();
     await tracer.close().catch(() => {});
     await shared.redis?.close();
@@ -259,7 +298,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       // After the drain, so every request's span has ended; spans still buffered are exported now.
       await tracer.close().catch((err: unknown) => logger.warn({ err }, 'could not export trace spans'));
       // After the drain: answers finishing during it still charge their usage and are logged.
-      await retention.stop();
+      await logs.retention?.stop();
       await logWriter?.close();
       await shared.counter.close();
       await shared.redis?.close();
@@ -270,7 +309,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
 
 const USAGE_LIMIT_POLICIES: PolicySource<UsageLimitPolicy> = { kind: 'usage_limit_policy', active: (s, ws) => s.usageLimitPolicies.active(ws) };
 
-interface SharedState {
+export interface SharedState {
   /** Null without REDIS_URL. */
   redis: SharedRedis | null;
   counter: RateCounter;
@@ -283,9 +322,9 @@ interface SharedState {
 }
 
 /** Bytes of answers the in-process cache holds before evicting the least recently used. */
-const MEMORY_CACHE_BYTES = 256 * 1024 * 1024;
+export const MEMORY_CACHE_BYTES = 256 * 1024 * 1024;
 /** Bytes of semantic cache vectors in process memory (the index, or with Redis the process's mirror of it): some 10 000 of 1536 dimensions. */
-const MEMORY_SEMANTIC_BYTES = 64 * 1024 * 1024;
+export const MEMORY_SEMANTIC_BYTES = 64 * 1024 * 1024;
 
 /**
  * Rate counters, circuits, cached answers and the semantic index in Redis when REDIS_URL is set, else in this

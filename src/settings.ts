@@ -3,6 +3,7 @@
  * start. Bad values stop the process with a message naming the variable.
  */
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export interface BatchSettings {
@@ -71,6 +72,8 @@ export interface Settings {
   batches: BatchSettings;
   /** Bounded wait for in-flight requests and streams on SIGTERM. */
   shutdownGraceMs: number;
+  /** GATEWAY_WORKERS: processes serving the port (src/cluster, docs/workers.md); 1 keeps one process. */
+  workers: number;
   /** Request logs older than this many days are deleted; 0 keeps them forever. */
   logRetentionDays: number;
   /** Log every request to a model endpoint or the proxy (GATEWAY_REQUEST_LOGS, default on). */
@@ -162,6 +165,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       deadlineMs: int(env, 'GATEWAY_REQUEST_DEADLINE_MS', 600_000, 1, 86_400_000),
     },
     shutdownGraceMs: int(env, 'GATEWAY_SHUTDOWN_GRACE_MS', 30_000, 0, 3_600_000),
+    workers: workers(env),
     logRetentionDays: int(env, 'GATEWAY_LOG_RETENTION_DAYS', 30, 0, 36_500),
     requestLogs: onOff(env, 'GATEWAY_REQUEST_LOGS', true),
     logQueueBytes: int(env, 'GATEWAY_LOG_QUEUE_BYTES', DEFAULT_LOG_QUEUE_BYTES, 1024 * 1024, Number.MAX_SAFE_INTEGER),
@@ -344,6 +348,22 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
   }
   return n;
 }
+
+/**
+ * `auto`: one per core this process may use. Unset: one process, for now —
+ * a cluster's workers do not yet hear each other's store changes at once
+ * (a revoked key lives on in another worker's cache for its TTL) nor add
+ * up their /metrics (docs/workers.md).
+ */
+function workers(env: NodeJS.ProcessEnv): number {
+  const raw = env.GATEWAY_WORKERS;
+  if (raw === undefined || raw === '') return 1;
+  if (raw === 'auto') return availableParallelism();
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_WORKERS) throw new Error(`GATEWAY_WORKERS must be auto or an integer between 1 and ${MAX_WORKERS}, got '${raw}'`);
+  return Number(raw);
+}
+
+const MAX_WORKERS = 256;
 
 function onOff(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
   const raw = env[name];

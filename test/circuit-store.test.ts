@@ -10,6 +10,8 @@ import type { CircuitBreakerConfig } from '../src/config/types.js';
 import { MAX_MEMORY_CIRCUITS, MemoryCircuitStore, type CircuitStore } from '../src/routing/circuit.js';
 import { RedisCircuitStore } from '../src/routing/circuit-redis.js';
 import { freePort } from './support/http.js';
+import { MemoryKeys } from '../src/state/memory-keys.js';
+import { memoryScripts } from '../src/state/script.js';
 import { connect, dropPrefix, testPrefix } from './support/redis.js';
 
 const COOLDOWN = 30_000;
@@ -94,6 +96,21 @@ function storeSuite(name: string, make: () => CircuitStore): void {
 }
 
 storeSuite('memory', () => new MemoryCircuitStore());
+
+describe('circuit store (Redis scripts run by their twins, as a cluster primary runs them: src/cluster)', () => {
+  storeSuite('script twins, shared behaviour', () => new RedisCircuitStore(memoryScripts(new MemoryKeys({ max: 1000 }))));
+
+  it('one circuit for two stores on one primary: exactly one probe, and a probe never reported is handed out again', async () => {
+    const shared = memoryScripts(new MemoryKeys({ max: 1000 }));
+    const one = new RedisCircuitStore(shared);
+    const two = new RedisCircuitStore(shared);
+    await one.record('t', CB, true, T0);
+    await two.record('t', CB, true, T0);
+    const admissions = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? one : two).admit('t', T0 + COOLDOWN)));
+    assert.equal(admissions.filter((x) => x === 'probe').length, 1);
+    assert.equal(await two.admit('t', T0 + 2 * COOLDOWN), 'probe');
+  });
+});
 
 describe('circuit store (redis)', () => {
   let a: Redis;

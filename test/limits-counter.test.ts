@@ -9,6 +9,8 @@ import { MemoryBudgetCounter } from '../src/limits/budget-counter.js';
 import { MAX_MEMORY_COUNTERS, MemoryRateCounter, type RateCheck, type RateCounter } from '../src/limits/counter.js';
 import { RedisRateCounter } from '../src/limits/redis-counter.js';
 import { windowOf, type RateUnit } from '../src/limits/window.js';
+import { MemoryKeys } from '../src/state/memory-keys.js';
+import { memoryScripts } from '../src/state/script.js';
 import { connect, dropPrefix, testPrefix } from './support/redis.js';
 
 const MIN = 60_000;
@@ -153,6 +155,71 @@ function counterSuite(name: string, make: () => RateCounter): void {
 }
 
 counterSuite('memory', () => new MemoryRateCounter());
+
+describe('rate counter (Redis scripts run by their twins, as a cluster primary runs them: src/cluster)', () => {
+  const scripts = () => memoryScripts(new MemoryKeys({ max: 1000 }));
+  counterSuite('script twins, shared behaviour', () => new RedisRateCounter(scripts()));
+
+  it('two counters on one primary hitting one limit concurrently admit exactly the limit, leases and all', async () => {
+    const shared = scripts();
+    const one = new RedisRateCounter(shared);
+    const two = new RedisRateCounter(shared);
+    const limit = 500;
+    // Waves, so the counters take leases (a pace shows) and then run dry near the limit.
+    let admitted = 0;
+    for (let wave = 0; wave < 20; wave++) {
+      const results = await Promise.all(Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? one : two).hit([req('shared', limit)], T0 + wave)));
+      admitted += results.filter((d) => d.allowed).length;
+    }
+    assert.equal(admitted, limit);
+  });
+});
+
+describe('the HITS and CHARGE twins answer as the Lua scripts do', () => {
+  let redis: Redis;
+  let prefix: string;
+  before(async () => {
+    redis = await connect();
+  });
+  after(() => redis.disconnect());
+  beforeEach(() => {
+    prefix = testPrefix();
+  });
+  afterEach(async () => {
+    await dropPrefix(redis, prefix);
+  });
+
+  it('the same calls, answered the same', async () => {
+    const { HITS } = await import('../src/limits/redis-hits.js');
+    const { CHARGE } = await import('../src/limits/redis-counter.js');
+    const lua = { hits: HITS.on(redis), charge: CHARGE.on(redis) };
+    const kv = memoryScripts(new MemoryKeys({ max: 1000 }));
+    const twin = { hits: kv(HITS), charge: kv(CHARGE) };
+    const expireAt = T0 + DAY;
+    let seed = 7;
+    const rand = (n: number): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    for (let call = 0; call < 200; call++) {
+      if (rand(5) === 0) {
+        const args = [`${prefix}k${rand(3)}`];
+        const amount = rand(9) - 4 || 1;
+        assert.deepEqual(await twin.charge(args, [amount, expireAt]), await lua.charge(args, [amount, expireAt]), `call ${call}`);
+        continue;
+      }
+      // 1-3 requests of 1-2 counters each: cost, limit, expire-at, lease wanted.
+      const keys: string[] = [];
+      const args: number[] = [];
+      for (let r = 0, n = 1 + rand(3); r < n; r++) {
+        const m = 1 + rand(2);
+        args.push(m);
+        for (let c = 0; c < m; c++) {
+          keys.push(`${prefix}k${rand(3)}`);
+          args.push(rand(3), 40 + rand(200), expireAt, rand(4) === 0 ? 0 : rand(50));
+        }
+      }
+      assert.deepEqual(await twin.hits(keys, args), (await lua.hits(keys, args)).map(Number), `call ${call}`);
+    }
+  });
+});
 
 describe('counters in memory are bounded (groups are metadata values callers choose)', () => {
   it('past max groups the least recently used is forgotten, counts from 0 again, and each eviction is told', () => {

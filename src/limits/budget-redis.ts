@@ -5,7 +5,7 @@
  * so N processes reserving at once cannot overshoot a budget together.
  */
 import type { Redis } from 'ioredis';
-import type { RunScript } from '../state/redis.js';
+import { scriptsOf, type RunScript, type Scripts } from '../state/script.js';
 import type { BudgetCheck, BudgetCounter, Reservation } from './budget-counter.js';
 import { assertCost } from './counter.js';
 import { CHARGE } from './redis-counter.js';
@@ -16,11 +16,11 @@ export class RedisBudgetCounter implements BudgetCounter {
   private readonly add: RunScript<number>;
 
   constructor(
-    redis: Redis,
+    redis: Redis | Scripts,
     private readonly prefix = 'switchyard:budget:',
   ) {
     this.hits = new RedisHits(redis);
-    this.add = CHARGE.on(redis);
+    this.add = scriptsOf(redis)(CHARGE);
   }
 
   async reserve(checks: readonly BudgetCheck[]): Promise<Reservation> {

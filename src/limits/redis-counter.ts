@@ -13,7 +13,7 @@
  */
 import type { Redis } from 'ioredis';
 import { boundedMap, type OnEvict } from '../shared/bounded.js';
-import { LuaScript, type RunScript } from '../state/redis.js';
+import { LuaScript, scriptsOf, type RunScript, type Scripts } from '../state/script.js';
 import { assertCost, decision, MAX_MEMORY_COUNTERS, type RateCheck, type RateCounter, type RateDecision } from './counter.js';
 import { RedisHits, type HitReply } from './redis-hits.js';
 import { windowOf, windowStart, type RateUnit } from './window.js';
@@ -29,7 +29,11 @@ if v < 0 then
 end
 redis.call('PEXPIREAT', KEYS[1], ARGV[2])
 return v
-`);
+`, (kv, [key], [amount, expireAt]) => {
+  const v = Math.max(0, kv.num(key!) + amount!);
+  kv.setNum(key!, v, expireAt);
+  return v;
+});
 
 /** A lease is sized to what this process used in about this long, at the pace it has been going. */
 const LEASE_MS = 50;
@@ -103,13 +107,14 @@ export class RedisRateCounter implements RateCounter {
   private readonly add: RunScript<number>;
 
   constructor(
-    redis: Redis,
+    /** Redis, or where its scripts' twins run (a cluster's primary: src/cluster). */
+    redis: Redis | Scripts,
     private readonly prefix = 'switchyard:rate:',
     opts: { max?: number; onEvict?: OnEvict } = {},
   ) {
     this.leases = boundedMap<Lease>(opts.max ?? MAX_MEMORY_COUNTERS, opts.onEvict);
     this.hits = new RedisHits(redis);
-    this.add = CHARGE.on(redis);
+    this.add = scriptsOf(redis)(CHARGE);
   }
 
   hit(checks: readonly RateCheck[], now: number): RateDecision | Promise<RateDecision> {

@@ -12,7 +12,8 @@
  * script, each all-or-nothing exactly as if sent alone, in arrival order.
  */
 import type { Redis } from 'ioredis';
-import { LuaScript, type RunScript } from '../state/redis.js';
+import type { MemoryKeys } from '../state/memory-keys.js';
+import { LuaScript, scriptsOf, type RunScript, type Scripts } from '../state/script.js';
 
 /**
  * A lease is cut to this share of the room a counter has left (floored), so
@@ -33,7 +34,7 @@ const LEASE_SHARE = 64;
  * then per counter `used, lease granted, count after the lease` (0 when
  * none), flat; used is the count with the request (before it, when refused).
  */
-const HITS = new LuaScript<number[]>('switchyardHits', `
+export const HITS = new LuaScript<number[]>('switchyardHits', `
 local out = {}
 local leases = {}
 local k = 0
@@ -78,7 +79,52 @@ for _, l in ipairs(leases) do
   end
 end
 return out
-`);
+`, hitsTwin);
+
+/** HITS's twin (state/script.ts), line for line. */
+function hitsTwin(kv: MemoryKeys, keys: readonly string[], argv: readonly number[]): number[] {
+  const out: number[] = [];
+  const leases: [key: number, j: number, o: number][] = [];
+  let k = 0;
+  let a = 0;
+  while (a < argv.length) {
+    const n = argv[a]!;
+    const at = out.length;
+    let allowed = 1;
+    for (let i = 0; i < n; i++) {
+      const j = a + 1 + i * 4;
+      const u = kv.num(keys[k + i]!);
+      out[at + 1 + i * 3] = u;
+      out[at + 2 + i * 3] = 0;
+      out[at + 3 + i * 3] = 0;
+      if (u >= argv[j + 1]! || u + argv[j]! > argv[j + 1]!) allowed = 0;
+    }
+    out[at] = allowed;
+    if (allowed === 1) {
+      for (let i = 0; i < n; i++) {
+        const j = a + 1 + i * 4;
+        const key = keys[k + i]!;
+        if (argv[j]! > 0) {
+          out[at + 1 + i * 3] = kv.num(key) + argv[j]!;
+          kv.setNum(key, out[at + 1 + i * 3]!, argv[j + 2]!);
+        }
+        if (argv[j + 3]! > 0) leases.push([k + i, j, at + 2 + i * 3]);
+      }
+    }
+    k += n;
+    a += 1 + n * 4;
+  }
+  for (const [key, j, o] of leases) {
+    const used = kv.num(keys[key]!);
+    const grant = Math.max(0, Math.min(argv[j + 3]!, Math.floor((argv[j + 1]! - used) / LEASE_SHARE)));
+    if (grant > 0) {
+      out[o] = grant;
+      out[o + 1] = used + grant;
+      kv.setNum(keys[key]!, used + grant, argv[j + 2]!);
+    }
+  }
+  return out;
+}
 
 export interface HitReply {
   allowed: boolean;
@@ -110,8 +156,8 @@ export class RedisHits {
   private scheduled = false;
   private readonly run: RunScript<number[]>;
 
-  constructor(redis: Redis) {
-    this.run = HITS.on(redis);
+  constructor(where: Redis | Scripts) {
+    this.run = scriptsOf(where)(HITS);
   }
 
   /**

@@ -24,7 +24,7 @@
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_LOG_QUEUE_BYTES } from '../settings.js';
 import type { DbSettings } from '../store/open.js';
-import { EntryBatch, type LogEntry, type PackedBatch } from './entry.js';
+import { EntryBatch, unpack, type LogEntry, type PackedBatch } from './entry.js';
 import type { LogQueueStats } from './queue.js';
 import { Shedding } from './shedding.js';
 
@@ -59,18 +59,27 @@ export interface LogWriterOptions extends DbSettings {
   maxBytes?: number;
 }
 
+/** Where the request path's log entries go: the writer thread (LogWriter), or a cluster's primary, which holds it (src/cluster). */
+export interface LogSink {
+  write(e: LogEntry): void;
+  /** For /metrics. */
+  stats(): LogQueueStats;
+  /** Sends what is gathered; resolves once it has gone where it goes. */
+  close(): Promise<void>;
+}
+
 const RESTART_DELAY_MS = 1000;
 /**
  * A batch goes when it has this many entries, or this long after its first.
  * Each message wakes the writer thread, which on another core costs more
  * than making the message; entries waiting a few ms still die young.
  */
-const SEND_EVERY = 256;
-const SEND_AFTER_MS = 10;
+export const SEND_EVERY = 256;
+export const SEND_AFTER_MS = 10;
 /** Or once its bodies weigh this much: large bodies leave the request thread's memory at once. */
 const SEND_BYTES = 1024 * 1024;
 
-export class LogWriter {
+export class LogWriter implements LogSink {
   /** Null between a thread's death and its successor's start. */
   private worker: Worker | null = null;
   /** Shared with the thread, reused by its successor (reset when one dies). */
@@ -106,6 +115,23 @@ export class LogWriter {
     this.batch.add(e);
     if (this.batch.count >= SEND_EVERY || this.batch.size >= SEND_BYTES) this.send();
     else if (this.timer === null) this.timer = setTimeout(this.send, SEND_AFTER_MS);
+  }
+
+  /**
+   * A batch a cluster worker packed (cluster/log-forwarder.ts), within the same
+   * bounds as write. What this process gathered goes first, then the batch as it came.
+   */
+  writeBatch(batch: PackedBatch): void {
+    if (this.closing !== null) return this.drop(batch.count, 'request logs arrived from a worker after the log writer closed; dropped');
+    if (this.behind()) {
+      this.past.dropped += batch.count;
+      return this.shedding.drop();
+    }
+    this.shedding.end();
+    this.send();
+    // Between threads (one died, the next not started): its entries wait with this process's own.
+    if (this.worker === null) for (const e of unpack(batch)) this.batch.add(e);
+    else this.post(batch);
   }
 
   stats(): LogQueueStats {
@@ -147,11 +173,14 @@ export class LogWriter {
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
     if (this.batch.count === 0 || this.worker === null) return;
-    const batch = this.batch.take();
+    this.post(this.batch.take());
+  };
+
+  private post(batch: PackedBatch): void {
     this.sent = (this.sent + batch.count) | 0;
     this.sentSize = (this.sentSize + batch.size) | 0;
-    this.worker.postMessage({ type: 'batch', batch } satisfies ToWriter, [batch.bytes]);
-  };
+    this.worker!.postMessage({ type: 'batch', batch } satisfies ToWriter, [batch.bytes]);
+  }
 
   /** Sent and not yet taken: the shared counter wraps past 2^31, and `sent` with it, so the difference stays right. */
   private untaken(slot: number, sent: number): number {

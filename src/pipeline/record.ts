@@ -9,7 +9,7 @@ import type { LogEntry } from '../logs/entry.js';
 import type { LogBodies } from '../logs/log-bodies.js';
 import { pickHeaders, LOG_BODY_MAX_CHARS } from '../logs/redact.js';
 import { readUsage } from '../logs/usage.js';
-import type { LogWriter } from '../logs/writer.js';
+import type { LogSink } from '../logs/writer.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RequestOutcome } from '../tracing/tracer.js';
 import type { RecordStage, RequestContext } from './context.js';
@@ -82,7 +82,7 @@ function providerError(text: string): unknown {
 /** The request log on the request path: the facts of a request copied into a LogEntry for the writer thread. */
 export class RequestLogger {
   constructor(
-    private readonly writer: LogWriter,
+    private readonly writer: LogSink,
     private readonly bodies: LogBodies,
     private readonly now: () => number = Date.now,
   ) {}

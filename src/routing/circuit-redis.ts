@@ -19,7 +19,8 @@
  */
 import type { Redis } from 'ioredis';
 import type { CircuitBreakerConfig } from '../config/types.js';
-import { LuaScript, type RunScript } from '../state/redis.js';
+import type { MemoryKeys } from '../state/memory-keys.js';
+import { LuaScript, scriptsOf, type RunScript, type Scripts } from '../state/script.js';
 import { MemoryCircuitStore, type Admission, type CircuitStore } from './circuit.js';
 
 const IDLE_TTL_MS = 24 * 60 * 60 * 1000;
@@ -33,7 +34,14 @@ local now = tonumber(ARGV[1])
 if now < open_until or now < tonumber(s[2] or '0') then return 'open' end
 redis.call('HSET', KEYS[1], 'probe_until', now + tonumber(s[3]))
 return 'probe'
-`);
+`, (kv, [key], [now]) => {
+  const h = kv.hash(key!);
+  const openUntil = h?.get('open_until') ?? 0;
+  if (h === undefined || openUntil === 0) return 'closed';
+  if (now! < openUntil || now! < (h.get('probe_until') ?? 0)) return 'open';
+  h.set('probe_until', now! + (h.get('cooldown') ?? 0));
+  return 'probe';
+});
 
 /**
  * ARGV: failed (1|0), now, failure_threshold, cooldown_interval, ttl.
@@ -52,7 +60,24 @@ if probing or failures >= tonumber(ARGV[3]) then
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return failures
-`);
+`, recordTwin);
+
+function recordTwin(kv: MemoryKeys, [key]: readonly string[], [failed, now, threshold, cooldown, ttl]: readonly number[]): number {
+  if (failed === 0) {
+    kv.del(key!);
+    return 0;
+  }
+  const h = kv.ensureHash(key!);
+  const failures = (h.get('failures') ?? 0) + 1;
+  h.set('failures', failures);
+  if ((h.get('probe_until') ?? 0) > 0 || failures >= threshold!) {
+    h.set('open_until', now! + cooldown!);
+    h.set('probe_until', 0);
+    h.set('cooldown', cooldown!);
+  }
+  kv.expireAt(key!, kv.now() + ttl!);
+  return failures;
+}
 
 /** ARGV: now. Read-only. */
 const STATE = new LuaScript<'closed' | 'open' | 'half-open'>('switchyardCircuitState', `
@@ -62,7 +87,12 @@ if open_until == 0 then return 'closed' end
 local now = tonumber(ARGV[1])
 if now < open_until or now < tonumber(s[2] or '0') then return 'open' end
 return 'half-open'
-`);
+`, (kv, [key], [now]) => {
+  const h = kv.hash(key!);
+  const openUntil = h?.get('open_until') ?? 0;
+  if (h === undefined || openUntil === 0) return 'closed';
+  return now! < openUntil || now! < (h.get('probe_until') ?? 0) ? 'open' : 'half-open';
+});
 
 export interface RedisCircuitOptions {
   prefix?: string;
@@ -78,12 +108,14 @@ export class RedisCircuitStore implements CircuitStore {
   private readonly scripts: { admit: RunScript<Admission>; record: RunScript<number>; state: RunScript<'closed' | 'open' | 'half-open'> };
 
   constructor(
-    redis: Redis,
+    /** Redis, or where its scripts' twins run (a cluster's primary: src/cluster). */
+    redis: Redis | Scripts,
     private readonly opts: RedisCircuitOptions = {},
   ) {
     this.prefix = opts.prefix ?? 'switchyard:circuit:';
     this.fallback = opts.fallback ?? new MemoryCircuitStore();
-    this.scripts = { admit: ADMIT.on(redis), record: RECORD.on(redis), state: STATE.on(redis) };
+    const on = scriptsOf(redis);
+    this.scripts = { admit: on(ADMIT), record: on(RECORD), state: on(STATE) };
   }
 
   admit(key: string, now: number): Promise<Admission> {
@@ -108,3 +140,6 @@ export class RedisCircuitStore implements CircuitStore {
     }
   }
 }
+
+/** For a cluster's primary, which runs their twins for its workers. */
+export const CIRCUIT_SCRIPTS: readonly LuaScript<unknown>[] = [ADMIT, RECORD, STATE];

@@ -89,34 +89,3 @@ export class SharedRedis {
     await ended;
   }
 }
-
-/** A script defined on a connection (LuaScript.on): runs it with these keys and args; rejects when Redis cannot be reached. */
-export type RunScript<R> = (keys: readonly string[], args: readonly (string | number)[]) => Promise<R>;
-
-/** A script's command as defineCommand puts it on the connection: numkeys, then keys and args (arrays are flattened). */
-type ScriptCommand = (this: Redis, numkeys: number, keys: readonly string[], args: readonly (string | number)[]) => Promise<unknown>;
-
-/**
- * A Lua script run as a command of the connection (ioredis defineCommand):
- * ioredis sends its source (EVAL) the first time on each connection and
- * again after NOSCRIPT (a restarted server, SCRIPT FLUSH), else its SHA-1
- * (EVALSHA), and pipelines it with the other commands of the turn. Redis
- * runs a script atomically, which is what makes a check-and-count exact
- * across processes.
- */
-export class LuaScript<R> {
-  /** `name`: the command's name on the connection, unique among the gateway's scripts. */
-  constructor(
-    private readonly name: string,
-    private readonly lua: string,
-  ) {}
-
-  /** The script on `redis`, defined there on first use: runs it with `keys` and `args`. */
-  on(redis: Redis): RunScript<R> {
-    const defined = (redis.scriptsSet as Record<string, { lua: string } | undefined>)[this.name];
-    if (defined === undefined) redis.defineCommand(this.name, { lua: this.lua });
-    else if (defined.lua !== this.lua) throw new Error(`two Lua scripts are named ${this.name}`);
-    const run = (redis as unknown as Record<string, ScriptCommand>)[this.name]!;
-    return (keys, args) => run.call(redis, keys.length, keys, args) as Promise<R>;
-  }
-}

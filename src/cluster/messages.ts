@@ -1,0 +1,26 @@
+/**
+ * What a cluster's primary and its workers say to each other over the IPC
+ * channel node:cluster opens (advanced serialization: Buffers, typed arrays
+ * and ArrayBuffers cross as they are). Every message carries `sy`, so
+ * messages of anything else on the channel are left alone.
+ */
+import type { PackedBatch } from '../logs/entry.js';
+import type { UsageRow } from '../logs/writer.js';
+
+/** Operations on the state the primary holds for its workers (primary-state.ts). */
+export type Op = 'script' | 'cache.get' | 'cache.set' | 'semantic.nearest' | 'semantic.add' | 'semantic.forget';
+
+export type ToPrimary =
+  | { sy: 'call'; id: number; op: Op; args: unknown[] }
+  /** Request log entries, packed as for the writer thread (log-forwarder.ts). */
+  | { sy: 'logs'; batch: PackedBatch };
+
+export type ToWorker =
+  | { sy: 'reply'; id: number; ok: true; value: unknown }
+  | { sy: 'reply'; id: number; ok: false; message: string }
+  /** Tokens and cost the primary's log writer counted, for one worker's /metrics. */
+  | { sy: 'usage'; row: UsageRow };
+
+export function isOurs<T extends { sy: string }>(m: unknown): m is T {
+  return typeof m === 'object' && m !== null && typeof (m as { sy?: unknown }).sy === 'string';
+}

@@ -1,0 +1,27 @@
+/**
+ * A worker process of a cluster (GATEWAY_WORKERS > 1): a whole gateway on
+ * the shared port (node:cluster), whose primary has prepared the store and
+ * holds the log writer and, without Redis, the shared state (primary.ts).
+ */
+import type { Logger } from 'pino';
+import { startGateway } from '../gateway.js';
+import type { Settings } from '../settings.js';
+import { PrimaryLink } from './link.js';
+import { LogForwarder } from './log-forwarder.js';
+import { drainOnSignals } from './signals.js';
+import { workerShared } from './worker-state.js';
+
+export async function runWorker(settings: Settings, logger: Logger): Promise<void> {
+  const link = new PrimaryLink();
+  const gateway = await startGateway(settings, {
+    logger,
+    worker: {
+      logs: settings.requestLogs ? new LogForwarder(link, (message) => logger.error(message)) : null,
+      watch: (metrics) => (link.onUsage = (row) => metrics.usage(...row)),
+      shared: (metrics) => workerShared(link, settings, metrics),
+    },
+  });
+  const drain = drainOnSignals(gateway, logger);
+  // The primary died (it was SIGKILLed): no port, logs or state are left to serve with.
+  process.on('disconnect', () => drain('primary gone'));
+}

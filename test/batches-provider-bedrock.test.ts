@@ -242,7 +242,19 @@ for (const engine of engines()) {
       assert.equal(control.jobs.size, jobs);
     });
 
-        it('a provider file id with a bedrock key → 400 naming input_file_id', async () => {
+    it("a control URL at a cloud metadata address → the same 403 upstream_address_denied a chat call gets; the records are deleted", async () => {
+      const input = await upload(line('q', 'hi') + '\n');
+      const jobs = control.jobs.size;
+      const vk = await virtualKey('metadata control', { cloud1_batch_control_url: 'http://169.254.169.254/latest/meta-data/iam#' });
+      await assert.rejects(
+        client(vk).batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (e: any) => e.status === 403 && e.code === 'upstream_address_denied' && /169\.254\.169\.254/.test(e.message),
+      );
+      assert.equal(control.jobs.size, jobs);
+      assert.equal(s3.calls.at(-1)!.action, 'DeleteObject');
+    });
+
+    it('a provider file id with a bedrock key → 400 naming input_file_id', async () => {
       await assert.rejects(
         sdk.batches.create({ input_file_id: 'file-abc123', endpoint: '/v1/chat/completions', completion_window: '24h' }),
         (e: any) => e.status === 400 && e.param === 'input_file_id',
@@ -258,3 +270,41 @@ for (const engine of engines()) {
     });
   });
 }
+
+// The upstream policy (docs/security.md) applies to a Bedrock batch's calls as to a chat call's: the key's control URL
+// and S3 endpoint are the key writer's choice. Loopback denied here, where both mocks listen.
+describe('Bedrock batches under the upstream policy', () => {
+  const engine = engines()[0]!;
+  const gw = useGateway(engine, { env: { GATEWAY_UPSTREAM_DENY: '127.0.0.0/8' } });
+  const settings = (host: string) => ({
+    provider: 'bedrock',
+    cloud1_access_key_id: S3_CREDENTIALS.accessKeyId,
+    cloud1_secret_access_key: S3_CREDENTIALS.secretAccessKey,
+    cloud1_region: REGION,
+    cloud1_batch_s3_uri: `s3://${s3.bucket}/denied`,
+    cloud1_batch_role_arn: ROLE,
+    cloud1_batch_control_url: control.url.replace('127.0.0.1', host),
+    cloud1_batch_s3_endpoint: s3.url.replace('127.0.0.1', host),
+  });
+
+  for (const host of ['127.0.0.1', 'localhost']) {
+    it(`endpoints on a denied address (${host}) → the batch create is refused 403 upstream_address_denied, as a chat call is; nothing reaches the mocks`, async () => {
+      const vk = (await expectJson(await gw.call('/virtual-keys', { body: { name: `denied ${host}`, ...settings(host) } }), 201)).id as string;
+      const chat = await gw.call('/chat/completions', {
+        headers: { 'x-gateway-config': JSON.stringify({ provider: 'openai', api_key: 'k', custom_host: control.url }) },
+        body: { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+      });
+      assert.equal(chat.status, 403);
+      assert.equal((await chat.json()).error.code, 'upstream_address_denied');
+      const files = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY }, maxRetries: 0 });
+      const sdk = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': vk }, maxRetries: 0 });
+      const input = await files.files.create({ file: await toFile(Buffer.from(line('a', 'x') + '\n'), 'in.jsonl'), purpose: 'batch' });
+      const [controlCalls, s3Calls] = [control.requests.length, s3.calls.length];
+      await assert.rejects(
+        sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (e: any) => e.status === 403 && e.code === 'upstream_address_denied' && /GATEWAY_UPSTREAM_DENY/.test(e.message),
+      );
+      assert.deepEqual([control.requests.length, s3.calls.length], [controlCalls, s3Calls]);
+    });
+  }
+});

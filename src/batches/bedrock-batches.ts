@@ -24,6 +24,8 @@ import { batchState, BedrockJobs, inputRecord, jobId, jobSettings, outputLine, s
 import type { BedrockSettings } from '../providers/bedrock/settings.js';
 import type { CredentialSource, StoredCredential } from '../routing/credentials.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import { policedAgents } from '../upstream/client.js';
+import { UpstreamAddressDenied } from '../upstream/policy.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import { newBatchRecord, type BatchLineError, type BatchRecord, type BatchRepo, type ProviderJob, type ProviderState } from '../store/batches.js';
 import type { StoredFile } from '../store/files.js';
@@ -272,7 +274,8 @@ export class BedrockBatches {
 
   /** A bucket of the batch's, signed with the key's credentials, at the key's S3 endpoint. */
   private bucket(s: JobSettings, at: S3Location): S3Storage {
-    return new S3Storage({ bucket: at.bucket, region: s.region, endpoint: s.s3Endpoint, prefix: at.prefix, forcePathStyle: s.s3Endpoint !== undefined }, this.d.files.storage.scratch, s.credentials);
+    // The endpoint is the key writer's choice: its connections pass the upstream policy, as a chat call's do.
+    return new S3Storage({ bucket: at.bucket, region: s.region, endpoint: s.s3Endpoint, prefix: at.prefix, forcePathStyle: s.s3Endpoint !== undefined }, this.d.files.storage.scratch, s.credentials, policedAgents());
   }
 }
 
@@ -297,6 +300,8 @@ function stateOf(b: BatchRecord): ProviderState {
 
 /** An S3 call that failed: a 502 naming S3's error code only (its message may quote the request). */
 function s3Failure(what: string, e: unknown): GatewayError {
+  // Refused by the upstream policy: the same 403 a chat call to that address gets.
+  if (e instanceof UpstreamAddressDenied) return e;
   return new GatewayError(502, `${what}: ${(e as { name?: string }).name ?? 'error'}`, { code: 'provider_storage_failed' });
 }
 

@@ -242,6 +242,30 @@ for (const engine of engines()) {
       assert.equal(control.jobs.size, jobs);
     });
 
+    it("an integration's model rules apply as to a chat call: an unlisted or disabled model → 412 model_not_allowed, nothing sent; a listed one runs", async () => {
+      const { provider: _, ...configurations } = keySettings();
+      const integ = await expectJson(await gw.call('/integrations', { body: { name: 'aws', ai_provider_id: 'bedrock', slug: `aws-${engine.name}`, workspace_id: 'default', configurations } }), 201);
+      const models = [{ slug: 'other.model-v1', enabled: true }, { slug: 'disabled.model-v1', enabled: false }];
+      await expectJson(await gw.call(`/integrations/${integ.id}/integration-models`, { method: 'PUT', body: { models, allow_all_models: false } }), 200);
+      const vk = (await expectJson(await gw.call('/virtual-keys', { body: { name: 'from integration', integration_id: integ.id, slug: `from-int-${engine.name}` } }), 201)).id as string;
+      const chat = await gw.call('/chat/completions', { headers: { 'x-gateway-virtual-key': vk }, body: { model: MODEL, messages: [{ role: 'user', content: 'x' }] } });
+      assert.equal(chat.status, 412);
+      const [calls, s3Calls] = [control.requests.length, s3.calls.length];
+      for (const model of [MODEL, 'disabled.model-v1']) {
+        const input = await upload(line('a', 'one', { model }) + '\n');
+        await assert.rejects(
+          client(vk).batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+          (e: any) => e.status === 412 && e.code === 'model_not_allowed' && e.param === 'body.model',
+          model,
+        );
+      }
+      assert.deepEqual([control.requests.length, s3.calls.length], [calls, s3Calls]);
+      const allowed = await upload(line('a', 'one', { model: 'other.model-v1' }) + '\n');
+      const b = await client(vk).batches.create({ input_file_id: allowed.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      assert.equal(b.status, 'validating');
+      assert.equal(lastJob().body.modelId, 'other.model-v1');
+    });
+
     it("a control URL at a cloud metadata address → the same 403 upstream_address_denied a chat call gets; the records are deleted", async () => {
       const input = await upload(line('q', 'hi') + '\n');
       const jobs = control.jobs.size;

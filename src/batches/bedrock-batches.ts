@@ -22,7 +22,7 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { batchState, BedrockJobs, inputRecord, jobId, jobSettings, outputLine, s3Object, s3Uri, unixSeconds, type InvocationJob, type JobSettings, type S3Location } from '../providers/bedrock/batch.js';
 import type { BedrockSettings } from '../providers/bedrock/settings.js';
-import type { CredentialSource, StoredCredential } from '../routing/credentials.js';
+import { modelRefused, type CredentialSource, type StoredCredential } from '../routing/credentials.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { policedAgents } from '../upstream/client.js';
 import { UpstreamAddressDenied } from '../upstream/policy.js';
@@ -84,6 +84,9 @@ export class BedrockBatches {
         await this.d.batches.insert(failed);
         return { ok: true, value: failed };
       }
+      // The key's model rules, as a chat call through it meets them (routing/credentials.ts): before anything is sent.
+      const refused = modelRefused(vk, vk.slug, made.value.model, 'body.model');
+      if (refused !== null) return { ok: false, error: refused };
       await records.end();
       const inputKey = `${id}.jsonl`;
       const arn = await this.startJob(settings.value, id, inputKey, made.value.model, records.path);

@@ -161,6 +161,26 @@ for (const engine of engines()) {
       assert.equal(failed.output_file_id, null);
     });
 
+    it('output lines that are not records are error lines (bad_provider_output) counted as failed; a completed job with no output object fails the batch', async () => {
+      const input = await upload([line('a', 'one'), line('b', 'two')].join('\n') + '\n');
+      const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      const job = lastJob();
+      control.finish(job.jobArn, s3, (r) => ({ modelOutput: converseAnswer(`echo ${r.recordId}`) }));
+      const outKey = [...s3.objects.keys()].find((k) => k.endsWith(`${job.jobArn.slice(job.jobArn.lastIndexOf('/') + 1)}/${b.id}.jsonl.out`))!;
+      s3.objects.set(outKey, Buffer.concat([s3.objects.get(outKey)!, Buffer.from('<html>not a record</html>\n{"recordId":"trunc')]));
+      const done = await sdk.batches.retrieve(b.id);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(done.request_counts, { total: 2, completed: 2, failed: 2 });
+      const errs = (await (await files.files.content(done.error_file_id!)).text()).trim().split('\n').map((l) => JSON.parse(l));
+      assert.deepEqual(errs.map((e) => [e.custom_id, e.response.status_code, e.error.code]), [[null, 502, 'bad_provider_output'], [null, 502, 'bad_provider_output']]);
+
+      const lost = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      control.move(lastJob().jobArn, 'Completed');
+      const failed = await sdk.batches.retrieve(lost.id);
+      assert.deepEqual([failed.status, typeof failed.failed_at, failed.completed_at ?? null, failed.output_file_id], ['failed', 'number', null, null]);
+      assert.equal(failed.errors?.data?.[0]?.code, 'bedrock_output_missing');
+    });
+
     it('cancel stops the job (StopModelInvocationJob): cancelling, then cancelled when Bedrock says Stopped; a second cancel is a 409', async () => {
       const input = await upload(line('x', 'hi') + '\n');
       const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });

@@ -47,6 +47,8 @@ export interface BedrockBatchDeps {
 
 /** Bedrock's shortest job timeout, and OpenAI's 24h window. */
 const JOB_HOURS = 24;
+/** An ended job whose output object is not where the job was told to write it. */
+const OUTPUT_MISSING = 'bedrock_output_missing';
 /** Statuses after which Bedrock changes nothing. */
 const ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
@@ -157,8 +159,14 @@ export class BedrockBatches {
     const state = this.mapped(b, got.value);
     if (ENDED.has(state.status) && state.status !== 'failed') {
       const out = await this.collect(b, settings.value, job);
-      if (!out.ok) return out;
-      Object.assign(state, out.value);
+      if (out.ok) Object.assign(state, out.value);
+      else if (out.error.code !== OUTPUT_MISSING) return out;
+      else if (state.status === 'completed') {
+        // Bedrock says done but wrote nothing where it was told: a failed batch saying so, not a completed one with no files.
+        Object.assign(state, { status: 'failed', completed_at: null, failed_at: state.completed_at ?? seconds(this.d.now()) });
+        state.errors = [{ code: OUTPUT_MISSING, message: out.error.message, param: null, line: null }];
+      }
+      // A job stopped or expired before it wrote anything: no files, as its status says.
     }
     return found(await this.d.batches.providerState(b.workspaceId, b.id, state), b.id);
   }
@@ -195,15 +203,16 @@ export class BedrockBatches {
       body = await storage.read(key);
     } catch (e) {
       storage.close();
-      if ((e as { name?: string }).name === 'NoSuchKey') return { ok: true, value: { output_file_id: null, error_file_id: null, completed: b.completed, failed: b.failed } };
+      if ((e as { name?: string }).name === 'NoSuchKey') return { ok: false, error: new GatewayError(502, `the Bedrock job's output ${job.outputUri} is not in S3`, { code: OUTPUT_MISSING }) };
       return { ok: false, error: s3Failure("the Bedrock job's output could not be read from S3", e) };
     }
     const files = { ok: new LineFile(scratchPath(this.d.files.storage, `${b.id}o`)), error: new LineFile(scratchPath(this.d.files.storage, `${b.id}e`)) };
     try {
       // An output line carries its input too: the line limit is twice a request's.
       for await (const l of readLines(body, 0, 0, 2 * this.d.maxLineBytes)) {
-        const line = l.text === null ? null : outputLine(l.text, job.modelId, newRequestId());
-        if (line !== null) await (line.ok ? files.ok : files.error).write(line.line);
+        if (l.text !== null && l.text.trim() === '') continue;
+        const line = outputLine(l.text, job.modelId, newRequestId());
+        await (line.ok ? files.ok : files.error).write(line.line);
       }
       return {
         ok: true,

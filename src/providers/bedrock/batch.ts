@@ -161,16 +161,9 @@ export function inputRecord(recordId: string, body: Record<string, unknown>): Re
   return ok(JSON.stringify({ recordId, modelInput: converse.value }));
 }
 
-/** One line of the job's output, as a line of OpenAI's batch output (ok) or error file. */
-export function outputLine(text: string, model: string, requestId: string): { ok: boolean; line: string } | null {
-  let rec: { recordId?: unknown; modelOutput?: unknown; error?: { errorCode?: unknown; errorMessage?: unknown } };
-  try {
-    rec = JSON.parse(text) as typeof rec;
-  } catch {
-    return null; // not a record (a truncated last line): nothing to report it against
-  }
-  const customId = typeof rec.recordId === 'string' ? rec.recordId : null;
-  const failed = (status: number, code: string, message: string): { ok: boolean; line: string } => ({
+/** One line of the job's output, as a line of OpenAI's batch output (ok) or error file; `null` text: a line longer than the gateway reads. */
+export function outputLine(text: string | null, model: string, requestId: string): { ok: boolean; line: string } {
+  const failed = (customId: string | null, status: number, code: string, message: string): { ok: boolean; line: string } => ({
     ok: false,
     line: JSON.stringify({
       id: requestId,
@@ -179,14 +172,29 @@ export function outputLine(text: string, model: string, requestId: string): { ok
       error: { code, message },
     }),
   });
+  type OutputRecord = { recordId?: unknown; modelOutput?: unknown; error?: { errorCode?: unknown; errorMessage?: unknown } };
+  let rec: OutputRecord | null;
+  try {
+    rec = text === null ? null : (JSON.parse(text) as OutputRecord | null);
+  } catch {
+    rec = null;
+  }
+  // Not a record (too long, truncated, not JSON): an error line with no custom_id, so the count still adds up.
+  if (rec === null || typeof rec !== 'object') {
+    return failed(null, 502, BAD_OUTPUT_CODE, text === null ? 'a line of the Bedrock job\'s output is longer than the gateway reads' : 'a line of the Bedrock job\'s output is not a JSON record');
+  }
+  const customId = typeof rec.recordId === 'string' ? rec.recordId : null;
   if (rec.modelOutput === undefined) {
     const status = typeof rec.error?.errorCode === 'number' ? rec.error.errorCode : 500;
-    return failed(status, `bedrock_${status}`, typeof rec.error?.errorMessage === 'string' ? rec.error.errorMessage : 'the record failed at Bedrock');
+    return failed(customId, status, `bedrock_${status}`, typeof rec.error?.errorMessage === 'string' ? rec.error.errorMessage : 'the record failed at Bedrock');
   }
   const answer = fromConverse(Buffer.from(JSON.stringify(rec.modelOutput)), model, false);
-  if (!answer.ok) return failed(502, 'invalid_provider_response', answer.error.message);
+  if (!answer.ok) return failed(customId, 502, 'invalid_provider_response', answer.error.message);
   return { ok: true, line: `{"id":${JSON.stringify(requestId)},"custom_id":${JSON.stringify(customId)},"response":{"status_code":200,"request_id":null,"body":${answer.value}},"error":null}` };
 }
+
+/** The error line's code for an output line that is not a record. */
+export const BAD_OUTPUT_CODE = 'bad_provider_output';
 
 /** The control plane's calls, signed with the target's credentials and sent only to its control URL. */
 export class BedrockJobs {

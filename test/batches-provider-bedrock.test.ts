@@ -181,6 +181,39 @@ for (const engine of engines()) {
       assert.equal(failed.errors?.data?.[0]?.code, 'bedrock_output_missing');
     });
 
+    it('a create whose answer is lost is retried once with the same clientRequestToken: one job, the batch names it', async () => {
+      const input = await upload(line('a', 'one') + '\n');
+      const jobs = control.jobs.size;
+      control.loseNextCreateAnswer();
+      const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      assert.equal(control.jobs.size, jobs + 1);
+      const creates = control.requests.slice(-2).map((r) => [r.path, r.json?.clientRequestToken]);
+      assert.deepEqual(creates, [['/model-invocation-job', b.id], ['/model-invocation-job', b.id]]);
+      const row = (await gw.store.batches.load(b.id))!;
+      assert.equal(row.providerJob?.jobArn, lastJob().jobArn);
+    });
+
+    it('the row failing to be stored after the job was created stops the job and says so', async () => {
+      const input = await upload(line('a', 'one') + '\n');
+      const repo = gw.store.batches;
+      const insert = repo.insert;
+      repo.insert = async () => {
+        repo.insert = insert;
+        throw new Error('disk full');
+      };
+      try {
+        await assert.rejects(
+          sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+          (e: any) => e.status === 500 && e.code === 'batch_not_stored' && /it was stopped/.test(e.message),
+        );
+      } finally {
+        repo.insert = insert;
+      }
+      const job = lastJob();
+      assert.equal(job.status, 'Stopping');
+      assert.deepEqual([control.requests.at(-1)!.method, control.requests.at(-1)!.path], ['POST', `/model-invocation-job/${encodeURIComponent(job.jobArn)}/stop`]);
+    });
+
     it('cancel stops the job (StopModelInvocationJob): cancelling, then cancelled when Bedrock says Stopped; a second cancel is a 409', async () => {
       const input = await upload(line('x', 'hi') + '\n');
       const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });

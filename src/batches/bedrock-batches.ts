@@ -102,7 +102,14 @@ export class BedrockBatches {
         outputUri: s3Uri(settings.value.output, `${jobId(arn.value)}/${inputKey}.out`),
       };
       const created: BatchRecord = { ...row, total: made.value.total, providerJob: job };
-      await this.d.batches.insert(created);
+      try {
+        await this.d.batches.insert(created);
+      } catch (e) {
+        // No row names the job: nobody could read, cancel or collect it. Stopped (best effort), and the answer says which.
+        const stopped = await new BedrockJobs(settings.value).stop(arn.value).catch(() => null);
+        const outcome = stopped?.ok === true ? 'it was stopped' : `stopping it failed too: stop ${arn.value} by hand`;
+        return { ok: false, error: new GatewayError(500, `the batch could not be stored after Bedrock created job ${arn.value}; ${outcome} (${(e as Error).name})`, { code: 'batch_not_stored' }) };
+      }
       return { ok: true, value: created };
     } finally {
       await records.discard();

@@ -211,7 +211,10 @@ export class BedrockJobs {
       outputDataConfig: { s3OutputDataConfig: { s3Uri: s3Uri(this.s.output) } },
       timeoutDurationInHours: job.timeoutHours,
     };
-    const answer = await this.call('POST', '/model-invocation-job', JSON.stringify(body));
+    // The token makes the create idempotent at Bedrock: when the first try's outcome is unknown (no answer, a 5xx),
+    // the one retry with the same token returns the job the first one made rather than a second.
+    let answer = await this.call('POST', '/model-invocation-job', JSON.stringify(body));
+    if (!answer.ok && unknownOutcome(answer.error)) answer = await this.call('POST', '/model-invocation-job', JSON.stringify(body));
     if (!answer.ok) return answer;
     const arn = (answer.value as { jobArn?: unknown }).jobArn;
     return typeof arn === 'string' ? ok(arn) : err(new GatewayError(502, 'bedrock answered CreateModelInvocationJob without a jobArn', { code: 'invalid_provider_response' }));
@@ -268,6 +271,9 @@ const MAX_ERROR_BYTES = 16 * 1024;
 const MAX_ERROR_MESSAGE = 512;
 
 class TooLarge extends Error {}
+
+/** A create that may or may not have made the job: no answer, or a 5xx. */
+const unknownOutcome = (e: GatewayError): boolean => e.status >= 500 && e.code !== REDIRECT_CODE && e.code !== 'invalid_provider_response';
 
 /** The body up to `limit` bytes: past it, a TooLarge (`strict`) or what was read so far (an error body, relayed cut). */
 async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number, strict: boolean): Promise<Buffer> {

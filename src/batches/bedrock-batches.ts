@@ -30,12 +30,12 @@ import type { ApiKeyRecord } from '../store/api-keys.js';
 import { newBatchRecord, type BatchLineError, type BatchRecord, type BatchRepo, type ProviderJob, type ProviderState } from '../store/batches.js';
 import type { StoredFile } from '../store/files.js';
 import type { Files } from './files.js';
-import { batchFileId, newBatchId, newRequestId } from './ids.js';
+import { newBatchId, newRequestId, seconds } from './ids.js';
 import { readLines } from './jsonl.js';
 import { LineFile } from './line-file.js';
 import { S3Storage } from './s3-storage.js';
 import { scratchPath } from './storage.js';
-import { checkLine, isLineError, MAX_BATCH_LINES, MAX_LINE_ERRORS } from './validate.js';
+import { checkLines } from './validate.js';
 
 export interface BedrockBatchDeps {
   files: Files;
@@ -223,7 +223,12 @@ export class BedrockBatches {
       }
       return {
         ok: true,
-        value: { output_file_id: await this.store(b, files.ok, 'output'), error_file_id: await this.store(b, files.error, 'error'), completed: files.ok.lines, failed: files.error.lines },
+        value: {
+          output_file_id: await this.d.files.createBatchFile(b, 'output', files.ok, seconds(this.d.now())),
+          error_file_id: await this.d.files.createBatchFile(b, 'error', files.error, seconds(this.d.now())),
+          completed: files.ok.lines,
+          failed: files.error.lines,
+        },
       };
     } catch (e) {
       return { ok: false, error: s3Failure("the Bedrock job's output could not be collected", e) };
@@ -234,54 +239,27 @@ export class BedrockBatches {
     }
   }
 
-  private async store(b: BatchRecord, file: LineFile, kind: 'output' | 'error'): Promise<string | null> {
-    if ((await file.end()) === 0) return null;
-    const f = await this.d.files.create({ id: batchFileId(b.id, kind), workspaceId: b.workspaceId, purpose: 'batch_output', filename: `${b.id}_${kind}.jsonl`, createdAt: seconds(this.d.now()) }, file.path);
-    return f.id;
-  }
-
   /** The file's lines as Converse records, or what is wrong with them (as a gateway batch lists it). */
   private async records(file: StoredFile, out: LineFile): Promise<Result<{ model: string; total: number } | { errors: BatchLineError[]; total: number }>> {
     const input = await this.d.files.open(file.workspaceId, file.id);
     if (input === null) return bad(`input_file_id: no file '${file.id}'`, 'input_file_id');
-    const errors: BatchLineError[] = [];
-    const seen = new Set<string>();
-    let model: string | null = null;
-    let total = 0;
-    const fail = (e: BatchLineError): void => {
-      if (errors.length < MAX_LINE_ERRORS) errors.push(e);
-    };
+    let model = null as string | null; // set in the callback: not narrowed here
     try {
-      for await (const l of readLines(input, 0, 0, this.d.maxLineBytes)) {
-        if (l.text !== null && l.text.trim() === '') continue;
-        if (++total > MAX_BATCH_LINES) {
-          fail({ code: 'too_many_lines', message: `a batch holds at most ${MAX_BATCH_LINES} lines`, param: null, line: l.line + 1 });
-          break;
-        }
-        const c = checkLine(l.text, l.line, '/v1/chat/completions', this.d.maxLineBytes);
-        if (isLineError(c)) {
-          fail(c);
-          continue;
-        }
-        if (seen.has(c.customId)) {
-          fail({ code: 'duplicate_custom_id', message: `custom_id '${c.customId}' is used by an earlier line`, param: 'custom_id', line: l.line + 1 });
-          continue;
-        }
-        seen.add(c.customId);
+      const { errors, total } = await checkLines(readLines(input, 0, 0, this.d.maxLineBytes), '/v1/chat/completions', this.d.maxLineBytes, async (c, at) => {
         if (typeof c.body.model !== 'string' || (model !== null && c.body.model !== model)) {
-          fail({ code: 'invalid_value', message: `body.model: a Bedrock batch runs one model${model === null ? '' : ` ('${model}', the first line's)`}`, param: 'body.model', line: l.line + 1 });
-          continue;
+          return { code: 'invalid_value', message: `body.model: a Bedrock batch runs one model${model === null ? '' : ` ('${model}', the first line's)`}`, param: 'body.model', line: at + 1 };
         }
         model = c.body.model;
         const record = inputRecord(c.customId, c.body);
-        if (!record.ok) fail({ code: record.error.code, message: record.error.message, param: record.error.param === null ? null : `body.${record.error.param}`, line: l.line + 1 });
-        else if (errors.length === 0) await out.write(record.value);
-      }
+        if (!record.ok) return { code: record.error.code, message: record.error.message, param: record.error.param === null ? null : `body.${record.error.param}`, line: at + 1 };
+        // Written while the file is good; a bad file's records are discarded with the scratch file.
+        await out.write(record.value);
+        return null;
+      });
+      return { ok: true, value: errors.length > 0 || model === null ? { errors, total } : { model, total } };
     } finally {
       input.destroy();
     }
-    if (total === 0) fail({ code: 'empty_file', message: 'the input file has no lines', param: 'input_file_id', line: null });
-    return { ok: true, value: errors.length > 0 || model === null ? { errors, total } : { model, total } };
   }
 
   private async settingsOf(workspaceId: string, job: ProviderJob): Promise<Result<JobSettings>> {
@@ -324,7 +302,6 @@ function s3Failure(what: string, e: unknown): GatewayError {
   return new GatewayError(502, `${what}: ${(e as { name?: string }).name ?? 'error'}`, { code: 'provider_storage_failed' });
 }
 
-const seconds = (ms: number): number => Math.floor(ms / 1000);
 const bad = (message: string, param: string): Result<never> => ({ ok: false, error: invalid(message, param) });
 const found = (b: BatchRecord | null, id: string): Result<BatchRecord> =>
   b === null ? { ok: false, error: new GatewayError(404, `no batch '${id}'`, { code: 'batch_not_found' }) } : { ok: true, value: b };

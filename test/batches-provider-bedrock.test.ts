@@ -41,21 +41,23 @@ after(async () => {
   await control.close();
 });
 
+/** A bedrock virtual key's settings: the mocks' credentials, the bucket under `prefix`, both mocks as endpoints. */
+const bedrockKey = (prefix: string) => ({
+  provider: 'bedrock',
+  cloud1_access_key_id: S3_CREDENTIALS.accessKeyId,
+  cloud1_secret_access_key: S3_CREDENTIALS.secretAccessKey,
+  cloud1_region: REGION,
+  cloud1_batch_s3_uri: `s3://${s3.bucket}/${prefix}`,
+  cloud1_batch_role_arn: ROLE,
+  cloud1_batch_control_url: control.url,
+  cloud1_batch_s3_endpoint: s3.url,
+});
+
 for (const engine of engines()) {
   describe(`Bedrock batches as model invocation jobs (${engine.name})`, () => {
     const gw = useGateway(engine);
     let files: OpenAI;
-    const keySettings = (extra: Record<string, unknown> = {}) => ({
-      provider: 'bedrock',
-      cloud1_access_key_id: S3_CREDENTIALS.accessKeyId,
-      cloud1_secret_access_key: S3_CREDENTIALS.secretAccessKey,
-      cloud1_region: REGION,
-      cloud1_batch_s3_uri: `s3://${s3.bucket}/sy/${engine.name}`,
-      cloud1_batch_role_arn: ROLE,
-      cloud1_batch_control_url: control.url,
-      cloud1_batch_s3_endpoint: s3.url,
-      ...extra,
-    });
+    const keySettings = (extra: Record<string, unknown> = {}) => ({ ...bedrockKey(`sy/${engine.name}`), ...extra });
     const virtualKey = async (name: string, extra: Record<string, unknown> = {}) =>
       (await expectJson(await gw.call('/virtual-keys', { body: { name, ...keySettings(extra) } }), 201)).id as string;
     const client = (vk: string) => new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': vk }, maxRetries: 0 });
@@ -284,6 +286,15 @@ for (const engine of engines()) {
       assert.equal((await sdk.batches.list({ limit: 100 })).data.length, before);
     });
 
+    it("an error body is relayed only up to a bound (the message cut to 512 characters)", async () => {
+      const input = await upload(line('q', 'hi') + '\n');
+      control.refuseNextCreate(400, 'ValidationException', 'x'.repeat(200_000));
+      await assert.rejects(
+        sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (e: any) => e.status === 400 && e.code === 'ValidationException' && e.message.length <= 520,
+      );
+    });
+
     it('a bucket S3 refuses → 502 naming S3\'s error, no job created', async () => {
       const input = await upload(line('q', 'hi') + '\n');
       const jobs = control.jobs.size;
@@ -354,12 +365,7 @@ describe('Bedrock batches under the upstream policy', () => {
   const engine = engines()[0]!;
   const gw = useGateway(engine, { env: { GATEWAY_UPSTREAM_DENY: '127.0.0.0/8' } });
   const settings = (host: string) => ({
-    provider: 'bedrock',
-    cloud1_access_key_id: S3_CREDENTIALS.accessKeyId,
-    cloud1_secret_access_key: S3_CREDENTIALS.secretAccessKey,
-    cloud1_region: REGION,
-    cloud1_batch_s3_uri: `s3://${s3.bucket}/denied`,
-    cloud1_batch_role_arn: ROLE,
+    ...bedrockKey('denied'),
     cloud1_batch_control_url: control.url.replace('127.0.0.1', host),
     cloud1_batch_s3_endpoint: s3.url.replace('127.0.0.1', host),
   });

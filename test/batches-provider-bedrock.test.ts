@@ -41,21 +41,23 @@ after(async () => {
   await control.close();
 });
 
+/** A bedrock virtual key's settings: the mocks' credentials, the bucket under `prefix`, both mocks as endpoints. */
+const bedrockKey = (prefix: string) => ({
+  provider: 'bedrock',
+  cloud1_access_key_id: S3_CREDENTIALS.accessKeyId,
+  cloud1_secret_access_key: S3_CREDENTIALS.secretAccessKey,
+  cloud1_region: REGION,
+  cloud1_batch_s3_uri: `s3://${s3.bucket}/${prefix}`,
+  cloud1_batch_role_arn: ROLE,
+  cloud1_batch_control_url: control.url,
+  cloud1_batch_s3_endpoint: s3.url,
+});
+
 for (const engine of engines()) {
   describe(`Bedrock batches as model invocation jobs (${engine.name})`, () => {
     const gw = useGateway(engine);
     let files: OpenAI;
-    const keySettings = (extra: Record<string, unknown> = {}) => ({
-      provider: 'bedrock',
-      cloud1_access_key_id: S3_CREDENTIALS.accessKeyId,
-      cloud1_secret_access_key: S3_CREDENTIALS.secretAccessKey,
-      cloud1_region: REGION,
-      cloud1_batch_s3_uri: `s3://${s3.bucket}/sy/${engine.name}`,
-      cloud1_batch_role_arn: ROLE,
-      cloud1_batch_control_url: control.url,
-      cloud1_batch_s3_endpoint: s3.url,
-      ...extra,
-    });
+    const keySettings = (extra: Record<string, unknown> = {}) => ({ ...bedrockKey(`sy/${engine.name}`), ...extra });
     const virtualKey = async (name: string, extra: Record<string, unknown> = {}) =>
       (await expectJson(await gw.call('/virtual-keys', { body: { name, ...keySettings(extra) } }), 201)).id as string;
     const client = (vk: string) => new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': vk }, maxRetries: 0 });
@@ -161,6 +163,59 @@ for (const engine of engines()) {
       assert.equal(failed.output_file_id, null);
     });
 
+    it('output lines that are not records are error lines (bad_provider_output) counted as failed; a completed job with no output object fails the batch', async () => {
+      const input = await upload([line('a', 'one'), line('b', 'two')].join('\n') + '\n');
+      const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      const job = lastJob();
+      control.finish(job.jobArn, s3, (r) => ({ modelOutput: converseAnswer(`echo ${r.recordId}`) }));
+      const outKey = [...s3.objects.keys()].find((k) => k.endsWith(`${job.jobArn.slice(job.jobArn.lastIndexOf('/') + 1)}/${b.id}.jsonl.out`))!;
+      s3.objects.set(outKey, Buffer.concat([s3.objects.get(outKey)!, Buffer.from('<html>not a record</html>\n{"recordId":"trunc')]));
+      const done = await sdk.batches.retrieve(b.id);
+      assert.equal(done.status, 'completed');
+      assert.deepEqual(done.request_counts, { total: 2, completed: 2, failed: 2 });
+      const errs = (await (await files.files.content(done.error_file_id!)).text()).trim().split('\n').map((l) => JSON.parse(l));
+      assert.deepEqual(errs.map((e) => [e.custom_id, e.response.status_code, e.error.code]), [[null, 502, 'bad_provider_output'], [null, 502, 'bad_provider_output']]);
+
+      const lost = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      control.move(lastJob().jobArn, 'Completed');
+      const failed = await sdk.batches.retrieve(lost.id);
+      assert.deepEqual([failed.status, typeof failed.failed_at, failed.completed_at ?? null, failed.output_file_id], ['failed', 'number', null, null]);
+      assert.equal(failed.errors?.data?.[0]?.code, 'bedrock_output_missing');
+    });
+
+    it('a create whose answer is lost is retried once with the same clientRequestToken: one job, the batch names it', async () => {
+      const input = await upload(line('a', 'one') + '\n');
+      const jobs = control.jobs.size;
+      control.loseNextCreateAnswer();
+      const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      assert.equal(control.jobs.size, jobs + 1);
+      const creates = control.requests.slice(-2).map((r) => [r.path, r.json?.clientRequestToken]);
+      assert.deepEqual(creates, [['/model-invocation-job', b.id], ['/model-invocation-job', b.id]]);
+      const row = (await gw.store.batches.load(b.id))!;
+      assert.equal(row.providerJob?.jobArn, lastJob().jobArn);
+    });
+
+    it('the row failing to be stored after the job was created stops the job and says so', async () => {
+      const input = await upload(line('a', 'one') + '\n');
+      const repo = gw.store.batches;
+      const insert = repo.insert;
+      repo.insert = async () => {
+        repo.insert = insert;
+        throw new Error('disk full');
+      };
+      try {
+        await assert.rejects(
+          sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+          (e: any) => e.status === 500 && e.code === 'batch_not_stored' && /it was stopped/.test(e.message),
+        );
+      } finally {
+        repo.insert = insert;
+      }
+      const job = lastJob();
+      assert.equal(job.status, 'Stopping');
+      assert.deepEqual([control.requests.at(-1)!.method, control.requests.at(-1)!.path], ['POST', `/model-invocation-job/${encodeURIComponent(job.jobArn)}/stop`]);
+    });
+
     it('cancel stops the job (StopModelInvocationJob): cancelling, then cancelled when Bedrock says Stopped; a second cancel is a 409', async () => {
       const input = await upload(line('x', 'hi') + '\n');
       const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
@@ -231,6 +286,15 @@ for (const engine of engines()) {
       assert.equal((await sdk.batches.list({ limit: 100 })).data.length, before);
     });
 
+    it("an error body is relayed only up to a bound (the message cut to 512 characters)", async () => {
+      const input = await upload(line('q', 'hi') + '\n');
+      control.refuseNextCreate(400, 'ValidationException', 'x'.repeat(200_000));
+      await assert.rejects(
+        sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (e: any) => e.status === 400 && e.code === 'ValidationException' && e.message.length <= 520,
+      );
+    });
+
     it('a bucket S3 refuses → 502 naming S3\'s error, no job created', async () => {
       const input = await upload(line('q', 'hi') + '\n');
       const jobs = control.jobs.size;
@@ -242,7 +306,43 @@ for (const engine of engines()) {
       assert.equal(control.jobs.size, jobs);
     });
 
-        it('a provider file id with a bedrock key → 400 naming input_file_id', async () => {
+    it("an integration's model rules apply as to a chat call: an unlisted or disabled model → 412 model_not_allowed, nothing sent; a listed one runs", async () => {
+      const { provider: _, ...configurations } = keySettings();
+      const integ = await expectJson(await gw.call('/integrations', { body: { name: 'aws', ai_provider_id: 'bedrock', slug: `aws-${engine.name}`, workspace_id: 'default', configurations } }), 201);
+      const models = [{ slug: 'other.model-v1', enabled: true }, { slug: 'disabled.model-v1', enabled: false }];
+      await expectJson(await gw.call(`/integrations/${integ.id}/integration-models`, { method: 'PUT', body: { models, allow_all_models: false } }), 200);
+      const vk = (await expectJson(await gw.call('/virtual-keys', { body: { name: 'from integration', integration_id: integ.id, slug: `from-int-${engine.name}` } }), 201)).id as string;
+      const chat = await gw.call('/chat/completions', { headers: { 'x-gateway-virtual-key': vk }, body: { model: MODEL, messages: [{ role: 'user', content: 'x' }] } });
+      assert.equal(chat.status, 412);
+      const [calls, s3Calls] = [control.requests.length, s3.calls.length];
+      for (const model of [MODEL, 'disabled.model-v1']) {
+        const input = await upload(line('a', 'one', { model }) + '\n');
+        await assert.rejects(
+          client(vk).batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+          (e: any) => e.status === 412 && e.code === 'model_not_allowed' && e.param === 'body.model',
+          model,
+        );
+      }
+      assert.deepEqual([control.requests.length, s3.calls.length], [calls, s3Calls]);
+      const allowed = await upload(line('a', 'one', { model: 'other.model-v1' }) + '\n');
+      const b = await client(vk).batches.create({ input_file_id: allowed.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      assert.equal(b.status, 'validating');
+      assert.equal(lastJob().body.modelId, 'other.model-v1');
+    });
+
+    it("a control URL at a cloud metadata address → the same 403 upstream_address_denied a chat call gets; the records are deleted", async () => {
+      const input = await upload(line('q', 'hi') + '\n');
+      const jobs = control.jobs.size;
+      const vk = await virtualKey('metadata control', { cloud1_batch_control_url: 'http://169.254.169.254/latest/meta-data/iam#' });
+      await assert.rejects(
+        client(vk).batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (e: any) => e.status === 403 && e.code === 'upstream_address_denied' && /169\.254\.169\.254/.test(e.message),
+      );
+      assert.equal(control.jobs.size, jobs);
+      assert.equal(s3.calls.at(-1)!.action, 'DeleteObject');
+    });
+
+    it('a provider file id with a bedrock key → 400 naming input_file_id', async () => {
       await assert.rejects(
         sdk.batches.create({ input_file_id: 'file-abc123', endpoint: '/v1/chat/completions', completion_window: '24h' }),
         (e: any) => e.status === 400 && e.param === 'input_file_id',
@@ -258,3 +358,36 @@ for (const engine of engines()) {
     });
   });
 }
+
+// The upstream policy (docs/security.md) applies to a Bedrock batch's calls as to a chat call's: the key's control URL
+// and S3 endpoint are the key writer's choice. Loopback denied here, where both mocks listen.
+describe('Bedrock batches under the upstream policy', () => {
+  const engine = engines()[0]!;
+  const gw = useGateway(engine, { env: { GATEWAY_UPSTREAM_DENY: '127.0.0.0/8' } });
+  const settings = (host: string) => ({
+    ...bedrockKey('denied'),
+    cloud1_batch_control_url: control.url.replace('127.0.0.1', host),
+    cloud1_batch_s3_endpoint: s3.url.replace('127.0.0.1', host),
+  });
+
+  for (const host of ['127.0.0.1', 'localhost']) {
+    it(`endpoints on a denied address (${host}) → the batch create is refused 403 upstream_address_denied, as a chat call is; nothing reaches the mocks`, async () => {
+      const vk = (await expectJson(await gw.call('/virtual-keys', { body: { name: `denied ${host}`, ...settings(host) } }), 201)).id as string;
+      const chat = await gw.call('/chat/completions', {
+        headers: { 'x-gateway-config': JSON.stringify({ provider: 'openai', api_key: 'k', custom_host: control.url }) },
+        body: { model: 'm', messages: [{ role: 'user', content: 'x' }] },
+      });
+      assert.equal(chat.status, 403);
+      assert.equal((await chat.json()).error.code, 'upstream_address_denied');
+      const files = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY }, maxRetries: 0 });
+      const sdk = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': vk }, maxRetries: 0 });
+      const input = await files.files.create({ file: await toFile(Buffer.from(line('a', 'x') + '\n'), 'in.jsonl'), purpose: 'batch' });
+      const [controlCalls, s3Calls] = [control.requests.length, s3.calls.length];
+      await assert.rejects(
+        sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+        (e: any) => e.status === 403 && e.code === 'upstream_address_denied' && /GATEWAY_UPSTREAM_DENY/.test(e.message),
+      );
+      assert.deepEqual([control.requests.length, s3.calls.length], [controlCalls, s3Calls]);
+    });
+  }
+});

@@ -29,7 +29,7 @@ import type { CredentialSource } from '../routing/credentials.js';
 import { BedrockBatches } from './bedrock-batches.js';
 import type { BatchEngine } from './engine.js';
 import { fileObject, type Files } from './files.js';
-import { isGatewayBatchId, isGatewayFileId, newBatchId, newFileId } from './ids.js';
+import { isGatewayBatchId, isGatewayFileId, newBatchId, newFileId, seconds } from './ids.js';
 import { relayInProcess } from './in-process.js';
 import { BATCH_ENDPOINTS } from './runner.js';
 import { scratchPath } from './storage.js';
@@ -295,6 +295,5 @@ function listOf<T extends { id?: unknown }>(data: T[], hasMore: boolean): Record
   return { object: 'list', data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }
 
-const seconds = (ms: number): number => Math.floor(ms / 1000);
 const noFile = (id: string): Result<never> => ({ ok: false, error: new GatewayError(404, `no file '${id}'`, { code: 'file_not_found' }) });
 const noBatch = (id: string): Result<never> => ({ ok: false, error: new GatewayError(404, `no batch '${id}'`, { code: 'batch_not_found' }) });

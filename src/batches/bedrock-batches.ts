@@ -22,18 +22,20 @@ import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { batchState, BedrockJobs, inputRecord, jobId, jobSettings, outputLine, s3Object, s3Uri, unixSeconds, type InvocationJob, type JobSettings, type S3Location } from '../providers/bedrock/batch.js';
 import type { BedrockSettings } from '../providers/bedrock/settings.js';
-import type { CredentialSource, StoredCredential } from '../routing/credentials.js';
+import { modelRefused, type CredentialSource, type StoredCredential } from '../routing/credentials.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import { policedAgents } from '../upstream/client.js';
+import { UpstreamAddressDenied } from '../upstream/policy.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import { newBatchRecord, type BatchLineError, type BatchRecord, type BatchRepo, type ProviderJob, type ProviderState } from '../store/batches.js';
 import type { StoredFile } from '../store/files.js';
 import type { Files } from './files.js';
-import { batchFileId, newBatchId, newRequestId } from './ids.js';
+import { newBatchId, newRequestId, seconds } from './ids.js';
 import { readLines } from './jsonl.js';
 import { LineFile } from './line-file.js';
 import { S3Storage } from './s3-storage.js';
 import { scratchPath } from './storage.js';
-import { checkLine, isLineError, MAX_BATCH_LINES, MAX_LINE_ERRORS } from './validate.js';
+import { checkLines } from './validate.js';
 
 export interface BedrockBatchDeps {
   files: Files;
@@ -45,6 +47,8 @@ export interface BedrockBatchDeps {
 
 /** Bedrock's shortest job timeout, and OpenAI's 24h window. */
 const JOB_HOURS = 24;
+/** An ended job whose output object is not where the job was told to write it. */
+const OUTPUT_MISSING = 'bedrock_output_missing';
 /** Statuses after which Bedrock changes nothing. */
 const ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
 
@@ -82,6 +86,9 @@ export class BedrockBatches {
         await this.d.batches.insert(failed);
         return { ok: true, value: failed };
       }
+      // The key's model rules, as a chat call through it meets them (routing/credentials.ts): before anything is sent.
+      const refused = modelRefused(vk, vk.slug, made.value.model, 'body.model');
+      if (refused !== null) return { ok: false, error: refused };
       await records.end();
       const inputKey = `${id}.jsonl`;
       const arn = await this.startJob(settings.value, id, inputKey, made.value.model, records.path);
@@ -95,7 +102,14 @@ export class BedrockBatches {
         outputUri: s3Uri(settings.value.output, `${jobId(arn.value)}/${inputKey}.out`),
       };
       const created: BatchRecord = { ...row, total: made.value.total, providerJob: job };
-      await this.d.batches.insert(created);
+      try {
+        await this.d.batches.insert(created);
+      } catch (e) {
+        // No row names the job: nobody could read, cancel or collect it. Stopped (best effort), and the answer says which.
+        const stopped = await new BedrockJobs(settings.value).stop(arn.value).catch(() => null);
+        const outcome = stopped?.ok === true ? 'it was stopped' : `stopping it failed too: stop ${arn.value} by hand`;
+        return { ok: false, error: new GatewayError(500, `the batch could not be stored after Bedrock created job ${arn.value}; ${outcome} (${(e as Error).name})`, { code: 'batch_not_stored' }) };
+      }
       return { ok: true, value: created };
     } finally {
       await records.discard();
@@ -152,8 +166,14 @@ export class BedrockBatches {
     const state = this.mapped(b, got.value);
     if (ENDED.has(state.status) && state.status !== 'failed') {
       const out = await this.collect(b, settings.value, job);
-      if (!out.ok) return out;
-      Object.assign(state, out.value);
+      if (out.ok) Object.assign(state, out.value);
+      else if (out.error.code !== OUTPUT_MISSING) return out;
+      else if (state.status === 'completed') {
+        // Bedrock says done but wrote nothing where it was told: a failed batch saying so, not a completed one with no files.
+        Object.assign(state, { status: 'failed', completed_at: null, failed_at: state.completed_at ?? seconds(this.d.now()) });
+        state.errors = [{ code: OUTPUT_MISSING, message: out.error.message, param: null, line: null }];
+      }
+      // A job stopped or expired before it wrote anything: no files, as its status says.
     }
     return found(await this.d.batches.providerState(b.workspaceId, b.id, state), b.id);
   }
@@ -190,19 +210,25 @@ export class BedrockBatches {
       body = await storage.read(key);
     } catch (e) {
       storage.close();
-      if ((e as { name?: string }).name === 'NoSuchKey') return { ok: true, value: { output_file_id: null, error_file_id: null, completed: b.completed, failed: b.failed } };
+      if ((e as { name?: string }).name === 'NoSuchKey') return { ok: false, error: new GatewayError(502, `the Bedrock job's output ${job.outputUri} is not in S3`, { code: OUTPUT_MISSING }) };
       return { ok: false, error: s3Failure("the Bedrock job's output could not be read from S3", e) };
     }
     const files = { ok: new LineFile(scratchPath(this.d.files.storage, `${b.id}o`)), error: new LineFile(scratchPath(this.d.files.storage, `${b.id}e`)) };
     try {
       // An output line carries its input too: the line limit is twice a request's.
       for await (const l of readLines(body, 0, 0, 2 * this.d.maxLineBytes)) {
-        const line = l.text === null ? null : outputLine(l.text, job.modelId, newRequestId());
-        if (line !== null) await (line.ok ? files.ok : files.error).write(line.line);
+        if (l.text !== null && l.text.trim() === '') continue;
+        const line = outputLine(l.text, job.modelId, newRequestId());
+        await (line.ok ? files.ok : files.error).write(line.line);
       }
       return {
         ok: true,
-        value: { output_file_id: await this.store(b, files.ok, 'output'), error_file_id: await this.store(b, files.error, 'error'), completed: files.ok.lines, failed: files.error.lines },
+        value: {
+          output_file_id: await this.d.files.createBatchFile(b, 'output', files.ok, seconds(this.d.now())),
+          error_file_id: await this.d.files.createBatchFile(b, 'error', files.error, seconds(this.d.now())),
+          completed: files.ok.lines,
+          failed: files.error.lines,
+        },
       };
     } catch (e) {
       return { ok: false, error: s3Failure("the Bedrock job's output could not be collected", e) };
@@ -213,54 +239,27 @@ export class BedrockBatches {
     }
   }
 
-  private async store(b: BatchRecord, file: LineFile, kind: 'output' | 'error'): Promise<string | null> {
-    if ((await file.end()) === 0) return null;
-    const f = await this.d.files.create({ id: batchFileId(b.id, kind), workspaceId: b.workspaceId, purpose: 'batch_output', filename: `${b.id}_${kind}.jsonl`, createdAt: seconds(this.d.now()) }, file.path);
-    return f.id;
-  }
-
   /** The file's lines as Converse records, or what is wrong with them (as a gateway batch lists it). */
   private async records(file: StoredFile, out: LineFile): Promise<Result<{ model: string; total: number } | { errors: BatchLineError[]; total: number }>> {
     const input = await this.d.files.open(file.workspaceId, file.id);
     if (input === null) return bad(`input_file_id: no file '${file.id}'`, 'input_file_id');
-    const errors: BatchLineError[] = [];
-    const seen = new Set<string>();
-    let model: string | null = null;
-    let total = 0;
-    const fail = (e: BatchLineError): void => {
-      if (errors.length < MAX_LINE_ERRORS) errors.push(e);
-    };
+    let model = null as string | null; // set in the callback: not narrowed here
     try {
-      for await (const l of readLines(input, 0, 0, this.d.maxLineBytes)) {
-        if (l.text !== null && l.text.trim() === '') continue;
-        if (++total > MAX_BATCH_LINES) {
-          fail({ code: 'too_many_lines', message: `a batch holds at most ${MAX_BATCH_LINES} lines`, param: null, line: l.line + 1 });
-          break;
-        }
-        const c = checkLine(l.text, l.line, '/v1/chat/completions', this.d.maxLineBytes);
-        if (isLineError(c)) {
-          fail(c);
-          continue;
-        }
-        if (seen.has(c.customId)) {
-          fail({ code: 'duplicate_custom_id', message: `custom_id '${c.customId}' is used by an earlier line`, param: 'custom_id', line: l.line + 1 });
-          continue;
-        }
-        seen.add(c.customId);
+      const { errors, total } = await checkLines(readLines(input, 0, 0, this.d.maxLineBytes), '/v1/chat/completions', this.d.maxLineBytes, async (c, at) => {
         if (typeof c.body.model !== 'string' || (model !== null && c.body.model !== model)) {
-          fail({ code: 'invalid_value', message: `body.model: a Bedrock batch runs one model${model === null ? '' : ` ('${model}', the first line's)`}`, param: 'body.model', line: l.line + 1 });
-          continue;
+          return { code: 'invalid_value', message: `body.model: a Bedrock batch runs one model${model === null ? '' : ` ('${model}', the first line's)`}`, param: 'body.model', line: at + 1 };
         }
         model = c.body.model;
         const record = inputRecord(c.customId, c.body);
-        if (!record.ok) fail({ code: record.error.code, message: record.error.message, param: record.error.param === null ? null : `body.${record.error.param}`, line: l.line + 1 });
-        else if (errors.length === 0) await out.write(record.value);
-      }
+        if (!record.ok) return { code: record.error.code, message: record.error.message, param: record.error.param === null ? null : `body.${record.error.param}`, line: at + 1 };
+        // Written while the file is good; a bad file's records are discarded with the scratch file.
+        await out.write(record.value);
+        return null;
+      });
+      return { ok: true, value: errors.length > 0 || model === null ? { errors, total } : { model, total } };
     } finally {
       input.destroy();
     }
-    if (total === 0) fail({ code: 'empty_file', message: 'the input file has no lines', param: 'input_file_id', line: null });
-    return { ok: true, value: errors.length > 0 || model === null ? { errors, total } : { model, total } };
   }
 
   private async settingsOf(workspaceId: string, job: ProviderJob): Promise<Result<JobSettings>> {
@@ -272,7 +271,8 @@ export class BedrockBatches {
 
   /** A bucket of the batch's, signed with the key's credentials, at the key's S3 endpoint. */
   private bucket(s: JobSettings, at: S3Location): S3Storage {
-    return new S3Storage({ bucket: at.bucket, region: s.region, endpoint: s.s3Endpoint, prefix: at.prefix, forcePathStyle: s.s3Endpoint !== undefined }, this.d.files.storage.scratch, s.credentials);
+    // The endpoint is the key writer's choice: its connections pass the upstream policy, as a chat call's do.
+    return new S3Storage({ bucket: at.bucket, region: s.region, endpoint: s.s3Endpoint, prefix: at.prefix, forcePathStyle: s.s3Endpoint !== undefined }, this.d.files.storage.scratch, s.credentials, policedAgents());
   }
 }
 
@@ -297,10 +297,11 @@ function stateOf(b: BatchRecord): ProviderState {
 
 /** An S3 call that failed: a 502 naming S3's error code only (its message may quote the request). */
 function s3Failure(what: string, e: unknown): GatewayError {
+  // Refused by the upstream policy: the same 403 a chat call to that address gets.
+  if (e instanceof UpstreamAddressDenied) return e;
   return new GatewayError(502, `${what}: ${(e as { name?: string }).name ?? 'error'}`, { code: 'provider_storage_failed' });
 }
 
-const seconds = (ms: number): number => Math.floor(ms / 1000);
 const bad = (message: string, param: string): Result<never> => ({ ok: false, error: invalid(message, param) });
 const found = (b: BatchRecord | null, id: string): Result<BatchRecord> =>
   b === null ? { ok: false, error: new GatewayError(404, `no batch '${id}'`, { code: 'batch_not_found' }) } : { ok: true, value: b };

@@ -6,6 +6,8 @@
 import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { FileRepo, StoredFile } from '../store/files.js';
+import { batchFileId } from './ids.js';
+import type { LineFile } from './line-file.js';
 import type { FileStorage } from './storage.js';
 
 export class Files {
@@ -21,6 +23,13 @@ export class Files {
     const file = { ...f, bytes };
     await this.repo.insert(file);
     return file;
+  }
+
+  /** A batch's output or error file from its finished LineFile (ended here); null, and nothing kept, when it has no lines. */
+  async createBatchFile(b: { id: string; workspaceId: string }, kind: 'output' | 'error', file: LineFile, createdAt: number): Promise<string | null> {
+    if ((await file.end()) === 0) return null;
+    const f = await this.create({ id: batchFileId(b.id, kind), workspaceId: b.workspaceId, purpose: 'batch_output', filename: `${b.id}_${kind}.jsonl`, createdAt }, file.path);
+    return f.id;
   }
 
   /** The file's bytes from `start`, when the workspace has it; null otherwise. */

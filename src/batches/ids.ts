@@ -28,3 +28,6 @@ export function isGatewayFileId(id: unknown): id is string {
 export function isGatewayBatchId(id: unknown): id is string {
   return typeof id === 'string' && id.length > BATCH_PREFIX.length && id.startsWith(BATCH_PREFIX);
 }
+
+/** A time in ms as the Unix seconds a Batch object's `*_at` fields hold. */
+export const seconds = (ms: number): number => Math.floor(ms / 1000);

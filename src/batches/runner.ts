@@ -18,13 +18,13 @@ import { ENDPOINT_PATHS, type ModelEndpoint } from '../shared/endpoint.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { BatchLineError, BatchRecord, BatchRepo, BatchStatus, LineOutcome } from '../store/batches.js';
 import type { ModelApi } from '../http/server.js';
-import { batchFileId, newRequestId } from './ids.js';
+import { newRequestId, seconds } from './ids.js';
 import { runInProcess, type InProcessAnswer } from './in-process.js';
 import { readLines, windows, type JsonlLine } from './jsonl.js';
 import type { Files } from './files.js';
 import { LineFile } from './line-file.js';
 import { scratchPath } from './storage.js';
-import { checkLine, isLineError, MAX_BATCH_LINES, MAX_LINE_ERRORS } from './validate.js';
+import { checkLine, checkLines, isLineError } from './validate.js';
 
 export interface RunnerDeps {
   repo: BatchRepo;
@@ -59,7 +59,6 @@ const OUTCOME_PAGE = 1000;
 /** The longest a line waits on the gateway's own rate limit before trying again. */
 const MAX_RATE_WAIT_MS = 60_000;
 
-const seconds = (ms: number): number => Math.floor(ms / 1000);
 
 export class BatchRunner {
   /** Start no more lines (a cancel, the process stopping, the lease lost). */
@@ -125,27 +124,15 @@ export class BatchRunner {
   /** Reads the whole input file: in_progress with its count of lines, or failed with what is wrong. */
   private async validate(b: BatchRecord): Promise<void> {
     const input = await this.d.files.open(b.workspaceId, b.inputFileId);
-    const errors: BatchLineError[] = [];
+    let errors: BatchLineError[] = [];
     let total = 0;
     if (input === null) errors.push({ code: 'invalid_file', message: `input file '${b.inputFileId}' is gone`, param: 'input_file_id', line: null });
     else {
-      const seen = new Set<string>();
-      for await (const l of readLines(input, 0, 0, this.d.maxLineBytes)) {
-        if (isBlank(l)) continue;
-        if (++total > MAX_BATCH_LINES) {
-          errors.push({ code: 'too_many_lines', message: `a batch holds at most ${MAX_BATCH_LINES} lines`, param: null, line: l.line + 1 });
-          input.destroy();
-          break;
-        }
-        const c = checkLine(l.text, l.line, b.endpoint, this.d.maxLineBytes);
-        const error = isLineError(c)
-          ? c
-          : seen.has(c.customId)
-            ? { code: 'duplicate_custom_id', message: `custom_id '${c.customId}' is used by an earlier line`, param: 'custom_id', line: l.line + 1 }
-            : (seen.add(c.customId), null);
-        if (error !== null && errors.length < MAX_LINE_ERRORS) errors.push(error);
+      try {
+        ({ errors, total } = await checkLines(readLines(input, 0, 0, this.d.maxLineBytes), b.endpoint, this.d.maxLineBytes));
+      } finally {
+        input.destroy();
       }
-      if (total === 0) errors.push({ code: 'empty_file', message: 'the input file has no lines', param: 'input_file_id', line: null });
     }
     if (errors.length > 0) {
       if (!(await this.d.repo.finish(b.id, this.d.holder, 'validating', { status: 'failed', failed_at: this.at(), errors, total }))) await this.checkLease();
@@ -273,10 +260,7 @@ export class BatchRunner {
         if (page.length < OUTCOME_PAGE) break;
         after = page[page.length - 1]!.line;
       }
-      if ((await file.end()) === 0) return null;
-      const kind = ok ? 'output' : 'error';
-      const f = await this.d.files.create({ id: batchFileId(b.id, kind), workspaceId: b.workspaceId, purpose: 'batch_output', filename: `${b.id}_${kind}.jsonl`, createdAt: this.at() }, file.path);
-      return f.id;
+      return await this.d.files.createBatchFile(b, ok ? 'output' : 'error', file, this.at());
     } finally {
       await file.discard();
     }

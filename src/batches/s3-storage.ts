@@ -8,6 +8,8 @@
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
+import type { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
@@ -28,6 +30,8 @@ export class S3Storage implements FileStorage {
     scratchParent: string,
     /** Credentials other than the SDK's default chain (env, profile, instance role): a test's, or a virtual key's for a provider's bucket. */
     credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
+    /** Node agents whose connections pass the upstream policy (upstream/client.ts policedAgents): for an endpoint a key writer chose. */
+    agents?: { httpAgent: HttpAgent; httpsAgent: HttpsAgent },
   ) {
     this.scratch = join(scratchParent, 'incoming');
     this.client = new S3Client({
@@ -39,7 +43,7 @@ export class S3Storage implements FileStorage {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       // Every wait ends: a connection within 10 s; a socket idle for 60 s is given up (a read's stream then errors).
-      requestHandler: { connectionTimeout: 10_000, requestTimeout: 60_000 },
+      requestHandler: { connectionTimeout: 10_000, requestTimeout: 60_000, ...agents },
     });
   }
 
@@ -77,7 +81,7 @@ export class S3Storage implements FileStorage {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.s.bucket, Key: this.key(id) }));
   }
 
-  /** Closes the client's connections: a storage made for one batch's calls ends with them. */
+  /** Closes the client's connections (and the agents it was given): a storage made for one batch's calls ends with them. */
   close(): void {
     this.client.destroy();
   }

@@ -6,6 +6,7 @@
  * editor does.
  */
 import type { BatchLineError } from '../store/batches.js';
+import type { JsonlLine } from './jsonl.js';
 
 /** The most lines one batch holds (OpenAI's limit). */
 export const MAX_BATCH_LINES = 50_000;
@@ -42,4 +43,40 @@ export function checkLine(text: string | null, line: number, url: string, maxByt
 
 export function isLineError(x: BatchLine | BatchLineError): x is BatchLineError {
   return 'code' in x;
+}
+
+/**
+ * A whole input file's lines checked as one batch: each line (checkLine), its
+ * custom_id unique, at most MAX_BATCH_LINES lines, not empty; `more` adds a
+ * runner's own check of a good line (a Bedrock batch's one model, its
+ * translation). Blank lines are skipped. Errors are listed up to
+ * MAX_LINE_ERRORS, plus the one saying the file is too long or empty.
+ */
+export async function checkLines(
+  lines: AsyncIterable<JsonlLine>,
+  url: string,
+  maxBytes: number,
+  more?: (line: BatchLine, at: number) => Promise<BatchLineError | null>,
+): Promise<{ errors: BatchLineError[]; total: number }> {
+  const errors: BatchLineError[] = [];
+  const seen = new Set<string>();
+  let total = 0;
+  for await (const l of lines) {
+    if (l.text !== null && l.text.trim() === '') continue;
+    if (++total > MAX_BATCH_LINES) {
+      errors.push(lineError(l.line, 'too_many_lines', `a batch holds at most ${MAX_BATCH_LINES} lines`, null));
+      break;
+    }
+    const c = checkLine(l.text, l.line, url, maxBytes);
+    let error: BatchLineError | null;
+    if (isLineError(c)) error = c;
+    else if (seen.has(c.customId)) error = lineError(l.line, 'duplicate_custom_id', `custom_id '${c.customId}' is used by an earlier line`, 'custom_id');
+    else {
+      seen.add(c.customId);
+      error = more === undefined ? null : await more(c, l.line);
+    }
+    if (error !== null && errors.length < MAX_LINE_ERRORS) errors.push(error);
+  }
+  if (total === 0) errors.push({ code: 'empty_file', message: 'the input file has no lines', param: 'input_file_id', line: null });
+  return { errors, total };
 }

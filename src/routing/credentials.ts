@@ -92,6 +92,20 @@ export interface FilledTarget {
 const filled = new WeakMap<StoredCredential, WeakMap<ConfigNode, ConfigNode>>();
 
 /**
+ * The credential's model rules (an integration's models, allow_all_models) on
+ * the model a call asks for: a 412 naming `param` when it may not be called
+ * through `ref`, null when it may (or when no model is named).
+ */
+export function modelRefused(cred: StoredCredential, ref: string, model: unknown, param: string): GatewayError | null {
+  if (typeof model !== 'string') return null;
+  const rule = cred.models.get(model);
+  if (rule?.enabled === false || (rule === undefined && !cred.allowAllModels)) {
+    return new GatewayError(412, `model '${model}' is not allowed for '${ref}'`, { code: 'model_not_allowed', param });
+  }
+  return null;
+}
+
+/**
  * The target as if the config had written the stored keys. `headerHost` is
  * x-gateway-custom-host when the request's headers pick this target's
  * provider; `model` is the model the provider would be asked for.
@@ -107,13 +121,9 @@ export function fillTarget(
   const moved = DESTINATION_FIELDS.find((k) => (node as Record<string, unknown>)[k] !== undefined);
   if (moved !== undefined) return refusedDestination(`${path}.${moved}`, ref, moved === 'custom_host' ? 'custom_host_not_allowed' : 'destination_not_allowed');
   if (headerHost !== undefined) return refusedDestination('x-gateway-custom-host', ref, 'custom_host_not_allowed');
+  const refused = modelRefused(cred, ref.ref, model, 'model');
+  if (refused !== null) return { ok: false, error: refused };
   const rule = typeof model === 'string' ? cred.models.get(model) : undefined;
-  if (typeof model === 'string' && (rule?.enabled === false || (rule === undefined && !cred.allowAllModels))) {
-    return {
-      ok: false,
-      error: new GatewayError(412, `model '${model}' is not allowed for '${ref.ref}'`, { code: 'model_not_allowed', param: 'model' }),
-    };
-  }
   let byNode = filled.get(cred);
   if (byNode === undefined) filled.set(cred, (byNode = new WeakMap()));
   let merged = byNode.get(node);

@@ -11,7 +11,7 @@ import type { LookupFunction } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
 import type { Cancel } from './cancel.js';
-import { policedConnector, UpstreamPolicy } from './policy.js';
+import { policedConnector, policedNodeAgents, UpstreamPolicy } from './policy.js';
 
 /** Pool settings, shared with the benchmark's node floor so both measure the same client. */
 export const POOL_OPTIONS: Agent.Options = {
@@ -39,6 +39,15 @@ export function policeUpstreams(next: UpstreamPolicy, lookup?: LookupFunction): 
   const previous = agent;
   agent = newAgent();
   previous.close().catch(() => {});
+}
+
+/**
+ * Node agents under the process's policy, for a client that cannot use the
+ * pool (the AWS SDK): a client built for a caller-chosen host takes these.
+ * The caller owns them (destroy() with its client).
+ */
+export function policedAgents(): ReturnType<typeof policedNodeAgents> {
+  return policedNodeAgents(policy, resolve);
 }
 
 export interface UpstreamRequest {

@@ -5,7 +5,8 @@ import { once } from 'node:events';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { fakeDns } from '../../test/support/dns.js';
 import { readSettings } from '../settings.js';
-import { policedConnector, UpstreamAddressDenied, UpstreamPolicy } from './policy.js';
+import { request as httpRequest, type Agent as HttpAgent } from 'node:http';
+import { policedConnector, policedNodeAgents, UpstreamAddressDenied, UpstreamPolicy } from './policy.js';
 
 const policy = (env: Record<string, string> = {}): UpstreamPolicy => new UpstreamPolicy(readSettings(env).upstream);
 /** The host of `url` as undici's connector gets it: the WHATWG parser's, IPv6 without brackets. */
@@ -151,33 +152,34 @@ describe('upstream rules in the environment', () => {
   });
 });
 
-describe('policedConnector', () => {
-  /** Runs `body` against a loopback server that counts the connections it accepts. */
-  async function withListener(body: (port: number, accepted: () => number) => Promise<void>): Promise<void> {
-    let accepted = 0;
-    const sockets: Socket[] = [];
-    const server = createServer((s) => {
-      accepted++;
-      sockets.push(s);
-    });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    try {
-      await body((server.address() as AddressInfo).port, () => accepted);
-    } finally {
-      for (const s of sockets) s.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    }
+/** Runs `body` against a loopback server that counts the connections it accepts. */
+async function withListener(body: (port: number, accepted: () => number) => Promise<void>): Promise<void> {
+  let accepted = 0;
+  const sockets: Socket[] = [];
+  const server = createServer((s) => {
+    accepted++;
+    sockets.push(s);
+    s.on('data', () => s.end('HTTP/1.1 204 No Content\r\nconnection: close\r\n\r\n'));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  try {
+    await body((server.address() as AddressInfo).port, () => accepted);
+  } finally {
+    for (const s of sockets) s.destroy();
+    await new Promise((resolve) => server.close(resolve));
   }
+}
 
+/** Lets the server's accept events in before counting them. */
+const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50));
+
+describe('policedConnector', () => {
   function connect(connector: ReturnType<typeof policedConnector>, hostname: string, port: number): Promise<Socket> {
     return new Promise((resolve, reject) => {
       connector({ hostname, host: `${hostname}:${port}`, protocol: 'http:', port: String(port) }, (err, socket) => (err !== null ? reject(err) : resolve(socket as Socket)));
     });
   }
-
-  /** Lets the server's accept events in before counting them. */
-  const settle = (): Promise<void> => new Promise((r) => setTimeout(r, 50));
 
   it('a denied literal never opens a socket; an allowed one connects', () =>
     withListener(async (port, accepted) => {
@@ -211,5 +213,35 @@ describe('policedConnector', () => {
       assert.deepEqual(dns.asked, ['models.test', 'other.test']);
       await settle();
       assert.equal(accepted(), 1);
+    }));
+});
+
+describe('policedNodeAgents (the AWS SDK\'s sockets)', () => {
+  const get = (agent: HttpAgent, host: string, port: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const req = httpRequest({ host, port, path: '/', agent }, (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it('a denied literal or a name resolving to a denied address never opens a socket; an allowed one connects', () =>
+    withListener(async (port, accepted) => {
+      const dns = fakeDns({ 'bucket.test': '127.0.0.1', 'models.test': '127.0.0.1' });
+      const denied = policedNodeAgents(policy({ GATEWAY_UPSTREAM_DENY: '127.0.0.0/8', GATEWAY_UPSTREAM_ALLOW: 'models.test' }), dns.lookup);
+      await assert.rejects(get(denied.httpAgent, '127.0.0.1', port), UpstreamAddressDenied);
+      await assert.rejects(get(denied.httpAgent, 'bucket.test', port), /bucket\.test \(127\.0\.0\.1\)/);
+      await assert.rejects(get(denied.httpAgent, '169.254.169.254', port), /denied by default/);
+      assert.equal(await get(denied.httpAgent, 'models.test', port), 204);
+      const open = policedNodeAgents(policy(), dns.lookup);
+      assert.equal(await get(open.httpAgent, 'bucket.test', port), 204);
+      for (const a of [denied, open]) {
+        a.httpAgent.destroy();
+        a.httpsAgent.destroy();
+      }
+      await settle();
+      assert.equal(accepted(), 2);
     }));
 });

@@ -18,6 +18,9 @@
  * lift a default denial by naming the same range.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { Duplex } from 'node:stream';
 import { BlockList, isIP, SocketAddress, type LookupFunction } from 'node:net';
 import { buildConnector } from 'undici';
 import { GatewayError } from '../shared/errors.js';
@@ -159,4 +162,31 @@ function checkedLookup(policy: UpstreamPolicy, resolve: LookupFunction): LookupF
       else callback(null, addresses[0]!.address, addresses[0]!.family);
     });
   };
+}
+
+/**
+ * Node's own HTTP agents under the policy, for clients that do not take
+ * undici's dispatcher (the AWS SDK's node handler): each new connection's
+ * host is checked as the connector checks it, and a name's addresses through
+ * the same lookup. A refusal never opens a socket.
+ */
+export function policedNodeAgents(policy: UpstreamPolicy, resolve: LookupFunction = dnsLookup): { httpAgent: HttpAgent; httpsAgent: HttpsAgent } {
+  const lookup = checkedLookup(policy, resolve);
+  const options = { keepAlive: true, maxSockets: 16 };
+  // Node's agents call createConnection(options, oncreate): a socket returned is used, or oncreate(err) is awaited.
+  const police = <O extends { host?: string | null; lookup?: LookupFunction }>(base: (o: O, cb: (e: Error | null, s?: Duplex) => void) => Duplex | undefined) =>
+    (o: O, cb: (e: Error | null, s?: Duplex) => void): Duplex | undefined => {
+      const host = (o.host ?? 'localhost').replace(/^\[|\]$/g, '').toLowerCase();
+      const verdict = policy.host(host);
+      if (verdict instanceof UpstreamAddressDenied) {
+        process.nextTick(cb, verdict);
+        return undefined;
+      }
+      return base({ ...o, lookup: verdict === 'allow' ? resolve : lookup }, cb);
+    };
+  const httpAgent = new HttpAgent(options);
+  const httpsAgent = new HttpsAgent(options);
+  httpAgent.createConnection = police(httpAgent.createConnection.bind(httpAgent) as never);
+  httpsAgent.createConnection = police(httpsAgent.createConnection.bind(httpsAgent) as never);
+  return { httpAgent, httpsAgent };
 }

@@ -29,6 +29,8 @@ export interface MockBedrockJobs {
   readonly jobs: Map<string, MockJob>;
   /** Refuses the next CreateModelInvocationJob with this error (a quota, a model without batch support). */
   refuseNextCreate(status: number, type: string, message: string): void;
+  /** Creates the next job but answers 503, as when the answer is lost on the way. */
+  loseNextCreateAnswer(): void;
   /** Sets a job's status (and message), as Bedrock moves it. */
   move(jobArn: string, status: string, message?: string): void;
   /**
@@ -47,6 +49,7 @@ const S3_URI = /^s3:\/\/[a-z0-9][.\-a-z0-9]{1,61}[a-z0-9](\/.*)?$/;
 export async function startMockBedrockJobs(creds: MockCredentials, region: string): Promise<MockBedrockJobs> {
   const jobs = new Map<string, MockJob>();
   let refusal: { status: number; type: string; message: string } | null = null;
+  let loseAnswer = false;
   const server = await startMockServer<never>((rec, _req, res) => {
     const denied = verifySigV4(rec, creds, region, 'bedrock');
     if (denied !== null) return sendError(res, 403, denied.type, denied.message);
@@ -101,8 +104,15 @@ export async function startMockBedrockJobs(creds: MockCredentials, region: strin
     if (b.modelInvocationType !== undefined && !['InvokeModel', 'Converse'].includes(b.modelInvocationType)) problems.push('modelInvocationType');
     if (b.timeoutDurationInHours !== undefined && !(b.timeoutDurationInHours >= 24 && b.timeoutDurationInHours <= 168)) problems.push('timeoutDurationInHours');
     if (problems.length > 0) return sendError(res, 400, 'ValidationException', `${problems.length} validation error(s) detected: ${problems.join(', ')}`);
+    // clientRequestToken: a create repeating an earlier one's token answers that job, as Bedrock does.
+    const same = b.clientRequestToken === undefined ? undefined : [...jobs.values()].find((j) => j.body.clientRequestToken === b.clientRequestToken);
+    if (same !== undefined) return sendJson(res, 200, { jobArn: same.jobArn });
     const jobArn = `arn:aws:bedrock:${region}:123456789012:model-invocation-job/${randomBytes(6).toString('hex')}`;
     jobs.set(jobArn, { jobArn, body: b, status: 'Submitted', submitTime: ISO(), lastModifiedTime: ISO() });
+    if (loseAnswer) {
+      loseAnswer = false;
+      return sendError(res, 503, 'ServiceUnavailableException', 'the answer was lost');
+    }
     sendJson(res, 200, { jobArn });
   }
 
@@ -119,6 +129,7 @@ export async function startMockBedrockJobs(creds: MockCredentials, region: strin
     requests: server.requests,
     jobs,
     refuseNextCreate: (status, type, message) => void (refusal = { status, type, message }),
+    loseNextCreateAnswer: () => void (loseAnswer = true),
     move,
     finish(jobArn, s3, answer, status = 'Completed') {
       const job = jobs.get(jobArn)!;

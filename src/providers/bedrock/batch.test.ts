@@ -49,7 +49,7 @@ describe('bedrock batch wire', () => {
     assert.equal(bad.ok ? null : bad.error.param, 'logprobs');
   });
 
-  it('an output record: modelOutput → a chat.completion line; error → an error line with its status; an answer without usage → 502 line; not JSON → nothing', () => {
+  it('an output record: modelOutput → a chat.completion line; error → an error line with its status; an answer without usage → 502 line; not JSON or too long → a bad_provider_output error line', () => {
     const good = outputLine(JSON.stringify({ recordId: 'a', modelInput: {}, modelOutput: { output: { message: { role: 'assistant', content: [{ text: 'yo' }] } }, stopReason: 'max_tokens', usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3 } } }), 'm', 'batch_req_1');
     assert.equal(good?.ok, true);
     const g = JSON.parse(good!.line);
@@ -58,6 +58,10 @@ describe('bedrock batch wire', () => {
     assert.deepEqual([failed.custom_id, failed.response.status_code, failed.error], ['b', 429, { code: 'bedrock_429', message: 'throttled' }]);
     const odd = outputLine(JSON.stringify({ recordId: 'c', modelOutput: { output: {} } }), 'm', 'r')!;
     assert.deepEqual([odd.ok, JSON.parse(odd.line).response.status_code], [false, 502]);
-    assert.equal(outputLine('{"recordId":', 'm', 'r'), null);
+    for (const text of ['{"recordId":', '7', null]) {
+      const bad = outputLine(text, 'm', 'r');
+      const l = JSON.parse(bad.line);
+      assert.deepEqual([bad.ok, l.custom_id, l.response.status_code, l.error.code], [false, null, 502, 'bad_provider_output'], String(text));
+    }
   });
 });

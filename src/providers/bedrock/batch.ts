@@ -21,6 +21,9 @@ import type { ChatRequest } from '../shared/openai-request.js';
 import { credentialsOf } from './adapter.js';
 import { toConverse } from './chat/request.js';
 import { fromConverse } from './chat/response.js';
+import { Cancel } from '../../upstream/cancel.js';
+import { isRedirect, REDIRECT_CODE, send } from '../../upstream/client.js';
+import { UpstreamAddressDenied } from '../../upstream/policy.js';
 import { bedrockError } from './errors.js';
 import type { BedrockSettings } from './settings.js';
 import { signRequest, type AwsCredentials } from './sigv4.js';
@@ -158,16 +161,9 @@ export function inputRecord(recordId: string, body: Record<string, unknown>): Re
   return ok(JSON.stringify({ recordId, modelInput: converse.value }));
 }
 
-/** One line of the job's output, as a line of OpenAI's batch output (ok) or error file. */
-export function outputLine(text: string, model: string, requestId: string): { ok: boolean; line: string } | null {
-  let rec: { recordId?: unknown; modelOutput?: unknown; error?: { errorCode?: unknown; errorMessage?: unknown } };
-  try {
-    rec = JSON.parse(text) as typeof rec;
-  } catch {
-    return null; // not a record (a truncated last line): nothing to report it against
-  }
-  const customId = typeof rec.recordId === 'string' ? rec.recordId : null;
-  const failed = (status: number, code: string, message: string): { ok: boolean; line: string } => ({
+/** One line of the job's output, as a line of OpenAI's batch output (ok) or error file; `null` text: a line longer than the gateway reads. */
+export function outputLine(text: string | null, model: string, requestId: string): { ok: boolean; line: string } {
+  const failed = (customId: string | null, status: number, code: string, message: string): { ok: boolean; line: string } => ({
     ok: false,
     line: JSON.stringify({
       id: requestId,
@@ -176,14 +172,29 @@ export function outputLine(text: string, model: string, requestId: string): { ok
       error: { code, message },
     }),
   });
+  type OutputRecord = { recordId?: unknown; modelOutput?: unknown; error?: { errorCode?: unknown; errorMessage?: unknown } };
+  let rec: OutputRecord | null;
+  try {
+    rec = text === null ? null : (JSON.parse(text) as OutputRecord | null);
+  } catch {
+    rec = null;
+  }
+  // Not a record (too long, truncated, not JSON): an error line with no custom_id, so the count still adds up.
+  if (rec === null || typeof rec !== 'object') {
+    return failed(null, 502, BAD_OUTPUT_CODE, text === null ? 'a line of the Bedrock job\'s output is longer than the gateway reads' : 'a line of the Bedrock job\'s output is not a JSON record');
+  }
+  const customId = typeof rec.recordId === 'string' ? rec.recordId : null;
   if (rec.modelOutput === undefined) {
     const status = typeof rec.error?.errorCode === 'number' ? rec.error.errorCode : 500;
-    return failed(status, `bedrock_${status}`, typeof rec.error?.errorMessage === 'string' ? rec.error.errorMessage : 'the record failed at Bedrock');
+    return failed(customId, status, `bedrock_${status}`, typeof rec.error?.errorMessage === 'string' ? rec.error.errorMessage : 'the record failed at Bedrock');
   }
   const answer = fromConverse(Buffer.from(JSON.stringify(rec.modelOutput)), model, false);
-  if (!answer.ok) return failed(502, 'invalid_provider_response', answer.error.message);
+  if (!answer.ok) return failed(customId, 502, 'invalid_provider_response', answer.error.message);
   return { ok: true, line: `{"id":${JSON.stringify(requestId)},"custom_id":${JSON.stringify(customId)},"response":{"status_code":200,"request_id":null,"body":${answer.value}},"error":null}` };
 }
+
+/** The error line's code for an output line that is not a record. */
+export const BAD_OUTPUT_CODE = 'bad_provider_output';
 
 /** The control plane's calls, signed with the target's credentials and sent only to its control URL. */
 export class BedrockJobs {
@@ -200,7 +211,10 @@ export class BedrockJobs {
       outputDataConfig: { s3OutputDataConfig: { s3Uri: s3Uri(this.s.output) } },
       timeoutDurationInHours: job.timeoutHours,
     };
-    const answer = await this.call('POST', '/model-invocation-job', JSON.stringify(body));
+    // The token makes the create idempotent at Bedrock: when the first try's outcome is unknown (no answer, a 5xx),
+    // the one retry with the same token returns the job the first one made rather than a second.
+    let answer = await this.call('POST', '/model-invocation-job', JSON.stringify(body));
+    if (!answer.ok && unknownOutcome(answer.error)) answer = await this.call('POST', '/model-invocation-job', JSON.stringify(body));
     if (!answer.ok) return answer;
     const arn = (answer.value as { jobArn?: unknown }).jobArn;
     return typeof arn === 'string' ? ok(arn) : err(new GatewayError(502, 'bedrock answered CreateModelInvocationJob without a jobArn', { code: 'invalid_provider_response' }));
@@ -217,14 +231,32 @@ export class BedrockJobs {
   private async call(method: string, path: string, body: string): Promise<Result<unknown>> {
     const url = new URL(this.s.controlUrl + path);
     const headers = await signRequest({ method, url, headers: body === '' ? {} : { 'content-type': 'application/json' }, body, credentials: this.s.credentials, region: this.s.region });
-    let res: Response;
+    // Through the gateway's pool: the upstream policy applies (a key's control URL is the key writer's choice), no redirect is followed.
+    const timer = new Cancel().withTimeout(CALL_TIMEOUT_MS);
+    let status: number;
+    let raw: Buffer;
+    let errorType: string | undefined;
     try {
-      res = await fetch(url, { method, headers, body: body === '' ? undefined : body, signal: AbortSignal.timeout(CALL_TIMEOUT_MS), redirect: 'manual' });
+      const res = await send({ url: url.href, method, headers, body: body === '' ? null : body }, timer.cancel);
+      status = res.statusCode;
+      errorType = firstHeader(res.headers['x-amzn-errortype']);
+      const ok2xx = status >= 200 && status < 300;
+      raw = await readCapped(res.body, ok2xx ? MAX_ANSWER_BYTES : MAX_ERROR_BYTES, ok2xx);
     } catch (e) {
-      return err(new GatewayError(502, `bedrock could not be reached: ${(e as Error).name}`, { code: 'provider_unreachable' }));
+      if (e instanceof UpstreamAddressDenied) return err(e);
+      if (e instanceof TooLarge) return err(new GatewayError(502, `bedrock answered with more than ${MAX_ANSWER_BYTES} bytes`, { code: 'invalid_provider_response' }));
+      if (timer.timedOut()) return err(new GatewayError(504, `bedrock did not answer within ${CALL_TIMEOUT_MS} ms`, { code: 'gateway_timeout' }));
+      return err(new GatewayError(502, `bedrock could not be reached: ${(e as { code?: string }).code ?? (e as Error).name}`, { code: 'provider_unreachable' }));
+    } finally {
+      timer.release();
     }
-    const raw = Buffer.from(await res.arrayBuffer());
-    if (!res.ok) return err(bedrockError(res.status, raw, { 'x-amzn-errortype': res.headers.get('x-amzn-errortype') ?? undefined }));
+    if (isRedirect(status)) return err(new GatewayError(502, `bedrock answered ${status}, a redirect, which the gateway does not follow`, { code: REDIRECT_CODE }));
+    if (status < 200 || status >= 300) {
+      const e = bedrockError(status, raw, { 'x-amzn-errortype': errorType });
+      // Relayed only up to a bound: whatever the far end said, the caller sees a short message.
+      if (e.message.length > MAX_ERROR_MESSAGE) e.message = `${e.message.slice(0, MAX_ERROR_MESSAGE)}…`;
+      return err(e);
+    }
     try {
       return ok(raw.length === 0 ? {} : (JSON.parse(raw.toString('utf8')) as unknown));
     } catch {
@@ -232,3 +264,32 @@ export class BedrockJobs {
     }
   }
 }
+
+/** A control-plane answer is a small JSON object; an error body is read this far and its message cut shorter still. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+const MAX_ERROR_BYTES = 16 * 1024;
+const MAX_ERROR_MESSAGE = 512;
+
+class TooLarge extends Error {}
+
+/** A create that may or may not have made the job: no answer, or a 5xx. */
+const unknownOutcome = (e: GatewayError): boolean => e.status >= 500 && e.code !== REDIRECT_CODE && e.code !== 'invalid_provider_response';
+
+/** The body up to `limit` bytes: past it, a TooLarge (`strict`) or what was read so far (an error body, relayed cut). */
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number, strict: boolean): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of body) {
+    const take = Math.min(chunk.length, limit - bytes);
+    if (take > 0) chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
+    bytes += chunk.length;
+    if (bytes > limit) {
+      body.destroy();
+      if (strict) throw new TooLarge();
+      break;
+    }
+  }
+  return Buffer.concat(chunks);
+}
+
+const firstHeader = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);

@@ -244,6 +244,33 @@ describe('log queue', { timeout: 30_000 }, () => {
     assert.equal(queue.stats().bytes, 0);
   });
 
+  it('replays a spill file of large records in batches bounded in bytes like a write, counting the batch it holds in stats().bytes', async () => {
+    const body = 'x'.repeat(1024 * 1024);
+    new SpillFiles(dir).appendSync(records(10, { requestBody: body }));
+    const { slow, release } = held();
+    const published: number[] = [];
+    queue = make({
+      sink: slow,
+      batchSize: 500,
+      batchBytes: 3 * 1024 * 1024,
+      flushIntervalMs: 60_000,
+      onProgress: () => published.push(queue.stats().bytes),
+    });
+    queue.start();
+    // The first replay batch is in the store's hands: three 1 MiB records (3 MiB with their fixed fields), not all ten.
+    await until(() => queue.stats().bytes > 0, 'the replay holding a batch');
+    const held1 = queue.stats().bytes;
+    assert.ok(held1 >= 3 * body.length && held1 < 4 * body.length, `bytes ${held1}: one batch of three bodies`);
+    assert.equal(published.at(-1), held1, 'published (onProgress) as soon as it is held, for the request thread');
+    release();
+    await until(() => sink.rows.size === 10, 'every record replayed');
+    assert.deepEqual(sink.batches, [3, 3, 3, 1]);
+    assert.ok(Math.max(...published) < 4 * body.length, `at most one batch counted at a time: ${Math.max(...published)}`);
+    assert.equal(queue.stats().bytes, 0);
+    assert.equal(published.at(-1), 0);
+    assert.equal(queue.stats().replayed, 10);
+  });
+
   it('drops only a record the store refuses alone; the rest of its batch is written', async () => {
     queue = make({ flushIntervalMs: 60_000 });
     queue.start();

@@ -61,9 +61,12 @@ export async function* readLines(stream: Readable, firstLine: number, firstOffse
 /**
  * Lines gathered into windows of at most maxLines lines and maxChars
  * characters of text (at least one line each: a longer line is a window of
- * its own). A batch's window is held whole until its outcomes are recorded,
- * so its size in bytes is bounded, not only its count: 256 lines of up to
- * GATEWAY_MAX_BODY_BYTES each could otherwise hold gigabytes.
+ * its own). A batch's window of lines is held whole until its outcomes are
+ * recorded, so the text it holds is bounded in characters, not only in
+ * lines: 256 lines of up to GATEWAY_MAX_BODY_BYTES each could otherwise hold
+ * gigabytes. This bounds the input side only: the answers the window holds
+ * until they are recorded are bounded by the runner (runner.ts,
+ * WINDOW_ANSWER_BYTES).
  */
 export async function* windows(lines: AsyncIterable<JsonlLine>, maxLines: number, maxChars: number): AsyncGenerator<JsonlLine[]> {
   let window: JsonlLine[] = [];

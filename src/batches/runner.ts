@@ -10,7 +10,9 @@
  *
  * A line is never sent twice: a window of lines is claimed in the row before
  * any is sent, and its outcomes and the cursor past it are written together
- * after they all finished. A runner that finds claimed lines past the cursor
+ * after they all finished (or earlier, for the run of lines finished in
+ * order, when their answers weigh WINDOW_ANSWER_BYTES: the claim stays at the
+ * window's end). A runner that finds claimed lines past the cursor
  * (its predecessor died while they were in flight) does not send them again:
  * each gets a batch_line_interrupted error.
  */
@@ -41,6 +43,8 @@ export interface RunnerDeps {
   /** Largest line (a request body) and largest answer kept for one line. */
   maxLineBytes: number;
   maxAnswerBytes: number;
+  /** Bytes of a window's finished answers held before they are recorded early (default WINDOW_ANSWER_BYTES). */
+  windowAnswerBytes?: number;
 }
 
 /** The endpoints a batch may name, as its lines' `url` and the pipeline's endpoint. */
@@ -54,6 +58,12 @@ export const BATCH_ENDPOINTS: Readonly<Record<string, ModelEndpoint>> = {
 const WINDOW_PER_SLOT = 8;
 /** And at most this much line text: a window's lines (and their outcomes) are held until it is recorded. */
 const WINDOW_CHARS = 8 * 1024 * 1024;
+/**
+ * And the window's finished answers (its outcomes) held at most about this much: past it no new line of the window
+ * starts, and the outcomes finished in line order are recorded (the cursor moved past them) at once. A window of
+ * 256 small lines could otherwise hold 256 answers of up to maxAnswerBytes each (an embeddings batch: gigabytes).
+ */
+const WINDOW_ANSWER_BYTES = 8 * 1024 * 1024;
 /** Outcomes read back a page at a time when the files are written. */
 const OUTCOME_PAGE = 1000;
 /** The longest a line waits on the gateway's own rate limit before trying again. */
@@ -175,7 +185,12 @@ export class BatchRunner {
   /**
    * One window: claimed, its lines started in order while nothing stops
    * them (at most `concurrency` in flight), then the outcomes of those that
-   * started and the cursor past the last of them recorded together.
+   * started and the cursor past the last of them recorded together. While
+   * the finished answers held weigh windowAnswerBytes or more, no line
+   * starts, and the run of lines finished in order is recorded at once (the
+   * claim kept at the window's end, so lines still in flight are never sent
+   * again after a restart): what the window holds is that budget plus the
+   * answers of the lines in flight when it was passed.
    * Returns when the batch expired (the lines left are failed, not sent).
    */
   private async runWindow(b: BatchRecord, key: ApiKeyRecord, window: JsonlLine[], expiredAt: number | null): Promise<number | null> {
@@ -190,40 +205,68 @@ export class BatchRunner {
         return expiredAt;
       }
     }
-    const outcomes: LineOutcome[] = [];
+    const budget = this.d.windowAnswerBytes ?? WINDOW_ANSWER_BYTES;
+    // The lines started and not yet recorded, in line order; `done` once its outcome (if any: a blank line has none) is in.
+    const pending: { l: JsonlLine; done: boolean; outcome: LineOutcome | null }[] = [];
+    let held = 0;
+    const finish = (slot: (typeof pending)[number], o: LineOutcome | null): void => {
+      slot.done = true;
+      slot.outcome = o;
+      held += o?.result.length ?? 0;
+    };
+    /** Records the run of finished lines at the front of `pending` with the cursor past it; false when the batch must stop. */
+    const recordDone = async (claimEnd: number | undefined): Promise<boolean> => {
+      let n = 0;
+      while (n < pending.length && pending[n]!.done) n++;
+      if (n === 0) return true;
+      const run = pending.splice(0, n);
+      const outcomes: LineOutcome[] = [];
+      for (const p of run) if (p.outcome !== null) outcomes.push(p.outcome);
+      const end = run[n - 1]!.l;
+      const status = await this.d.repo.record(b.id, this.d.holder, outcomes, { line: end.line + 1, offset: end.end }, claimEnd);
+      for (const o of outcomes) held -= o.result.length;
+      if (status === null) this.lose();
+      else if (status !== 'in_progress') this.stopping = true;
+      return status === 'in_progress';
+    };
     const running = new Set<Promise<void>>();
-    let started: JsonlLine | null = null;
     for (const l of window) {
-      // A free slot first, then the stop check: a cancel or shutdown that came while waiting starts nothing more.
-      while (running.size >= this.d.concurrency) await Promise.race(running);
+      // A free slot (and room for answers) first, then the stop check: a cancel or shutdown that came while waiting starts nothing more.
+      while (running.size >= this.d.concurrency || (held >= budget && running.size > 0)) {
+        await Promise.race(running);
+        if (held >= budget && !(await recordDone(last.line + 1))) break;
+      }
+      if (held >= budget && !this.stopping) await recordDone(last.line + 1);
       if (this.stopping) break;
-      started = l;
-      if (isBlank(l)) continue;
+      const slot: (typeof pending)[number] = { l, done: false, outcome: null };
+      pending.push(slot);
+      if (isBlank(l)) {
+        finish(slot, null);
+        continue;
+      }
       const c = checkLine(l.text, l.line, b.endpoint, this.d.maxLineBytes);
       // Checked while validating: a line that fails now was changed since, and is not sent.
       if (isLineError(c)) {
-        outcomes.push(failure(l.line, null, { code: c.code, message: c.message }));
+        finish(slot, failure(l.line, null, { code: c.code, message: c.message }));
         continue;
       }
       if (expiredAt !== null) {
-        outcomes.push(failure(l.line, c.customId, { code: 'batch_expired', message: 'the batch expired before this request was sent' }));
+        finish(slot, failure(l.line, c.customId, { code: 'batch_expired', message: 'the batch expired before this request was sent' }));
         continue;
       }
       if (l.line < b.claimedLine) {
-        outcomes.push(failure(l.line, c.customId, { code: 'batch_line_interrupted', message: 'the gateway stopped while this request was in flight; it is not sent again' }));
+        finish(slot, failure(l.line, c.customId, { code: 'batch_line_interrupted', message: 'the gateway stopped while this request was in flight; it is not sent again' }));
         continue;
       }
       const p = this.send(b, key, l.line, c.customId, c.body).then((o) => {
-        outcomes.push(o);
+        finish(slot, o);
         running.delete(p);
       });
       running.add(p);
     }
     await Promise.all(running);
-    if (started === null) return expiredAt;
-    const status = await this.d.repo.record(b.id, this.d.holder, outcomes, { line: started.line + 1, offset: started.end });
-    if (status === null) this.lose();
-    else if (status !== 'in_progress') this.stopping = true;
+    // The claim ends at the cursor: lines of the window not started are not claimed any more.
+    await recordDone(undefined);
     return expiredAt;
   }
 

@@ -19,7 +19,8 @@
  * succeeds brings the store back. A write refused for its values is written
  * one record at a time and any record refused alone is dropped, so one bad
  * record cannot block the rest. Spilled records from an earlier run are
- * replayed at start. Writes are idempotent by id, so a record written twice
+ * replayed at start. A replay reads batches bounded like a write's (batchSize
+ * records or batchBytes) and counts the one it holds in stats().bytes. Writes are idempotent by id, so a record written twice
  * (a replay after a partial write) is one row.
  *
  * `close()` stops the timer, writes everything in memory (to the
@@ -48,7 +49,7 @@ export function storeSink(store: Store): LogSink {
 export interface LogQueueStats {
   /** Records in memory, waiting for the store or the spill file. */
   depth: number;
-  /** Their estimated size, the batch being written included: what the log path holds in memory (writer.ts bounds it). */
+  /** Their estimated size, the batch being written or replayed from the spill file included: what the log path holds in memory (writer.ts bounds it). */
   bytes: number;
   /** Records written to the store directly. */
   flushed: number;
@@ -284,11 +285,24 @@ export class LogQueue {
   private async replay(): Promise<void> {
     this.spilledSinceReplay = false;
     try {
-      const r = await this.o.spill.replay(async (batch) => {
-        if (!(await this.write(batch))) throw new StoreDown();
-        this.counts.replayed += batch.length;
-        this.o.onProgress?.();
-      }, this.o.batchSize);
+      const r = await this.o.spill.replay(
+        async (batch, bytes) => {
+          // What a replay batch holds counts in stats().bytes while it is written, as a batch from memory does:
+          // published now, so the request thread (writer.ts) takes that much less meanwhile.
+          this.writing += bytes;
+          this.o.onProgress?.();
+          try {
+            if (!(await this.write(batch))) throw new StoreDown();
+          } finally {
+            this.writing -= bytes;
+          }
+          this.counts.replayed += batch.length;
+          this.o.onProgress?.();
+        },
+        this.o.batchSize,
+        this.o.batchBytes,
+        size,
+      );
       if (r.unreadable > 0) {
         this.drop(null, r.unreadable, `${r.unreadable} unreadable lines in the log spill file; dropped`);
       }
@@ -298,6 +312,8 @@ export class LogQueue {
     } catch (e) {
       if (!(e instanceof StoreDown)) this.o.onError?.(e, 'replaying the log spill file failed');
       this.wentDown(e);
+      // The batch it held is no longer counted.
+      this.o.onProgress?.();
     }
   }
 

@@ -68,27 +68,40 @@ export class SpillFiles {
     return readdirSync(this.dir).some((n) => n.endsWith(PENDING) || n.endsWith(CLAIMED));
   }
 
-  /** Writes every record on disk through `write`, batchSize at a time; rejects (leaving what is unwritten) when write does. */
-  async replay(write: (batch: LogRecord[]) => Promise<void>, batchSize: number): Promise<ReplayResult> {
+  /**
+   * Writes every record on disk through `write`, in batches that end at batchSize records or once they hold
+   * batchBytes by `sizeOf` (at least one record): a replay holds no more than a write from memory does, however
+   * large the spilled bodies. Rejects (leaving what is unwritten) when write does.
+   */
+  async replay(
+    write: (batch: LogRecord[], bytes: number) => Promise<void>,
+    batchSize: number,
+    batchBytes = Infinity,
+    sizeOf: (r: LogRecord) => number = () => 0,
+  ): Promise<ReplayResult> {
     if (await this.claim()) await sleep(this.settleMs);
     const result: ReplayResult = { written: 0, unreadable: 0 };
     const files = (await readdir(this.dir)).filter((n) => n.endsWith(CLAIMED)).sort();
     for (const name of files) {
       const path = join(this.dir, name);
       let batch: LogRecord[] = [];
+      let bytes = 0;
       try {
         const input = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Infinity });
         for await (const line of input) {
           if (line === '') continue;
           try {
-            batch.push(JSON.parse(line) as LogRecord);
+            const r = JSON.parse(line) as LogRecord;
+            batch.push(r);
+            bytes += sizeOf(r);
           } catch {
             result.unreadable++;
           }
-          if (batch.length >= batchSize) {
-            await write(batch);
+          if (batch.length >= batchSize || bytes >= batchBytes) {
+            await write(batch, bytes);
             result.written += batch.length;
             batch = [];
+            bytes = 0;
           }
         }
       } catch (e) {
@@ -97,7 +110,7 @@ export class SpillFiles {
         throw e;
       }
       if (batch.length > 0) {
-        await write(batch);
+        await write(batch, bytes);
         result.written += batch.length;
       }
       await unlink(path).catch(() => {});

@@ -275,17 +275,24 @@ export class BatchRepo {
   /**
    * A run of lines' outcomes and the cursor past them, together or not at
    * all, under the lease; the status after, or null when the lease is lost
-   * (then nothing is written). Every line before the cursor has its outcome
-   * and none after it was sent, so the claim ends at the cursor.
+   * (then nothing is written). Every line before the cursor has its outcome;
+   * the claim ends at `claimEnd`: the cursor by default (none after it was
+   * sent), or the window's end when lines past the cursor are still in flight.
    */
-  async record(id: string, holder: string, outcomes: readonly LineOutcome[], next: { line: number; offset: number }): Promise<BatchStatus | null> {
+  async record(
+    id: string,
+    holder: string,
+    outcomes: readonly LineOutcome[],
+    next: { line: number; offset: number },
+    claimEnd = next.line,
+  ): Promise<BatchStatus | null> {
     let ok = 0;
     for (const o of outcomes) if (o.ok) ok++;
     return this.db.transaction(async (tx) => {
       const row = await tx.get<{ status: BatchStatus }>(
         `UPDATE batches SET completed = completed + ?, failed = failed + ?, next_line = ?, next_offset = ?, claimed_line = ?
           WHERE id = ? AND lease_holder = ? RETURNING status`,
-        [ok, outcomes.length - ok, next.line, next.offset, next.line, id, holder],
+        [ok, outcomes.length - ok, next.line, next.offset, claimEnd, id, holder],
       );
       if (row === undefined) return null;
       await tx.insertMany(

@@ -4,6 +4,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { combineGc, gcBounds, gcFigures, parseGc, pausesAbove } from '../bench/gc.js';
+import { renderReport, type RunResult } from '../bench/report.js';
 import { Metrics } from '../src/metrics/metrics.js';
 
 const BOUNDS = ['0.0005', '0.001', '0.002', '0.005', '0.01', '0.05', '0.1'];
@@ -84,5 +85,33 @@ describe('bench GC histogram', () => {
       h = parseGc(await metrics.registry.metrics());
     }
     assert.deepEqual(gcBounds(h), BOUNDS.map(Number));
+  });
+});
+
+describe('bench report, GC pauses section', () => {
+  const chat1 = (p99: number, gc?: RunResult['gc']): RunResult => ({
+    requests: 1000, errors: 0, errorDetail: '', rps: 500, latency: { p50: 100, p99 }, coreBusy: [50, 50], serverCoreOther: 0, upstreamCpuUsPerRequest: 10, gc,
+  });
+  const report = (gc?: RunResult['gc']): string =>
+    renderReport(
+      {
+        date: 'now', machine: [], pinning: [], load: '', gatewayStatus: '', variants: [], floorStatus: '',
+        targets: [
+          { name: 'direct', runs: { chat1: chat1(200) } },
+          { name: 'gateway', runs: { chat1: chat1(1500, gc) } },
+        ],
+      },
+      '## Profile',
+    );
+
+  it('shows each gateway run with GC figures: per 1,000 by kind, pauses above 1 and 10 ms, and the >1 ms pauses next to the added p99', () => {
+    const md = report({ histogram: combineGc(after, before, -1), seconds: 2 });
+    assert.match(md, /^## GC pauses$/m);
+    assert.match(md, /bounds 0.5 ms, 1 ms, 2 ms, 5 ms, 10 ms, 50 ms, 100 ms\)/);
+    assert.match(md, /^\| gateway \| chat, 1 connection \| 1,000 \| 100\.0 \/ 2\.0 \/ 0\.0 \/ 0\.0 \| 210\.0 \| 10\.5 % \| 12 \(≥ 125\.00 ms\) \| 2 \(≥ 110\.00 ms\) \| \+1,300 µs \| ≥ 62\.5 \(12\.0 per 1,000\) \|$/m);
+  });
+
+  it('leaves the section out when no run read the GC histogram', () => {
+    assert.doesNotMatch(report(), /## GC pauses/);
   });
 });

@@ -430,7 +430,7 @@ export function renderReport(r: Report, profileSection: string): string {
 The gateway's own GC pauses (its request thread; the log writer's thread has a heap of its own), from
 \`switchyard_nodejs_gc_duration_seconds{kind}\` read from its /metrics just before and after each round's
 run of the scenario, summed over the rounds. Per request and % of wall time: over wrk's run time.
-Pauses above a time come from the histogram's buckets (bounds ${bounds.length ? bounds.map((b) => `${b * 1000} ms`).join(', ') : DASH}),
+Pauses above a time come from the histogram's buckets (bounds ${bounds.length ? bounds.map((b) => (b < 1 ? `${b * 1000} ms` : `${b} s`)).join(', ') : DASH}),
 their time counted at each bucket's lower bound: a floor. Counts are a floor too: prom-client records only
 the first of the GCs Node reports together in one event-loop turn.
 

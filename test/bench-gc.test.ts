@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { combineGc, gcBounds, gcFigures, parseGc, pausesAbove } from '../bench/gc.js';
 import { renderReport, type RunResult } from '../bench/report.js';
-import { Metrics } from '../src/metrics/metrics.js';
+import { GC_BUCKETS, Metrics } from '../src/metrics/metrics.js';
 
 const BOUNDS = ['0.0005', '0.001', '0.002', '0.005', '0.01', '0.05', '0.1'];
 
@@ -84,7 +84,9 @@ describe('bench GC histogram', () => {
       await new Promise((r) => setImmediate(r));
       h = parseGc(await metrics.registry.metrics());
     }
-    assert.deepEqual(gcBounds(h), BOUNDS.map(Number));
+    assert.deepEqual(gcBounds(h), GC_BUCKETS);
+    for (const bound of [0.001, 0.002, 0.01]) assert.ok(GC_BUCKETS.includes(bound), `${bound} s`);
+    for (const byDefault of [0.001, 0.01, 0.1, 1, 2, 5]) assert.ok(GC_BUCKETS.includes(byDefault), `prom-client's default ${byDefault} s kept`);
   });
 });
 

@@ -103,11 +103,12 @@ function treeCpu(pid: number | undefined): number {
 async function slice(t: Target, s: Scenario, plan: Plan): Promise<Slice> {
   const upstreamPid = plan.upstreamPid[s.kind];
   const serversCpu = (): number => plan.serverPids.reduce((a, pid) => a + treeCpu(pid), 0);
+  // The scrapes of /metrics are kept out of the run's core and CPU figures.
+  const gcRead = s.gc ? t.gc : undefined;
+  const gcBefore = await gcRead?.();
   const cores = coreTimes();
   const servers = serversCpu();
   const upstreamCpu = treeCpu(upstreamPid);
-  const gcRead = s.gc ? t.gc : undefined;
-  const gcBefore = await gcRead?.();
   const sampler = t.proc?.pid === undefined ? undefined : new RssSampler(t.proc.pid);
   let r: Load;
   let rssPeakMiB: number | undefined;
@@ -116,13 +117,16 @@ async function slice(t: Target, s: Scenario, plan: Plan): Promise<Slice> {
   } finally {
     rssPeakMiB = sampler?.stop();
   }
-  const gcAfter = await gcRead?.();
-  return {
+  const measured = {
     ...r,
     cores: coreDelta(cores, coreTimes()),
     serversCpuS: serversCpu() - servers,
     upstreamCpuS: treeCpu(upstreamPid) - upstreamCpu,
     rssPeakMiB,
+  };
+  const gcAfter = await gcRead?.();
+  return {
+    ...measured,
     gc: gcBefore && gcAfter ? combineGc(gcAfter, gcBefore, -1) : undefined,
   };
 }

@@ -402,7 +402,7 @@ export function renderReport(r: Report, profileSection: string): string {
     const x = run(name, s);
     return x?.gc ? [{ name, s, x, gc: x.gc }] : [];
   }));
-  const pauses = (p: { count: number; minSeconds: number } | undefined): string => (p ? `${int(p.count)} (≥ ${time(p.minSeconds * 1e6)})` : DASH);
+  const pauses = (p: { count: number; minSeconds: number } | undefined): string => (!p ? DASH : p.count ? `${int(p.count)} (≥ ${time(p.minSeconds * 1e6)})` : '0');
   const gcTable = table(
     ['variant', 'scenario', 'requests', `GCs per 1,000 req (${GC_KINDS.join(' / ')})`, 'GC µs/req', 'GC % of wall time', 'pauses > 1 ms (time)', 'pauses > 10 ms (time)', 'chat1 p99 added', 'pauses > 1 ms in chat1 requests'],
     gcRuns.map(({ name, s, x, gc }) => {

@@ -113,6 +113,11 @@ describe('bench report, GC pauses section', () => {
     assert.match(md, /^\| gateway \| chat, 1 connection \| 1,000 \| 100\.0 \/ 2\.0 \/ 0\.0 \/ 0\.0 \| 210\.0 \| 10\.5 % \| 12 \(≥ 125\.00 ms\) \| 2 \(≥ 110\.00 ms\) \| \+1,300 µs \| ≥ 62\.5 \(12\.0 per 1,000\) \|$/m);
   });
 
+  it('shows no time for no pauses', () => {
+    const md = report({ histogram: before, seconds: 2 });
+    assert.match(md, /^\| gateway \| chat, 1 connection \| 1,000 \| 100\.0 \/ 0\.0 \/ 0\.0 \/ 0\.0 \| 40\.0 \| 2\.0 % \| 2 \(≥ 2,000 µs\) \| 0 \| \+1,300 µs \| ≥ 1\.0 \(2\.0 per 1,000\) \|$/m);
+  });
+
   it('leaves the section out when no run read the GC histogram', () => {
     assert.doesNotMatch(report(), /## GC pauses/);
   });

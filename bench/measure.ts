@@ -8,6 +8,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { combineGc, noGc, type GcHistogram } from './gc.js';
 import { coreDelta, coreTimes, cpuSeconds, memMiB, processTree, RssSampler, type CoreTimes } from './procfs.js';
 import type { RunResult, ScenarioId, TargetName, TargetResult } from './report.js';
 import { measureStreams, percentiles, type Percentiles, type Timing } from './ttfb.js';
@@ -22,6 +23,8 @@ export interface Target {
   body(kind: Kind): string;
   /** The proxy, whose process tree's CPU and memory are measured. */
   proc?: ChildProcess;
+  /** Gateways: their GC histogram now (bench/gc.ts), read around the runs of the scenarios marked `gc`. */
+  gc?(): Promise<GcHistogram>;
 }
 
 export interface Scenario {
@@ -29,6 +32,8 @@ export interface Scenario {
   kind: Kind;
   /** wrk connections; streams always go one at a time. */
   connections: number;
+  /** Read each gateway's GC histogram before and after each of its runs. */
+  gc?: boolean;
 }
 
 export interface Plan {
@@ -66,6 +71,8 @@ interface Slice {
   serversCpuS: number;
   upstreamCpuS: number;
   rssPeakMiB?: number;
+  /** GCs of the proxy from just before to just after the run (the scrapes are outside wrk's run). */
+  gc?: GcHistogram;
 }
 
 type Load = Pick<Slice, 'requests' | 'errors' | 'errorDetail' | 'rps' | 'latency' | 'timings' | 'loadCpuS' | 'loadS'>;
@@ -96,6 +103,9 @@ function treeCpu(pid: number | undefined): number {
 async function slice(t: Target, s: Scenario, plan: Plan): Promise<Slice> {
   const upstreamPid = plan.upstreamPid[s.kind];
   const serversCpu = (): number => plan.serverPids.reduce((a, pid) => a + treeCpu(pid), 0);
+  // The scrapes of /metrics are kept out of the run's core and CPU figures.
+  const gcRead = s.gc ? t.gc : undefined;
+  const gcBefore = await gcRead?.();
   const cores = coreTimes();
   const servers = serversCpu();
   const upstreamCpu = treeCpu(upstreamPid);
@@ -107,12 +117,17 @@ async function slice(t: Target, s: Scenario, plan: Plan): Promise<Slice> {
   } finally {
     rssPeakMiB = sampler?.stop();
   }
-  return {
+  const measured = {
     ...r,
     cores: coreDelta(cores, coreTimes()),
     serversCpuS: serversCpu() - servers,
     upstreamCpuS: treeCpu(upstreamPid) - upstreamCpu,
     rssPeakMiB,
+  };
+  const gcAfter = await gcRead?.();
+  return {
+    ...measured,
+    gc: gcBefore && gcAfter ? combineGc(gcAfter, gcBefore, -1) : undefined,
   };
 }
 
@@ -146,6 +161,7 @@ function combine(slices: Slice[], proxyCpuS: number | undefined, serverCore: num
     upstreamCpuUsPerRequest: perRequest(upstreamCpuS),
     cpuUsPerRequest: proxyCpuS === undefined ? undefined : perRequest(proxyCpuS),
     rssPeakMiB: slices.some((x) => x.rssPeakMiB !== undefined) ? Math.max(...slices.map((x) => x.rssPeakMiB ?? 0)) : undefined,
+    gc: slices.some((x) => x.gc) ? { histogram: slices.reduce((a, x) => (x.gc ? combineGc(a, x.gc) : a), noGc()), seconds: loadS } : undefined,
   };
 }
 

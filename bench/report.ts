@@ -3,6 +3,7 @@
  * bench/RESULTS.md, whose hand-written Profile section is carried over.
  */
 import type { BatchFigure } from './batch.js';
+import { gcBounds, gcFigures, GC_KINDS, type GcHistogram } from './gc.js';
 import type { Percentiles } from './ttfb.js';
 
 /** The gateway variants (bench/variants.ts); `gateway` is the defaults, the headline. */
@@ -30,6 +31,8 @@ export interface RunResult {
   rssPeakMiB?: number;
   /** CPU µs per request of the upstream process serving the run (it shares the proxy's core). */
   upstreamCpuUsPerRequest: number;
+  /** Gateways, chat scenarios: their GCs over the rounds (bench/gc.ts) and the rounds' wall time (wrk's runs), s. */
+  gc?: { histogram: GcHistogram; seconds: number };
 }
 
 export interface TargetResult {
@@ -395,6 +398,50 @@ export function renderReport(r: Report, profileSection: string): string {
     ),
   );
 
+  const gcRuns = GATEWAYS.flatMap((name) => (['chat1', 'chat16'] as const).flatMap((s) => {
+    const x = run(name, s);
+    return x?.gc ? [{ name, s, x, gc: x.gc }] : [];
+  }));
+  const pauses = (p: { count: number; minSeconds: number } | undefined): string => (!p ? DASH : p.count ? `${int(p.count)} (≥ ${time(p.minSeconds * 1e6)})` : '0');
+  const gcTable = table(
+    ['variant', 'scenario', 'requests', `GCs per 1,000 req (${GC_KINDS.join(' / ')})`, 'GC µs/req', 'GC % of wall time', 'pauses > 1 ms (time)', 'pauses > 10 ms (time)', 'chat1 p99 added', 'pauses > 1 ms in chat1 requests'],
+    gcRuns.map(({ name, s, x, gc }) => {
+      const f = gcFigures(gc, x.requests);
+      const chat1 = s === 'chat1';
+      return [
+        name,
+        SCENARIO_LABEL[s],
+        int(x.requests),
+        GC_KINDS.map((k) => f.perThousand[k].toFixed(1)).join(' / '),
+        f.usPerRequest.toFixed(1),
+        percent(f.wallPercent),
+        pauses(f.above1ms),
+        pauses(f.above10ms),
+        chat1 ? added(diff(name, 'chat1', (y) => y.latency.p99)) : DASH,
+        chat1 && f.above1msInRequests !== undefined ? `≥ ${f.above1msInRequests.toFixed(1)} (${((1000 * (f.above1ms?.count ?? 0)) / Math.max(x.requests, 1)).toFixed(1)} per 1,000)` : DASH,
+      ];
+    }),
+  );
+  const bounds = gcRuns.map((g) => gcBounds(g.gc.histogram)).find((b) => b.length) ?? [];
+  const gcSection = gcRuns.length
+    ? `
+## GC pauses
+
+The gateway's own GC pauses (its request thread; the log writer's thread has a heap of its own), from
+\`switchyard_nodejs_gc_duration_seconds{kind}\` read from its /metrics just before and after each round's
+run of the scenario, summed over the rounds. Per request and % of wall time: over wrk's run time.
+Pauses above a time come from the histogram's buckets (bounds ${bounds.length ? bounds.map((b) => (b < 1 ? `${b * 1000} ms` : `${b} s`)).join(', ') : DASH}),
+their time counted at each bucket's lower bound: a floor. Counts are a floor too: prom-client records only
+the first of the GCs Node reports together in one event-loop turn.
+
+How this relates to the p99 at one connection: p99 is the slowest 10 requests per 1,000. If pauses above 1 ms
+come about as often or more (last column, per 1,000), and their time is worth that many requests, GC can
+explain the p99 added over direct; far fewer, and something else sets it.
+
+${gcTable}
+`
+    : '';
+
   const failed: { name: string; failure?: string }[] = r.targets.filter((t) => t.failure);
   if (r.batch && 'failure' in r.batch) failed.push({ name: 'batch', failure: r.batch.failure });
   const failures = failed.length
@@ -459,7 +506,7 @@ p50 and p99 are the medians over the rounds of each round's percentile (wrk repo
 Added = this target minus direct upstream.
 
 ${latency}
-
+${gcSection}
 ## Streaming chat
 
 Upstream sends the first event at once and the other four plus \`[DONE]\` 20 ms later,

@@ -22,7 +22,9 @@ import { measureBatch } from './batch.js';
 import { spawnTracked, stopAll, stopChild } from './children.js';
 import { CHAT_REQUEST, EMBEDDINGS_REQUEST, STREAM_REQUEST } from './fixtures.js';
 import { BENCH_KEY, freePort, GATEWAY_MAIN, gatewayLogTail, pinLogWriter, portOpen, ROOT, spawnGateway, START_FLAGS, waitHealthy, waitReady } from './gateway-process.js';
+import { parseGc } from './gc.js';
 import { measureAll, type Kind, type Plan, type Scenario, type Target } from './measure.js';
+import { scrape } from './metrics-text.js';
 import { nginxFailure, proxyConfig, startNginx, staticUpstreamConfig } from './nginx.js';
 import { measurePromptRender } from './prompt-render.js';
 import { machine } from './procfs.js';
@@ -64,8 +66,9 @@ const BODY: Record<Kind, string> = { chat: CHAT_REQUEST, stream: STREAM_REQUEST,
 const JSON_HEADERS = { 'content-type': 'application/json', authorization: 'Bearer sk-bench' };
 
 const SCENARIOS: Scenario[] = [
-  { id: 'chat16', kind: 'chat', connections: 16 },
-  { id: 'chat1', kind: 'chat', connections: 1 },
+  // GC read around these: chat1 for the p99 target, chat16 for GC at full load.
+  { id: 'chat16', kind: 'chat', connections: 16, gc: true },
+  { id: 'chat1', kind: 'chat', connections: 1, gc: true },
   { id: 'embed16', kind: 'embeddings', connections: 16 },
   { id: 'stream', kind: 'stream', connections: 1 },
 ];
@@ -146,6 +149,7 @@ async function startGateway(variant: GatewayVariant, tmp: string, upstream: { ch
     },
     body: (k) => BODY[k],
     proc,
+    gc: async () => parseGc(await scrape(base)),
   };
   const run: GatewayRun = { variant, proc, base, dir, extraRequests: 0 };
   try {

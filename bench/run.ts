@@ -137,7 +137,7 @@ async function startGateway(variant: GatewayVariant, tmp: string, upstream: { ch
   const profileArgs = PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, '--import', pathToFileURL(join(ROOT, 'dist/bench/cpu-prof-exit.js')).href]
     : [];
-  const proc = spawnGateway({ port, dir, env: variant.env, root: variant.root, wrap: ['taskset', '-c', String(SERVER_CORE)], nodeArgs: profileArgs });
+  const proc = spawnGateway({ port, dir, env: variant.env, root: variant.root, wrap: ['taskset', '-c', variant.cpus ?? String(SERVER_CORE)], nodeArgs: profileArgs });
   const base = `http://127.0.0.1:${port}`;
   const target: Target = {
     name: variant.name,

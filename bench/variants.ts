@@ -29,6 +29,8 @@ export interface GatewayVariant {
   env: Record<string, string>;
   /** Another checkout whose build (dist/src/main.js) runs instead of this one's. */
   root?: string;
+  /** The cores it may run on (`taskset -c`); the server core when unset. */
+  cpus?: string;
   /** Headers that route the bench's requests to `upstream` (a base URL) instead of x-gateway-provider and x-gateway-custom-host. */
   routing?(upstream: string): Record<string, string>;
   /**
@@ -116,8 +118,10 @@ export function gatewayVariants(): GatewayVariant[] {
     { name: 'gateway, logs off', about: 'GATEWAY_REQUEST_LOGS=off', env: { GATEWAY_REQUEST_LOGS: 'off' } },
     {
       name: 'gateway, 2 workers',
-      about: 'GATEWAY_WORKERS=2 (src/cluster, docs/workers.md): two worker processes behind one port, the primary holding the log writer; on this 2-core machine the load generator shares the same two cores, so this shows the overhead more than the scaling',
+      about:
+        'GATEWAY_WORKERS=2 (src/cluster, docs/workers.md): two worker processes behind one port, the primary holding the log writer, on both cores (`taskset -c 0,1`): wrk, the orchestrator and the log writer share core 1 with the second worker, so its req/s against the headline gateway is the scaling this 2-core machine allows, not what two free cores give; its CPU µs/req counts core 0 only',
       env: { GATEWAY_WORKERS: '2' },
+      cpus: '0,1',
     },
     redisRateLimit(),
     inlineConfig(),

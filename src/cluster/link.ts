@@ -7,6 +7,7 @@
  * fail_mode (limits).
  */
 import type { UsageRow } from '../logs/writer.js';
+import type { Change } from '../store/changes.js';
 import { isOurs, type Op, type ToPrimary, type ToWorker } from './messages.js';
 
 /** Longer than any pause of a busy primary, short enough that a request does not hang on a dead one. */
@@ -23,11 +24,14 @@ export class PrimaryLink {
   private next = 0;
   /** Told of the tokens and cost the primary's log writer counted. */
   onUsage: (row: UsageRow) => void = () => {};
+  /** Told of a store change another worker made (relayed by the primary). */
+  onChange: (change: Change) => void = () => {};
 
   constructor(private readonly channel: NodeJS.Process = process) {
     channel.on('message', (m: unknown) => {
       if (!isOurs<ToWorker>(m)) return;
       if (m.sy === 'usage') return this.onUsage(m.row);
+      if (m.sy === 'change') return this.onChange(m.change);
       const p = this.pending.get(m.id);
       if (p === undefined) return; // timed out already
       this.pending.delete(m.id);
@@ -56,6 +60,10 @@ export class PrimaryLink {
       this.pending.set(id, { resolve, reject, timer });
       this.send({ sy: 'call', id, op, args });
     });
+  }
+
+  connected(): boolean {
+    return this.channel.connected === true;
   }
 
   /** Resolves once the message is handed to the channel (false: the primary is gone). */

@@ -19,6 +19,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { openReadyStore, requestLogs } from '../gateway.js';
 import type { Settings } from '../settings.js';
+import { ChangeSender, isChange } from './change-relay.js';
 import { isOurs, type ToPrimary, type ToWorker } from './messages.js';
 import { PrimaryState } from './primary-state.js';
 
@@ -32,6 +33,8 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
   const { store } = await openReadyStore(settings, logger);
   const state = settings.redisUrl === undefined ? new PrimaryState(settings) : null;
   const live = new Set<Worker>();
+  // Each worker's store changes, for every other worker (change-relay.ts).
+  const relays = new Map<Worker, ChangeSender>();
   // Tokens and cost go to one worker's /metrics (the first alive): summed over the workers, every token counts once.
   const usage = (row: [string, string, number, number, number]): void => {
     const w = live.values().next().value;
@@ -43,6 +46,11 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
   cluster.on('message', (worker, m: unknown) => {
     if (!isOurs<ToPrimary>(m)) return;
     if (m.sy === 'logs') return logs.writer?.writeBatch(m.batch);
+    if (m.sy === 'change') {
+      if (!isChange(m.change)) return;
+      for (const [w, relay] of relays) if (w !== worker) relay.send(m.change);
+      return;
+    }
     const reply = (r: ToWorker): void => void (worker.isConnected() && worker.send(r));
     if (state === null) return reply({ sy: 'reply', id: m.id, ok: false, message: 'no shared state here: REDIS_URL is set' });
     state.run(m.op, m.args).then(
@@ -57,8 +65,17 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     const w = cluster.fork();
     const born = Date.now();
     live.add(w);
+    relays.set(
+      w,
+      new ChangeSender((change, sent) => {
+        if (!w.isConnected()) return false;
+        w.send({ sy: 'change', change } satisfies ToWorker, (err: Error | null) => sent(err === null || err === undefined));
+        return true;
+      }),
+    );
     w.once('exit', (code, signal) => {
       live.delete(w);
+      relays.delete(w);
       if (stopping) return;
       delay = Date.now() - born < YOUNG_MS ? Math.min(MAX_RESTART_DELAY_MS, Math.max(100, delay * 2)) : 0;
       logger.error({ pid: w.process.pid, code, signal, restartInMs: delay }, 'a worker died: its in-flight requests are lost; a new one starts');

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { startGateway } from '../gateway.js';
 import type { Settings } from '../settings.js';
 import { PrimaryLink } from './link.js';
+import { relayChanges } from './change-relay.js';
 import { LogForwarder } from './log-forwarder.js';
 import { drainOnSignals } from './signals.js';
 import { workerShared } from './worker-state.js';
@@ -18,6 +19,7 @@ export async function runWorker(settings: Settings, logger: Logger): Promise<voi
     worker: {
       logs: settings.requestLogs ? new LogForwarder(link, (message) => logger.error(message)) : null,
       watch: (metrics) => (link.onUsage = (row) => metrics.usage(...row)),
+      changes: (changes) => relayChanges(link, changes),
       shared: (metrics) => workerShared(link, settings, metrics),
     },
   });

@@ -1,0 +1,177 @@
+// A cluster (GATEWAY_WORKERS=2) as a real process tree, SQLite, no Redis: a rate
+// limit is exact across the workers; a key revoked through one worker is refused
+// at once by every worker (store changes relayed by the primary); a worker killed
+// with SIGKILL is replaced while requests go on; SIGTERM to the primary lets a
+// request in flight finish, then the primary exits 0. Every request opens a new
+// connection, which the primary hands to the workers in turn, so both serve.
+import { after, afterEach, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { chatCompletion, startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { spawnGateway, type GatewayProcess } from './support/process.js';
+
+const ADMIN = 'workers-admin-key-0123456789abcdef';
+const CHAT = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+
+interface Answer {
+  status: number;
+  body: string;
+}
+
+/** One request on a connection of its own (no keep-alive): the primary hands each connection to the next worker. */
+function request(gw: GatewayProcess, path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
+  const body = init.body === undefined ? undefined : JSON.stringify(init.body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port: gw.port, path, method: init.method ?? (body === undefined ? 'GET' : 'POST'), agent: false, headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (s: string) => (text += s));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(30_000, () => req.destroy(new Error(`no answer to ${path} within 30 s`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function admin(gw: GatewayProcess, path: string, body?: unknown, method?: string): Promise<Record<string, any>> {
+  const res = await request(gw, `/v1${path}`, { method, body, headers: { 'x-gateway-api-key': ADMIN } });
+  assert.ok(res.status >= 200 && res.status < 300, `${method ?? 'POST'} ${path}: ${res.status} ${res.body}`);
+  return res.body === '' ? {} : (JSON.parse(res.body) as Record<string, any>);
+}
+
+/** The primary's children: its workers. */
+function workerPids(gw: GatewayProcess): number[] {
+  try {
+    return execFileSync('ps', ['--ppid', String(gw.child.pid), '-o', 'pid=', '-o', 'stat='], { encoding: 'utf8' })
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/))
+      .filter(([pid, stat]) => pid !== undefined && pid !== '' && !stat?.startsWith('Z'))
+      .map(([pid]) => Number(pid));
+  } catch {
+    return []; // ps exits 1 when there is none
+  }
+}
+
+async function until<T>(what: string, f: () => T | Promise<T>, timeoutMs = 30_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await f();
+    if (v !== null && v !== undefined && v !== false) return v as NonNullable<T>;
+    assert.ok(Date.now() < deadline, `not within ${timeoutMs} ms: ${what}`);
+    await sleep(50);
+  }
+}
+
+describe('a cluster of two workers (SQLite, no Redis)', { timeout: 180_000 }, () => {
+  let mock: MockOpenAI;
+  let dataDir: string;
+  let gw: GatewayProcess | undefined;
+
+  before(async () => {
+    mock = await startMockOpenAI({ name: 'mock' });
+  });
+  afterEach(() => {
+    const workers = gw === undefined ? [] : workerPids(gw);
+    gw?.kill();
+    for (const pid of workers) process.kill(pid, 'SIGKILL');
+    gw = undefined;
+    mock.reset();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  after(() => mock.close());
+
+  async function start(): Promise<GatewayProcess> {
+    dataDir = mkdtempSync(join(tmpdir(), 'switchyard-workers-'));
+    gw = await spawnGateway({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_API_KEY: ADMIN, GATEWAY_WORKERS: '2', LOG_LEVEL: 'info' });
+    const proc = gw;
+    await until('both workers listening', () => proc.stdout().includes('every worker listening'));
+    assert.equal(workerPids(proc).length, 2);
+    return proc;
+  }
+
+  /** A new workspace and a key of it with completions.write, made through the admin API. */
+  async function tenant(proc: GatewayProcess): Promise<{ workspaceId: string; keyId: string; secret: string }> {
+    const ws = await admin(proc, '/workspaces', { name: `ws ${Math.random().toString(36).slice(2, 8)}` });
+    const key = await admin(proc, '/api-keys/workspace/service', { name: 'worker test', scopes: ['completions.write'], workspace_id: ws.id });
+    return { workspaceId: ws.id as string, keyId: key.id as string, secret: key.key as string };
+  }
+
+  const chat = (proc: GatewayProcess, secret: string): Promise<Answer> =>
+    request(proc, '/v1/chat/completions', {
+      headers: { 'x-gateway-api-key': secret, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': mock.url, authorization: 'Bearer sk-mock' },
+      body: CHAT,
+    });
+
+  it('a rate limit of N requests a minute admits exactly N across both workers', async () => {
+    const proc = await start();
+    const t = await tenant(proc);
+    const N = 7;
+    const k = 5;
+    await admin(proc, '/policies/rate-limits', {
+      name: 'cluster',
+      conditions: [{ key: 'workspace_id', value: t.workspaceId }],
+      group_by: [{ key: 'workspace_id' }],
+      type: 'requests',
+      unit: 'rpm',
+      value: N,
+      workspace_id: t.workspaceId,
+    });
+    // Concurrent, each on its own connection: the primary spreads them over both workers.
+    const answers = await Promise.all(Array.from({ length: N + k }, () => chat(proc, t.secret)));
+    const statuses = answers.map((a) => a.status);
+    assert.equal(statuses.filter((s) => s === 200).length, N, statuses.join(' '));
+    assert.equal(statuses.filter((s) => s === 429).length, k, statuses.join(' '));
+    // The minute is spent on both workers.
+    for (let i = 0; i < 4; i++) assert.equal((await chat(proc, t.secret)).status, 429);
+  });
+
+  it('a key deleted through one worker is refused by every worker at once', async () => {
+    const proc = await start();
+    const t = await tenant(proc);
+    // Both workers authenticate it, so both have it cached.
+    for (let i = 0; i < 6; i++) assert.equal((await chat(proc, t.secret)).status, 200);
+    await admin(proc, `/api-keys/${t.keyId}`, undefined, 'DELETE');
+    const after = [];
+    for (let i = 0; i < 6; i++) after.push((await chat(proc, t.secret)).status);
+    assert.deepEqual(after, [401, 401, 401, 401, 401, 401]);
+  });
+
+  it('a worker killed with SIGKILL is replaced; requests go on being answered', async () => {
+    const proc = await start();
+    const before = workerPids(proc);
+    const [victim] = before as [number];
+    process.kill(victim, 'SIGKILL');
+    await until('the killed worker gone', () => !workerPids(proc).includes(victim));
+    for (let i = 0; i < 6; i++) assert.equal((await chat(proc, ADMIN)).status, 200);
+    const replaced = await until('a new worker', () => {
+      const now = workerPids(proc);
+      return now.length === 2 && now.some((p) => !before.includes(p)) ? now : null;
+    });
+    assert.ok(!replaced.includes(victim));
+    for (let i = 0; i < 6; i++) assert.equal((await chat(proc, ADMIN)).status, 200);
+    assert.equal(proc.child.exitCode, null, 'the primary lives on');
+  });
+
+  it('SIGTERM to the primary: a request in flight completes with 200, then the primary exits 0', async () => {
+    const proc = await start();
+    mock.enqueue('/v1/chat/completions', { ...chatCompletion(CHAT, 'mock'), delayMs: 1500 });
+    const inFlight = chat(proc, ADMIN);
+    await until('the request upstream', () => mock.requests.length === 1);
+    proc.child.kill('SIGTERM');
+    const answer = await inFlight;
+    assert.equal(answer.status, 200, answer.body);
+    assert.equal(JSON.parse(answer.body).object, 'chat.completion');
+    const { code, signal } = await proc.exited;
+    assert.deepEqual({ code, signal }, { code: 0, signal: null });
+    assert.deepEqual(workerPids(proc), []);
+  });
+});

@@ -87,6 +87,8 @@ export interface WorkerParts {
   logs: LogSink | null;
   /** The worker's metrics, to which the tokens and cost its primary's log writer counts are added. */
   watch(metrics: Metrics): void;
+  /** /metrics: every worker's series, summed by the primary. */
+  scrape(metrics: Metrics): () => Promise<{ contentType: string; text: string }>;
   /** The store's change notices: relayed to and from the other workers through the primary. */
   changes(changes: Changes): void;
   /** Without REDIS_URL: counters, circuits and cache the primary holds for every worker. */
@@ -263,7 +265,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     }),
     models: pipeline,
     healthy: async () => (await Promise.all([store.ping(), shared.redis?.ping() ?? true])).every(Boolean),
-    metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
+    metrics: opts.worker?.scrape(metrics) ?? (async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() })),
     openapi: () => (openapi ??= JSON.stringify(openApiDocument({ version: VERSION, adminRoutes: ADMIN_ROUTES }))),
     onError,
   });

@@ -2,7 +2,8 @@
 // limit is exact across the workers; a key revoked through one worker is refused
 // at once by every worker (store changes relayed by the primary); a worker killed
 // with SIGKILL is replaced while requests go on; SIGTERM to the primary lets a
-// request in flight finish, then the primary exits 0. Every request opens a new
+// request in flight finish, then the primary exits 0; /metrics answers the sum of
+// both workers' series. Every request opens a new
 // connection, which the primary hands to the workers in turn, so both serve.
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -143,6 +144,35 @@ describe('a cluster of two workers (SQLite, no Redis)', { timeout: 180_000 }, ()
     const after = [];
     for (let i = 0; i < 6; i++) after.push((await chat(proc, t.secret)).status);
     assert.deepEqual(after, [401, 401, 401, 401, 401, 401]);
+  });
+
+  it('/metrics sums the series of both workers, whichever takes the scrape', async () => {
+    const proc = await start();
+    /** switchyard_requests_total over every label set, as one scrape answers it. */
+    const served = async (): Promise<number> => {
+      const res = await request(proc, '/metrics');
+      assert.equal(res.status, 200);
+      return res.body
+        .split('\n')
+        .filter((l) => l.startsWith('switchyard_requests_total{'))
+        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+    };
+    const before = await served();
+    for (let i = 0; i < 10; i++) assert.equal((await chat(proc, ADMIN)).status, 200);
+    // Each scrape on a new connection: the workers take them in turn, and each answers for both.
+    const scrapes = [];
+    for (let i = 0; i < 4; i++) scrapes.push(await served());
+    assert.deepEqual(scrapes, [before + 10, before + 10, before + 10, before + 10]);
+    const text = (await request(proc, '/metrics')).body;
+    const count = text.split('\n').filter((l) => l.startsWith('switchyard_request_duration_seconds_count{'));
+    assert.equal(
+      count.reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0),
+      before + 10,
+      'histograms are summed too',
+    );
+    // Concurrent scrapes share one gathering and agree.
+    const together = await Promise.all(Array.from({ length: 6 }, served));
+    assert.deepEqual(together, Array(6).fill(before + 10));
   });
 
   it('a worker killed with SIGKILL is replaced; requests go on being answered', async () => {

@@ -20,6 +20,7 @@ import type { Logger } from 'pino';
 import { openReadyStore, requestLogs } from '../gateway.js';
 import type { Settings } from '../settings.js';
 import { ChangeSender, isChange } from './change-relay.js';
+import { MetricsGatherer } from './metrics-gather.js';
 import { isOurs, type ToPrimary, type ToWorker } from './messages.js';
 import { PrimaryState } from './primary-state.js';
 
@@ -42,6 +43,8 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
   };
   const logs = requestLogs(settings, store, logger, Date.now, (...row) => usage(row));
 
+  const gatherer = new MetricsGatherer();
+
   cluster.setupPrimary({ serialization: 'advanced' });
   cluster.on('message', (worker, m: unknown) => {
     if (!isOurs<ToPrimary>(m)) return;
@@ -51,7 +54,15 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
       for (const [w, relay] of relays) if (w !== worker) relay.send(m.change);
       return;
     }
+    if (m.sy === 'gathered') return gatherer.answered(m.id, m.series);
     const reply = (r: ToWorker): void => void (worker.isConnected() && worker.send(r));
+    if (m.op === 'metrics') {
+      const id = m.id;
+      return void gatherer.scrape(live).then(
+        (value) => reply({ sy: 'reply', id, ok: true, value }),
+        (err: unknown) => reply({ sy: 'reply', id, ok: false, message: (err as Error).message }),
+      );
+    }
     if (state === null) return reply({ sy: 'reply', id: m.id, ok: false, message: 'no shared state here: REDIS_URL is set' });
     state.run(m.op, m.args).then(
       (value) => reply({ sy: 'reply', id: m.id, ok: true, value: value ?? null }),

@@ -5,16 +5,13 @@
 // request in flight finish, then the primary exits 0; /metrics answers the sum of
 // both workers' series. Every request opens a new
 // connection, which the primary hands to the workers in turn, so both serve.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { chatCompletion, startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
-import { spawnGateway, type GatewayProcess } from './support/process.js';
+import { chatCompletion, useMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { useSpawnedGateway, type GatewayProcess } from './support/process.js';
 
 const ADMIN = 'workers-admin-key-0123456789abcdef';
 const CHAT = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
@@ -73,27 +70,13 @@ async function until<T>(what: string, f: () => T | Promise<T>, timeoutMs = 30_00
 }
 
 describe('a cluster of two workers (SQLite, no Redis)', { timeout: 180_000 }, () => {
+  const useMock = useMockOpenAI({ name: 'mock' });
+  const spawn = useSpawnedGateway('switchyard-workers-', { GATEWAY_ADMIN_API_KEY: ADMIN, GATEWAY_WORKERS: '2', LOG_LEVEL: 'info' }, workerPids);
   let mock: MockOpenAI;
-  let dataDir: string;
-  let gw: GatewayProcess | undefined;
-
-  before(async () => {
-    mock = await startMockOpenAI({ name: 'mock' });
-  });
-  afterEach(() => {
-    const workers = gw === undefined ? [] : workerPids(gw);
-    gw?.kill();
-    for (const pid of workers) process.kill(pid, 'SIGKILL');
-    gw = undefined;
-    mock.reset();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  after(() => mock.close());
+  beforeEach(() => (mock = useMock()));
 
   async function start(): Promise<GatewayProcess> {
-    dataDir = mkdtempSync(join(tmpdir(), 'switchyard-workers-'));
-    gw = await spawnGateway({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_API_KEY: ADMIN, GATEWAY_WORKERS: '2', LOG_LEVEL: 'info' });
-    const proc = gw;
+    const proc = await spawn();
     await until('both workers listening', () => proc.stdout().includes('every worker listening'));
     assert.equal(workerPids(proc).length, 2);
     return proc;

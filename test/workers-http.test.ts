@@ -1,4 +1,4 @@
-// A cluster (GATEWAY_WORKERS=2) as a real process tree, SQLite, no Redis: a rate
+// A cluster (GATEWAY_WORKERS=2) as a real process tree, SQLite (revocation on Postgres too), no Redis: a rate
 // limit is exact across the workers; a key revoked through one worker is refused
 // at once by every worker (store changes relayed by the primary); a worker killed
 // with SIGKILL is replaced while requests go on; SIGTERM to the primary lets a
@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createSchema, dropSchemas, schemaUrl } from './support/engines.js';
 import { chatCompletion, useMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { useSpawnedGateway, type GatewayProcess } from './support/process.js';
 
@@ -69,14 +70,14 @@ async function until<T>(what: string, f: () => T | Promise<T>, timeoutMs = 30_00
   }
 }
 
-describe('a cluster of two workers (SQLite, no Redis)', { timeout: 180_000 }, () => {
+describe('a cluster of two workers (SQLite unless said, no Redis)', { timeout: 180_000 }, () => {
   const useMock = useMockOpenAI({ name: 'mock' });
   const spawn = useSpawnedGateway('switchyard-workers-', { GATEWAY_ADMIN_API_KEY: ADMIN, GATEWAY_WORKERS: '2', LOG_LEVEL: 'info' }, workerPids);
   let mock: MockOpenAI;
   beforeEach(() => (mock = useMock()));
 
-  async function start(): Promise<GatewayProcess> {
-    const proc = await spawn();
+  async function start(env: Record<string, string> = {}): Promise<GatewayProcess> {
+    const proc = await spawn(env);
     await until('both workers listening', () => proc.stdout().includes('every worker listening'));
     assert.equal(workerPids(proc).length, 2);
     return proc;
@@ -94,6 +95,16 @@ describe('a cluster of two workers (SQLite, no Redis)', { timeout: 180_000 }, ()
       headers: { 'x-gateway-api-key': secret, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': mock.url, authorization: 'Bearer sk-mock' },
       body: CHAT,
     });
+
+  /** A key both workers have authenticated (and cached), deleted through the admin API: refused on every connection after. */
+  async function refusedEverywhereOnceDeleted(proc: GatewayProcess): Promise<void> {
+    const t = await tenant(proc);
+    for (let i = 0; i < 6; i++) assert.equal((await chat(proc, t.secret)).status, 200);
+    await admin(proc, `/api-keys/${t.keyId}`, undefined, 'DELETE');
+    const after = [];
+    for (let i = 0; i < 6; i++) after.push((await chat(proc, t.secret)).status);
+    assert.deepEqual(after, [401, 401, 401, 401, 401, 401]);
+  }
 
   it('a rate limit of N requests a minute admits exactly N across both workers', async () => {
     const proc = await start();
@@ -119,14 +130,7 @@ describe('a cluster of two workers (SQLite, no Redis)', { timeout: 180_000 }, ()
   });
 
   it('a key deleted through one worker is refused by every worker at once', async () => {
-    const proc = await start();
-    const t = await tenant(proc);
-    // Both workers authenticate it, so both have it cached.
-    for (let i = 0; i < 6; i++) assert.equal((await chat(proc, t.secret)).status, 200);
-    await admin(proc, `/api-keys/${t.keyId}`, undefined, 'DELETE');
-    const after = [];
-    for (let i = 0; i < 6; i++) after.push((await chat(proc, t.secret)).status);
-    assert.deepEqual(after, [401, 401, 401, 401, 401, 401]);
+    await refusedEverywhereOnceDeleted(await start());
   });
 
   it('/metrics sums the series of both workers, whichever takes the scrape', async () => {
@@ -158,12 +162,26 @@ describe('a cluster of two workers (SQLite, no Redis)', { timeout: 180_000 }, ()
     assert.deepEqual(together, Array(6).fill(before + 10));
   });
 
+  it('on Postgres too (NOTIFY and the relay both deliver): a deleted key is refused by every worker at once', async () => {
+    const schema = await createSchema();
+    try {
+      const proc = await start({ DATABASE_URL: schemaUrl(schema) });
+      await refusedEverywhereOnceDeleted(proc);
+      // Another key still works on both after the double notices.
+      for (let i = 0; i < 4; i++) assert.equal((await chat(proc, ADMIN)).status, 200);
+    } finally {
+      await dropSchemas([schema]);
+    }
+  });
+
   it('a worker killed with SIGKILL is replaced; requests go on being answered', async () => {
     const proc = await start();
     const before = workerPids(proc);
     const [victim] = before as [number];
     process.kill(victim, 'SIGKILL');
-    await until('the killed worker gone', () => !workerPids(proc).includes(victim));
+    // The primary's own word that it saw the death (ps may stop listing the pid a moment before it hands connections elsewhere).
+    await until('the primary saw the worker die', () => proc.stdout().includes('a worker died'));
+    assert.ok(!workerPids(proc).includes(victim));
     for (let i = 0; i < 6; i++) assert.equal((await chat(proc, ADMIN)).status, 200);
     const replaced = await until('a new worker', () => {
       const now = workerPids(proc);
@@ -184,7 +202,7 @@ describe('a cluster of two workers (SQLite, no Redis)', { timeout: 180_000 }, ()
     assert.equal(answer.status, 200, answer.body);
     assert.equal(JSON.parse(answer.body).object, 'chat.completion');
     const { code, signal } = await proc.exited;
-    assert.deepEqual({ code, signal }, { code: 0, signal: null });
+    assert.deepEqual({ code, signal }, { code: 0, signal: null }, proc.stdout().split('\n').filter((l) => !l.includes('"level":30')).join('\n') + proc.stderr());
     assert.deepEqual(workerPids(proc), []);
   });
 });

@@ -76,6 +76,9 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     const w = cluster.fork();
     const born = Date.now();
     live.add(w);
+    // A send to a worker that has just exited (its last log batch made the writer count usage for it) fails with
+    // EPIPE, emitted as 'error': without a listener that would end the primary (exit 1) mid-drain.
+    w.on('error', (err) => logger.warn({ err, pid: w.process.pid }, 'a message to a worker was not delivered: it is exiting'));
     relays.set(
       w,
       new ChangeSender((change, sent) => {

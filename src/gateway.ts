@@ -51,6 +51,7 @@ import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
 import { openSecrets } from './store/key-setup.js';
 import { readKeySource, type Secrets } from './store/secrets.js';
+import type { Changes } from './store/changes.js';
 import type { Store } from './store/store.js';
 import { startTracer } from './tracing/start.js';
 import type { UsageLimitPolicy } from './store/usage-limit-policies.js';
@@ -86,6 +87,10 @@ export interface WorkerParts {
   logs: LogSink | null;
   /** The worker's metrics, to which the tokens and cost its primary's log writer counts are added. */
   watch(metrics: Metrics): void;
+  /** /metrics: every worker's series, summed by the primary. */
+  scrape(metrics: Metrics): () => Promise<{ contentType: string; text: string }>;
+  /** The store's change notices: relayed to and from the other workers through the primary. */
+  changes(changes: Changes): void;
   /** Without REDIS_URL: counters, circuits and cache the primary holds for every worker. */
   shared(metrics: Metrics): SharedState;
 }
@@ -155,6 +160,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   const logger = opts.logger ?? pino({ level: settings.logLevel });
   policeUpstreams(new UpstreamPolicy(settings.upstream), opts.lookup);
   const { store, secrets } = await openReadyStore(settings, logger, opts.worker !== undefined);
+  opts.worker?.changes(store.changes);
   const now = opts.now ?? Date.now;
   const adminDeps: AdminDeps = { store, now, apiKeyPrefix: settings.apiKeyPrefix, secrets };
   const metrics = new Metrics();
@@ -259,7 +265,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     }),
     models: pipeline,
     healthy: async () => (await Promise.all([store.ping(), shared.redis?.ping() ?? true])).every(Boolean),
-    metrics: async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() }),
+    metrics: opts.worker?.scrape(metrics) ?? (async () => ({ contentType: metrics.registry.contentType, text: await metrics.registry.metrics() })),
     openapi: () => (openapi ??= JSON.stringify(openApiDocument({ version: VERSION, adminRoutes: ADMIN_ROUTES }))),
     onError,
   });

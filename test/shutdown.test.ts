@@ -1,14 +1,11 @@
 // Graceful shutdown of the real process: on SIGTERM the gateway stops accepting
 // connections, lets in-flight streams finish within GATEWAY_SHUTDOWN_GRACE_MS, and exits 0.
-import { after, afterEach, before, describe, it } from 'node:test';
+import { beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
-import { spawnGateway, type GatewayProcess } from './support/process.js';
+import { useMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { useSpawnedGateway, type GatewayProcess } from './support/process.js';
 
 const KEY = 'shutdown-admin-key-0123456789abcdef';
 
@@ -57,26 +54,10 @@ async function stream(gw: GatewayProcess, mock: MockOpenAI, onFirst: () => void)
 }
 
 describe('graceful shutdown', { timeout: 30_000 }, () => {
+  const useMock = useMockOpenAI({ name: 'mock' });
+  const start = useSpawnedGateway('switchyard-shutdown-', { GATEWAY_ADMIN_API_KEY: KEY });
   let mock: MockOpenAI;
-  let dataDir: string;
-  let gw: GatewayProcess | undefined;
-
-  before(async () => {
-    mock = await startMockOpenAI({ name: 'mock' });
-  });
-  afterEach(() => {
-    gw?.kill();
-    gw = undefined;
-    mock.reset();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  after(() => mock.close());
-
-  async function start(env: Record<string, string> = {}): Promise<GatewayProcess> {
-    dataDir = mkdtempSync(join(tmpdir(), 'switchyard-shutdown-'));
-    gw = await spawnGateway({ GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_API_KEY: KEY, ...env });
-    return gw;
-  }
+  beforeEach(() => (mock = useMock()));
 
   it('SIGTERM mid-stream: the stream completes, new connections are refused, exit 0', async () => {
     const proc = await start();

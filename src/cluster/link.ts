@@ -7,7 +7,8 @@
  * fail_mode (limits).
  */
 import type { UsageRow } from '../logs/writer.js';
-import { isOurs, type Op, type ToPrimary, type ToWorker } from './messages.js';
+import type { Change } from '../store/changes.js';
+import { isOurs, type Call, type ToPrimary, type ToWorker } from './messages.js';
 
 /** Longer than any pause of a busy primary, short enough that a request does not hang on a dead one. */
 export const CALL_TIMEOUT_MS = 2000;
@@ -23,11 +24,23 @@ export class PrimaryLink {
   private next = 0;
   /** Told of the tokens and cost the primary's log writer counted. */
   onUsage: (row: UsageRow) => void = () => {};
+  /** Told of a store change another worker made (relayed by the primary). */
+  onChange: (change: Change) => void = () => {};
+  /** This worker's registry series, for the primary's sum of every worker's (metrics-gather.ts). */
+  onGather: () => Promise<unknown> = async () => [];
 
   constructor(private readonly channel: NodeJS.Process = process) {
     channel.on('message', (m: unknown) => {
       if (!isOurs<ToWorker>(m)) return;
       if (m.sy === 'usage') return this.onUsage(m.row);
+      if (m.sy === 'change') return this.onChange(m.change);
+      if (m.sy === 'gather') {
+        const id = m.id;
+        return void this.onGather().then(
+          (series) => this.send({ sy: 'gathered', id, series }),
+          () => this.send({ sy: 'gathered', id, series: null }),
+        );
+      }
       const p = this.pending.get(m.id);
       if (p === undefined) return; // timed out already
       this.pending.delete(m.id);
@@ -45,7 +58,7 @@ export class PrimaryLink {
     });
   }
 
-  call(op: Op, args: unknown[]): Promise<unknown> {
+  call(op: Call, args: unknown[]): Promise<unknown> {
     return new Promise((resolve, reject) => {
       if (this.channel.connected !== true) return reject(new Error('the primary process is gone'));
       const id = (this.next = (this.next + 1) % Number.MAX_SAFE_INTEGER);
@@ -56,6 +69,10 @@ export class PrimaryLink {
       this.pending.set(id, { resolve, reject, timer });
       this.send({ sy: 'call', id, op, args });
     });
+  }
+
+  connected(): boolean {
+    return this.channel.connected === true;
   }
 
   /** Resolves once the message is handed to the channel (false: the primary is gone). */

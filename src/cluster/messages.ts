@@ -6,20 +6,32 @@
  */
 import type { PackedBatch } from '../logs/entry.js';
 import type { UsageRow } from '../logs/writer.js';
+import type { Change } from '../store/changes.js';
 
 /** Operations on the state the primary holds for its workers (primary-state.ts). */
 export type Op = 'script' | 'cache.get' | 'cache.set' | 'semantic.nearest' | 'semantic.add' | 'semantic.forget';
 
+/** Calls the primary answers itself: every worker's metrics, summed (metrics-gather.ts). */
+export type Call = Op | 'metrics';
+
 export type ToPrimary =
-  | { sy: 'call'; id: number; op: Op; args: unknown[] }
+  | { sy: 'call'; id: number; op: Call; args: unknown[] }
+  /** This worker's registry series, asked by `gather`. */
+  | { sy: 'gathered'; id: number; series: unknown }
   /** Request log entries, packed as for the writer thread (log-forwarder.ts). */
-  | { sy: 'logs'; batch: PackedBatch };
+  | { sy: 'logs'; batch: PackedBatch }
+  /** A store change this worker made: the primary relays it to every other worker (change-relay.ts). */
+  | { sy: 'change'; change: Change };
 
 export type ToWorker =
   | { sy: 'reply'; id: number; ok: true; value: unknown }
   | { sy: 'reply'; id: number; ok: false; message: string }
   /** Tokens and cost the primary's log writer counted, for one worker's /metrics. */
-  | { sy: 'usage'; row: UsageRow };
+  | { sy: 'usage'; row: UsageRow }
+  /** Send this worker's registry series (getMetricsAsJSON) as `gathered`. */
+  | { sy: 'gather'; id: number }
+  /** A store change another worker made: drop the cache entries it names. */
+  | { sy: 'change'; change: Change };
 
 export function isOurs<T extends { sy: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && typeof (m as { sy?: unknown }).sy === 'string';

@@ -19,6 +19,8 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { openReadyStore, requestLogs } from '../gateway.js';
 import type { Settings } from '../settings.js';
+import { ChangeSender, isChange } from './change-relay.js';
+import { MetricsGatherer } from './metrics-gather.js';
 import { isOurs, type ToPrimary, type ToWorker } from './messages.js';
 import { PrimaryState } from './primary-state.js';
 
@@ -32,6 +34,8 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
   const { store } = await openReadyStore(settings, logger);
   const state = settings.redisUrl === undefined ? new PrimaryState(settings) : null;
   const live = new Set<Worker>();
+  // Each worker's store changes, for every other worker (change-relay.ts).
+  const relays = new Map<Worker, ChangeSender>();
   // Tokens and cost go to one worker's /metrics (the first alive): summed over the workers, every token counts once.
   const usage = (row: [string, string, number, number, number]): void => {
     const w = live.values().next().value;
@@ -39,11 +43,26 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
   };
   const logs = requestLogs(settings, store, logger, Date.now, (...row) => usage(row));
 
+  const gatherer = new MetricsGatherer();
+
   cluster.setupPrimary({ serialization: 'advanced' });
   cluster.on('message', (worker, m: unknown) => {
     if (!isOurs<ToPrimary>(m)) return;
     if (m.sy === 'logs') return logs.writer?.writeBatch(m.batch);
+    if (m.sy === 'change') {
+      if (!isChange(m.change)) return;
+      for (const [w, relay] of relays) if (w !== worker) relay.send(m.change);
+      return;
+    }
+    if (m.sy === 'gathered') return gatherer.answered(m.id, m.series);
     const reply = (r: ToWorker): void => void (worker.isConnected() && worker.send(r));
+    if (m.op === 'metrics') {
+      const id = m.id;
+      return void gatherer.scrape(live).then(
+        (value) => reply({ sy: 'reply', id, ok: true, value }),
+        (err: unknown) => reply({ sy: 'reply', id, ok: false, message: (err as Error).message }),
+      );
+    }
     if (state === null) return reply({ sy: 'reply', id: m.id, ok: false, message: 'no shared state here: REDIS_URL is set' });
     state.run(m.op, m.args).then(
       (value) => reply({ sy: 'reply', id: m.id, ok: true, value: value ?? null }),
@@ -57,8 +76,20 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     const w = cluster.fork();
     const born = Date.now();
     live.add(w);
+    // A send to a worker that has just exited (its last log batch made the writer count usage for it) fails with
+    // EPIPE, emitted as 'error': without a listener that would end the primary (exit 1) mid-drain.
+    w.on('error', (err) => logger.warn({ err, pid: w.process.pid }, 'a message to a worker was not delivered: it is exiting'));
+    relays.set(
+      w,
+      new ChangeSender((change, sent) => {
+        if (!w.isConnected()) return false;
+        w.send({ sy: 'change', change } satisfies ToWorker, (err: Error | null) => sent(err === null || err === undefined));
+        return true;
+      }),
+    );
     w.once('exit', (code, signal) => {
       live.delete(w);
+      relays.delete(w);
       if (stopping) return;
       delay = Date.now() - born < YOUNG_MS ? Math.min(MAX_RESTART_DELAY_MS, Math.max(100, delay * 2)) : 0;
       logger.error({ pid: w.process.pid, code, signal, restartInMs: delay }, 'a worker died: its in-flight requests are lost; a new one starts');

@@ -7,6 +7,8 @@ import type { Logger } from 'pino';
 import { startGateway } from '../gateway.js';
 import type { Settings } from '../settings.js';
 import { PrimaryLink } from './link.js';
+import { relayChanges } from './change-relay.js';
+import { scrapeCluster } from './worker-metrics.js';
 import { LogForwarder } from './log-forwarder.js';
 import { drainOnSignals } from './signals.js';
 import { workerShared } from './worker-state.js';
@@ -18,6 +20,8 @@ export async function runWorker(settings: Settings, logger: Logger): Promise<voi
     worker: {
       logs: settings.requestLogs ? new LogForwarder(link, (message) => logger.error(message)) : null,
       watch: (metrics) => (link.onUsage = (row) => metrics.usage(...row)),
+      changes: (changes) => relayChanges(link, changes),
+      scrape: (metrics) => scrapeCluster(link, metrics),
       shared: (metrics) => workerShared(link, settings, metrics),
     },
   });

@@ -4,6 +4,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './http.js';
@@ -76,5 +80,39 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
     kill: () => {
       if (!gone) child.kill('SIGKILL');
     },
+  };
+}
+
+/**
+ * For a describe block: `start(env)` spawns a gateway on a data directory of
+ * its own with `base` under `env`; after each test it is SIGKILLed (with the
+ * processes `alsoKill` names, asked before: a cluster's workers) and its
+ * directory removed.
+ */
+export function useSpawnedGateway(
+  prefix: string,
+  base: Record<string, string>,
+  alsoKill: (gw: GatewayProcess) => number[] = () => [],
+): (env?: Record<string, string>) => Promise<GatewayProcess> {
+  let running: { gw?: GatewayProcess; dataDir: string } | undefined;
+  afterEach(() => {
+    if (running === undefined) return;
+    const { gw, dataDir } = running;
+    running = undefined;
+    const others = gw === undefined ? [] : alsoKill(gw);
+    gw?.kill();
+    for (const pid of others) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return async (env = {}) => {
+    running = { dataDir: mkdtempSync(join(tmpdir(), prefix)) };
+    running.gw = await spawnGateway({ GATEWAY_DATA_DIR: running.dataDir, ...base, ...env });
+    return running.gw;
   };
 }

@@ -1,0 +1,43 @@
+// The primary's sum of its workers' /metrics series: counters summed, a worker
+// that does not answer within GATHER_TIMEOUT_MS left out, concurrent scrapes
+// sharing one gathering. Across real workers: workers-http.test.ts.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Worker } from 'node:cluster';
+import { Counter, Registry } from 'prom-client';
+import { MetricsGatherer } from '../src/cluster/metrics-gather.js';
+
+/** A fake worker whose registry counted `n` requests; `silent` never answers. */
+function worker(gatherer: MetricsGatherer, n: number, asked: { count: number }, silent = false): Worker {
+  const registry = new Registry();
+  new Counter({ name: 'x_requests_total', help: 'x', registers: [registry] }).inc(n);
+  return {
+    isConnected: () => true,
+    send: (m: { id: number }) => {
+      asked.count++;
+      if (!silent) void registry.getMetricsAsJSON().then((series) => gatherer.answered(m.id, series));
+      return true;
+    },
+  } as unknown as Worker;
+}
+
+const total = (text: string): number => Number(/^x_requests_total (\d+)$/m.exec(text)?.[1]);
+
+describe('MetricsGatherer', () => {
+  it('sums every worker’s counters; concurrent scrapes share one gathering', async () => {
+    const g = new MetricsGatherer();
+    const asked = { count: 0 };
+    const workers = [worker(g, 3, asked), worker(g, 4, asked)];
+    const [a, b] = await Promise.all([g.scrape(workers), g.scrape(workers)]);
+    assert.equal(total(a.text), 7);
+    assert.equal(b.text, a.text);
+    assert.equal(asked.count, 2);
+  });
+
+  it('leaves out a worker that does not answer in time', async () => {
+    const g = new MetricsGatherer();
+    const asked = { count: 0 };
+    const scrape = await g.scrape([worker(g, 3, asked), worker(g, 100, asked, true)]);
+    assert.equal(total(scrape.text), 3);
+  });
+});

@@ -349,12 +349,7 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
   return n;
 }
 
-/**
- * `auto`: one per core this process may use. Unset: one process, for now —
- * a cluster's workers do not yet hear each other's store changes at once
- * (a revoked key lives on in another worker's cache for its TTL) nor add
- * up their /metrics (docs/workers.md).
- */
+/** `auto`: one per core this process may use. Unset: one process, for now (docs/workers.md says why). */
 function workers(env: NodeJS.ProcessEnv): number {
   const raw = env.GATEWAY_WORKERS;
   if (raw === undefined || raw === '') return 1;

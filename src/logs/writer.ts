@@ -33,6 +33,8 @@ export const TAKEN = { entries: 0, size: 1 } as const;
 
 /** The queue stats the writer thread publishes, in this order, in a shared Float64Array. */
 export const STAT_SLOTS = ['depth', 'bytes', 'flushed', 'spilled', 'replayed', 'dropped', 'storeDown'] as const satisfies readonly (keyof LogQueueStats)[];
+/** Read on every write: its slot found once. */
+const BYTES_SLOT = STAT_SLOTS.indexOf('bytes');
 
 export interface WriterData extends DbSettings {
   /** Int32Array of TAKEN slots: what the thread has taken, each wrapping past 2^31 (the request thread subtracts in the same wrap). */
@@ -189,7 +191,7 @@ export class LogWriter implements LogSink {
 
   /** Whether maxInFlight entries wait for the writer (a thread, or the next one), or the path holds maxBytes. */
   private behind(): boolean {
-    const queued = this.shared[STAT_SLOTS.indexOf('bytes')]!;
+    const queued = this.shared[BYTES_SLOT]!;
     return (
       this.untaken(TAKEN.entries, this.sent) + this.batch.count >= this.maxInFlight ||
       this.untaken(TAKEN.size, this.sentSize) + this.batch.size + queued >= this.maxBytes

@@ -7,7 +7,7 @@
  * and writers of several processes would wait on its lock (busy_timeout)
  * instead of batching; the writer's queue, spill files and usage metrics stay
  * one. The request path never waits: past MAX_IN_FLIGHT entries (or
- * MAX_IN_FLIGHT_BYTES) handed to the channel and not yet sent, entries are
+ * GATEWAY_LOG_QUEUE_BYTES of bodies, as the writer's own bound) handed to the channel and not yet sent, entries are
  * dropped and counted, as the writer does when its thread falls behind.
  */
 import { EntryBatch, type LogEntry } from '../logs/entry.js';
@@ -17,7 +17,6 @@ import { SEND_AFTER_MS, SEND_EVERY, type LogSink } from '../logs/writer.js';
 import type { PrimaryLink } from './link.js';
 
 const MAX_IN_FLIGHT = 20_000;
-const MAX_IN_FLIGHT_BYTES = 256 * 1024 * 1024;
 
 export class LogForwarder implements LogSink {
   private batch = new EntryBatch();
@@ -33,12 +32,14 @@ export class LogForwarder implements LogSink {
   constructor(
     private readonly link: PrimaryLink,
     onError: (message: string) => void,
+    /** Bodies held on their way to the primary (GATEWAY_LOG_QUEUE_BYTES). */
+    private readonly maxBytes: number,
   ) {
     this.shedding = new Shedding(onError, 'the IPC channel to the primary fell behind');
   }
 
   write(e: LogEntry): void {
-    if (this.closed || this.inFlight + this.batch.count >= MAX_IN_FLIGHT || this.inFlightSize + this.batch.size >= MAX_IN_FLIGHT_BYTES) {
+    if (this.closed || this.inFlight + this.batch.count >= MAX_IN_FLIGHT || this.inFlightSize + this.batch.size >= this.maxBytes) {
       this.dropped++;
       return this.shedding.drop();
     }

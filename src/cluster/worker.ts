@@ -18,7 +18,7 @@ export async function runWorker(settings: Settings, logger: Logger): Promise<voi
   const gateway = await startGateway(settings, {
     logger,
     worker: {
-      logs: settings.requestLogs ? new LogForwarder(link, (message) => logger.error(message)) : null,
+      logs: settings.requestLogs ? new LogForwarder(link, (message) => logger.error(message), settings.logQueueBytes) : null,
       watch: (metrics) => (link.onUsage = (row) => metrics.usage(...row)),
       changes: (changes) => relayChanges(link, changes),
       scrape: (metrics) => scrapeCluster(link, metrics),

@@ -78,7 +78,7 @@ export class RouterEmbedder implements Embedder {
       const { statusCode, headers } = result.response;
       let answer: Buffer;
       try {
-        answer = Buffer.from(await result.response.body.arrayBuffer());
+        answer = result.response.whole ?? (await result.response.body.bytes());
       } catch {
         return cancel.aborted ? timedOut() : err(new GatewayError(502, `embedding answer from ${result.provider} was cut short`, { code: 'upstream_unreachable' }));
       }

@@ -6,7 +6,7 @@
  * stream usage the client did not ask for, and the cache keeper, which stores
  * what the client got. A whole answer is charged, kept and sent at once.
  */
-import type { ServerResponse } from 'node:http';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import { AnswerCapture } from '../logs/capture.js';
 import { isHopByHop } from '../routing/headers.js';
@@ -29,23 +29,33 @@ async function whole(ctx: RequestContext, a: Answer, text: string): Promise<Outc
   ctx.answerText = text;
   await ctx.usage!.settle(text, () => text, ctx);
   await ctx.keeper!.keep(a.status, a.headers, text);
-  ctx.res.writeHead(a.status, ctx.gatewayHeaders({ ...a.headers, 'content-length': Buffer.byteLength(text) }));
+  const out = answerHeaders(ctx, a);
+  out['content-length'] = Buffer.byteLength(text);
+  ctx.res.writeHead(a.status, out);
   ctx.res.end(text);
   return 'done';
 }
 
 async function streamed(ctx: RequestContext, a: Answer, body: Readable, logging: boolean): Promise<Outcome> {
-  // One header object for writeHead: Node's fast path, no per-header setHeader.
-  const out = ctx.gatewayHeaders({});
-  for (const name in a.headers) {
-    if (!isHopByHop(name)) out[name] = a.headers[name];
-  }
+  const out = answerHeaders(ctx, a);
   if (a.addedUsage) delete out['content-length']; // the answer gets shorter
   ctx.res.writeHead(a.status, out);
   // Usage is read before the usage the client did not ask for is stripped; the cache keeps what the client gets.
   const read = watch(ctx, body, a, logging);
   ctx.cut = !(await pipeTo(ctx.keeper!.watch(a.addedUsage ? stripAddedUsage(read) : read, a.status, a.headers), ctx.res));
   return 'done';
+}
+
+/**
+ * The answer's own headers but hop-by-hop ones, then the gateway's (which win), as one object for
+ * writeHead: Node's fast path, no per-header setHeader.
+ */
+function answerHeaders(ctx: RequestContext, a: Answer): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  for (const name in a.headers) {
+    if (!isHopByHop(name)) out[name] = a.headers[name];
+  }
+  return ctx.gatewayHeaders(out);
 }
 
 /**

@@ -35,11 +35,12 @@ export function route(router: Router): Stage {
       }
       ctx.keeper = ctx.cache!.keeper(result);
       if (result.answer !== undefined) return translated(ctx, result.answer, upstream);
+      // A small JSON answer came whole (upstream/answer.ts): it goes on as text, like a translated one.
       ctx.answer = {
         status: upstream.statusCode,
         headers: upstream.headers,
-        body: upstream.body,
-        addedUsage: stripsAddedUsage(result.addedUsage, upstream.statusCode, upstream.headers),
+        body: upstream.whole !== null ? upstream.whole.toString('utf8') : upstream.body,
+        addedUsage: upstream.whole === null && stripsAddedUsage(result.addedUsage, upstream.statusCode, upstream.headers),
       };
       return 'next';
     },
@@ -86,7 +87,7 @@ async function translated(ctx: RequestContext, tr: Answer, upstream: UpstreamRes
   }
   let raw: Buffer;
   try {
-    raw = Buffer.from(await upstream.body.arrayBuffer());
+    raw = upstream.whole ?? (await upstream.body.bytes());
   } catch {
     ctx.res.destroy();
     ctx.cut = true;

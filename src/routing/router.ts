@@ -298,7 +298,7 @@ export class Router {
       observed?.end(response.statusCode, null);
       return {
         response, error: null, status: response.statusCode, provider: target.provider, path: leaf.path, retries,
-        answerStartedAt: start, failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0, firstByteMs: performance.now() - start, model, credential,
+        answerStartedAt: start, failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0, firstByteMs: response.headersAt - start, model, credential,
         answer: call.value.kind === 'translated' ? call.value.answer : undefined,
         addedUsage: call.value.kind === 'relayed' && call.value.addedUsage,
       };

@@ -8,8 +8,9 @@
  * so a 3xx comes back as the answer it is.
  */
 import type { LookupFunction } from 'node:net';
-import { Agent, type Dispatcher } from 'undici';
 import type { Readable } from 'node:stream';
+import { Agent, type Dispatcher } from 'undici';
+import { AbortedError, UpstreamCall, type UpstreamResponse } from './answer.js';
 import type { Cancel } from './cancel.js';
 import { policedConnector, policedNodeAgents, UpstreamPolicy } from './policy.js';
 
@@ -59,19 +60,33 @@ export interface UpstreamRequest {
   headersTimeoutMs?: number;
 }
 
-export type UpstreamResponse = Dispatcher.ResponseData;
+export type { UpstreamResponse };
 
+/**
+ * Sends a request through the pool with undici's dispatch API: no
+ * AsyncResource, signal wrapper or body stream per call, as request() has,
+ * and a small JSON answer (answer.ts) is read whole in the handler, so it
+ * never becomes a stream at all. Resolves once the answer's headers came
+ * (a whole answer: once its last byte did); rejects with undici's error (a
+ * headers timeout, a refused connection, `signal` aborted).
+ */
 export function send(req: UpstreamRequest, signal: Cancel): Promise<UpstreamResponse> {
-  // Split by hand: undici's top-level request() builds a WHATWG URL per call.
+  // Split by hand: a WHATWG URL per call costs more than the rest of this function.
   const slash = req.url.indexOf('/', req.url.indexOf('://') + 3);
-  return agent.request({
-    origin: slash === -1 ? req.url : req.url.slice(0, slash),
-    path: slash === -1 ? '/' : req.url.slice(slash),
-    method: req.method as Dispatcher.HttpMethod,
-    headers: req.headers,
-    body: req.body,
-    signal,
-    headersTimeout: req.headersTimeoutMs,
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(new AbortedError());
+    const call = new UpstreamCall(signal, req.method !== 'HEAD', resolve, reject);
+    agent.dispatch(
+      {
+        origin: slash === -1 ? req.url : req.url.slice(0, slash),
+        path: slash === -1 ? '/' : req.url.slice(slash),
+        method: req.method as Dispatcher.HttpMethod,
+        headers: req.headers,
+        body: req.body,
+        headersTimeout: req.headersTimeoutMs,
+      },
+      call,
+    );
   });
 }
 
@@ -84,7 +99,7 @@ export const REDIRECT_CODE = 'upstream_redirect';
 
 /** Let go of a response we will not relay (a failed attempt we retry or fall back from). */
 export function discard(res: UpstreamResponse): void {
-  res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+  res.discard();
 }
 
 /**

@@ -8,10 +8,11 @@
  * or `other` (modelLabel), and circuits, named by config identity (an inline
  * config's hash), are labelled for the MAX_CIRCUIT_SERIES last seen.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { catalog } from '../catalog/catalog.js';
 import type { LogQueueStats } from '../logs/queue.js';
 import { boundedMap, type OnEvict } from '../shared/bounded.js';
+import { FastCounter, FastHistogram, type CounterSeries, type HistogramSeries } from './series.js';
 
 /** The bounded maps whose evictions are counted (switchyard_bounded_evictions_total{map}). */
 const BOUNDED_MAPS = ['circuits', 'circuit_series', 'rate_counters', 'rate_leases', 'budget_counters', 'saved_guardrails', 'saved_prompts'] as const;
@@ -33,33 +34,34 @@ const OVERHEAD_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005
 
 export class Metrics {
   readonly registry = new Registry();
-  readonly requests = new Counter({
-    name: 'switchyard_requests_total',
-    help: 'Requests to model and proxy endpoints, by endpoint, provider, model and status.',
-    labelNames: ['endpoint', 'provider', 'model', 'status'] as const,
-    registers: [this.registry],
-  });
-  readonly duration = new Histogram({
-    name: 'switchyard_request_duration_seconds',
-    help: 'Whole request time as the client sees it, until the last byte of the answer.',
-    labelNames: ['endpoint', 'provider', 'model', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly upstream = new Histogram({
-    name: 'switchyard_upstream_duration_seconds',
-    help: 'Time spent in provider calls (every attempt, until the last byte).',
-    labelNames: ['provider', 'model', 'status'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly overhead = new Histogram({
-    name: 'switchyard_gateway_overhead_seconds',
-    help: 'Request time not spent in provider calls or retry waits: the gateway’s own cost.',
-    labelNames: ['endpoint'] as const,
-    buckets: OVERHEAD_BUCKETS,
-    registers: [this.registry],
-  });
+  // The four counted on every request: series looked up once, counted without hashing (series.ts).
+  readonly requests = new FastCounter(
+    'switchyard_requests_total',
+    'Requests to model and proxy endpoints, by endpoint, provider, model and status.',
+    ['endpoint', 'provider', 'model', 'status'] as const,
+    this.registry,
+  );
+  readonly duration = new FastHistogram(
+    'switchyard_request_duration_seconds',
+    'Whole request time as the client sees it, until the last byte of the answer.',
+    ['endpoint', 'provider', 'model', 'status'] as const,
+    LATENCY_BUCKETS,
+    this.registry,
+  );
+  readonly upstream = new FastHistogram(
+    'switchyard_upstream_duration_seconds',
+    'Time spent in provider calls (every attempt, until the last byte).',
+    ['provider', 'model', 'status'] as const,
+    LATENCY_BUCKETS,
+    this.registry,
+  );
+  readonly overhead = new FastHistogram(
+    'switchyard_gateway_overhead_seconds',
+    'Request time not spent in provider calls or retry waits: the gateway’s own cost.',
+    ['endpoint'] as const,
+    OVERHEAD_BUCKETS,
+    this.registry,
+  );
   readonly retries = new Counter({
     name: 'switchyard_retries_total',
     help: 'Retries made on a target.',
@@ -225,11 +227,11 @@ export class Metrics {
     const key = `${endpoint}\u0000${provider}\u0000${model}\u0000${status}`;
     let c = this.children.get(key);
     if (c === undefined) {
-      const labels: LabelValues<'endpoint' | 'provider' | 'model' | 'status'> = { endpoint, provider, model, status };
+      const labels = { endpoint, provider, model, status: String(status) };
       c = {
         requests: this.requests.labels(labels),
         duration: this.duration.labels(labels),
-        upstream: this.upstream.labels({ provider, model, status }),
+        upstream: this.upstream.labels({ provider, model, status: labels.status }),
         overhead: this.overhead.labels({ endpoint }),
       };
       // Statuses are whatever upstreams answer: past this many series, stop caching them.
@@ -279,8 +281,8 @@ export interface FinishedRequest {
 type CounterChild = ReturnType<Counter<string>['labels']>;
 
 interface Children {
-  requests: ReturnType<Counter<string>['labels']>;
-  duration: ReturnType<Histogram<string>['labels']>;
-  upstream: ReturnType<Histogram<string>['labels']>;
-  overhead: ReturnType<Histogram<string>['labels']>;
+  requests: CounterSeries;
+  duration: HistogramSeries;
+  upstream: HistogramSeries;
+  overhead: HistogramSeries;
 }

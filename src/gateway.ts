@@ -85,8 +85,6 @@ export interface GatewayOptions {
 export interface WorkerParts {
   /** Null when request logs are off. */
   logs: LogSink | null;
-  /** The worker's metrics, to which the tokens and cost its primary's log writer counts are added. */
-  watch(metrics: Metrics): void;
   /** /metrics: every worker's series, summed by the primary. */
   scrape(metrics: Metrics): () => Promise<{ contentType: string; text: string }>;
   /** The store's change notices: relayed to and from the other workers through the primary. */
@@ -164,7 +162,6 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   const now = opts.now ?? Date.now;
   const adminDeps: AdminDeps = { store, now, apiKeyPrefix: settings.apiKeyPrefix, secrets };
   const metrics = new Metrics();
-  opts.worker?.watch(metrics);
   const shared = opts.worker !== undefined && settings.redisUrl === undefined ? opts.worker.shared(metrics) : await sharedState(settings, metrics, logger);
   const policies = new PolicyCache(store, now);
   const limiter = new RateLimiter({

@@ -160,6 +160,9 @@ describe('a cluster of two workers (SQLite unless said, no Redis)', { timeout: 1
     // Concurrent scrapes share one gathering and agree.
     const together = await Promise.all(Array.from({ length: 6 }, served));
     assert.deepEqual(together, Array(6).fill(before + 10));
+    // The primary's log writer wrote them, and says so in the same sum (else flushed stays 0 and store_down unseen).
+    const flushed = async (): Promise<number> => Number(/^switchyard_log_records_total\{outcome="flushed"\} (\d+)/m.exec((await request(proc, '/metrics')).body)?.[1]);
+    await until('the writer\'s flushed records in /metrics', async () => (await flushed()) >= 10);
   });
 
   it('on Postgres too (NOTIFY and the relay both deliver): a deleted key is refused by every worker at once', async () => {

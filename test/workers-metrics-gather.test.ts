@@ -34,6 +34,14 @@ describe('MetricsGatherer', () => {
     assert.equal(asked.count, 2);
   });
 
+  it('adds the primary’s own series (its log writer’s, usage) to the workers’', async () => {
+    const own = new Registry();
+    new Counter({ name: 'x_requests_total', help: 'x', registers: [own] }).inc(5);
+    const g = new MetricsGatherer(() => own.getMetricsAsJSON());
+    const scrape = await g.scrape([worker(g, 3, { count: 0 }), worker(g, 4, { count: 0 })]);
+    assert.equal(total(scrape.text), 12);
+  });
+
   it('leaves out a worker that does not answer in time', async () => {
     const g = new MetricsGatherer();
     const asked = { count: 0 };

@@ -6,7 +6,6 @@
  * caller falls back (circuits), misses (cache), or decides by the policies'
  * fail_mode (limits).
  */
-import type { UsageRow } from '../logs/writer.js';
 import type { Change } from '../store/changes.js';
 import { isOurs, type Call, type ToPrimary, type ToWorker } from './messages.js';
 
@@ -22,8 +21,6 @@ interface Pending {
 export class PrimaryLink {
   private readonly pending = new Map<number, Pending>();
   private next = 0;
-  /** Told of the tokens and cost the primary's log writer counted. */
-  onUsage: (row: UsageRow) => void = () => {};
   /** Told of a store change another worker made (relayed by the primary). */
   onChange: (change: Change) => void = () => {};
   /** This worker's registry series, for the primary's sum of every worker's (metrics-gather.ts). */
@@ -32,7 +29,6 @@ export class PrimaryLink {
   constructor(private readonly channel: NodeJS.Process = process) {
     channel.on('message', (m: unknown) => {
       if (!isOurs<ToWorker>(m)) return;
-      if (m.sy === 'usage') return this.onUsage(m.row);
       if (m.sy === 'change') return this.onChange(m.change);
       if (m.sy === 'gather') {
         const id = m.id;

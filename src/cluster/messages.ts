@@ -5,7 +5,6 @@
  * messages of anything else on the channel are left alone.
  */
 import type { PackedBatch } from '../logs/entry.js';
-import type { UsageRow } from '../logs/writer.js';
 import type { Change } from '../store/changes.js';
 
 /** Operations on the state the primary holds for its workers (primary-state.ts). */
@@ -26,8 +25,6 @@ export type ToPrimary =
 export type ToWorker =
   | { sy: 'reply'; id: number; ok: true; value: unknown }
   | { sy: 'reply'; id: number; ok: false; message: string }
-  /** Tokens and cost the primary's log writer counted, for one worker's /metrics. */
-  | { sy: 'usage'; row: UsageRow }
   /** Send this worker's registry series (getMetricsAsJSON) as `gathered`. */
   | { sy: 'gather'; id: number }
   /** A store change another worker made: drop the cache entries it names. */

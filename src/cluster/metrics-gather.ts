@@ -3,7 +3,8 @@
  * which asks every worker for its registry's series (getMetricsAsJSON) and
  * sums them (prom-client's AggregatorRegistry: counters and histograms
  * summed, the default process metrics by their own aggregators), so one
- * scrape counts the requests of every worker. A worker that does not answer
+ * scrape counts the requests of every worker, and the primary's own series
+ * (its log writer's records, usage and evictions) are added to the sum. A worker that does not answer
  * within GATHER_TIMEOUT_MS is left out of that scrape; scrapes that arrive
  * while one is gathered share its answer.
  */
@@ -26,6 +27,9 @@ export class MetricsGatherer {
   private readonly waiting = new Map<number, (series: unknown) => void>();
   private current: Promise<Scrape> | null = null;
 
+  /** `own`: the primary's series, summed with the workers'. */
+  constructor(private readonly own: () => Promise<object[]> = async () => []) {}
+
   scrape(workers: Iterable<Worker>): Promise<Scrape> {
     this.current ??= this.gather([...workers]).finally(() => (this.current = null));
     return this.current;
@@ -37,7 +41,7 @@ export class MetricsGatherer {
   }
 
   private async gather(workers: Worker[]): Promise<Scrape> {
-    const parts = await Promise.all(workers.map((w) => this.ask(w)));
+    const parts = await Promise.all([this.own(), ...workers.map((w) => this.ask(w))]);
     const registry = AggregatorRegistry.aggregate(parts.filter((p): p is object[] => p !== null));
     return { contentType: registry.contentType, text: await registry.metrics() };
   }

@@ -18,6 +18,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
 import { openReadyStore, requestLogs } from '../gateway.js';
+import { Metrics } from '../metrics/metrics.js';
 import type { Settings } from '../settings.js';
 import { ChangeSender, isChange } from './change-relay.js';
 import { MetricsGatherer } from './metrics-gather.js';
@@ -32,18 +33,19 @@ const CLOSE_MARGIN_MS = 15_000;
 
 export async function runPrimary(settings: Settings, logger: Logger): Promise<void> {
   const { store } = await openReadyStore(settings, logger);
-  const state = settings.redisUrl === undefined ? new PrimaryState(settings) : null;
+  // What the primary itself counts (the writer's records and usage, the shared state's evictions): part of every
+  // scrape's sum, so it neither goes with a worker that dies nor is missing from /metrics.
+  const metrics = new Metrics();
+  const evicted = { rate: metrics.evicted('rate_counters'), budget: metrics.evicted('budget_counters'), circuit: metrics.evicted('circuits') };
+  const state = settings.redisUrl === undefined ? new PrimaryState(settings, (kind, key) => evicted[kind](key)) : null;
   const live = new Set<Worker>();
   // Each worker's store changes, for every other worker (change-relay.ts).
   const relays = new Map<Worker, ChangeSender>();
-  // Tokens and cost go to one worker's /metrics (the first alive): summed over the workers, every token counts once.
-  const usage = (row: [string, string, number, number, number]): void => {
-    const w = live.values().next().value;
-    if (w?.isConnected()) w.send({ sy: 'usage', row } satisfies ToWorker);
-  };
-  const logs = requestLogs(settings, store, logger, Date.now, (...row) => usage(row));
+  const logs = requestLogs(settings, store, logger, Date.now, (...row) => metrics.usage(...row));
+  const writer = logs.writer;
+  if (writer !== null) metrics.watchLogQueue(() => writer.stats());
 
-  const gatherer = new MetricsGatherer();
+  const gatherer = new MetricsGatherer(() => metrics.registry.getMetricsAsJSON());
 
   cluster.setupPrimary({ serialization: 'advanced' });
   cluster.on('message', (worker, m: unknown) => {
@@ -76,7 +78,7 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     const w = cluster.fork();
     const born = Date.now();
     live.add(w);
-    // A send to a worker that has just exited (its last log batch made the writer count usage for it) fails with
+    // A send to a worker that has just exited (a change notice, a reply) fails with
     // EPIPE, emitted as 'error': without a listener that would end the primary (exit 1) mid-drain.
     w.on('error', (err) => logger.warn({ err, pid: w.process.pid }, 'a message to a worker was not delivered: it is exiting'));
     relays.set(

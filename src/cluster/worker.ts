@@ -19,7 +19,6 @@ export async function runWorker(settings: Settings, logger: Logger): Promise<voi
     logger,
     worker: {
       logs: settings.requestLogs ? new LogForwarder(link, (message) => logger.error(message), settings.logQueueBytes) : null,
-      watch: (metrics) => (link.onUsage = (row) => metrics.usage(...row)),
       changes: (changes) => relayChanges(link, changes),
       scrape: (metrics) => scrapeCluster(link, metrics),
       shared: (metrics) => workerShared(link, settings, metrics),

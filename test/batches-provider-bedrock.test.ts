@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { engines } from './support/engines.js';
 import { ADMIN_KEY } from './support/gateway.js';
+import { untilValue as until } from './support/http.js';
 import { startMockBedrockJobs, type MockBedrockJobs } from './support/mock-bedrock-jobs.js';
 import { startMockS3, S3_CREDENTIALS, type MockS3 } from './support/mock-s3.js';
 import { expectJson } from './support/tenants.js';
@@ -44,16 +45,6 @@ after(async () => {
   await s3.close();
   await control.close();
 });
-
-async function until<T>(what: string, get: () => Promise<T>, done: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await get();
-    if (done(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 /** A bedrock virtual key's settings: the mocks' credentials, the bucket under `prefix`, both mocks as endpoints. */
 const bedrockKey = (prefix: string) => ({

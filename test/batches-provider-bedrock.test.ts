@@ -68,9 +68,11 @@ for (const engine of engines()) {
     const client = (vk: string) => new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': vk }, maxRetries: 0 });
     const upload = async (text: string) => files.files.create({ file: await toFile(Buffer.from(text), 'input.jsonl'), purpose: 'batch' });
     let sdk: OpenAI;
+    let vkId: string;
     before(async () => {
       files = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY }, maxRetries: 0 });
-      sdk = client(await virtualKey('bedrock batches'));
+      vkId = await virtualKey('bedrock batches');
+      sdk = client(vkId);
     });
     const lastJob = () => [...control.jobs.values()].at(-1)!;
 
@@ -352,6 +354,29 @@ for (const engine of engines()) {
         sdk.batches.create({ input_file_id: 'file-abc123', endpoint: '/v1/chat/completions', completion_window: '24h' }),
         (e: any) => e.status === 400 && e.param === 'input_file_id',
       );
+    });
+
+    it('a process that stops while it collects gives the read up and the lease back at once; after the restart the output is collected', async () => {
+      const input = await upload(line('a', 'one') + '\n');
+      const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      control.finish(lastJob().jobArn, s3, () => ({ modelOutput: converseAnswer('hi') }));
+      const reads = () => s3.calls.filter((c) => c.action === 'GetObject').length;
+      const before = reads();
+      s3.getDelayMs = 10_000;
+      try {
+        assert.equal((await sdk.batches.retrieve(b.id)).status, 'finalizing');
+        await until('the read started', async () => reads(), (n) => n > before);
+        const t0 = Date.now();
+        await gw.restart();
+        assert.ok(Date.now() - t0 < 5_000, `the stop waited ${Date.now() - t0} ms for the read`);
+      } finally {
+        s3.getDelayMs = 0;
+      }
+      files = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY }, maxRetries: 0 });
+      sdk = client(vkId);
+      const done = await until('completed', () => sdk.batches.retrieve(b.id), (x) => x.status === 'completed');
+      assert.deepEqual([done.request_counts?.completed, reads()], [1, before + 2]);
+      assert.equal((await (await files.files.content(done.output_file_id!)).text()).split('\n').filter(Boolean).length, 1);
     });
 
     it('the AWS secret is never in an answer, a control-plane request, or an S3 object', async () => {

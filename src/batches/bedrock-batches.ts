@@ -181,8 +181,9 @@ export class BedrockBatches {
       const settings = jobSettings(cred.value.fields as BedrockSettings);
       if (!settings.ok) throw settings.error;
       const out = await this.output(b, settings.value, job, signal);
-      if (signal.aborted) return;
       if (out.ok) u = { status: end, ...out.value };
+      // Given up (the process stops, or the lease was lost): the next holder reads it.
+      else if (signal.aborted) return;
       else if (out.error.code !== OUTPUT_MISSING) throw out.error;
       // Bedrock says done but wrote nothing where it was told: a failed batch saying so, not a completed one with no files.
       else if (end === 'completed') u = this.failure(b, OUTPUT_MISSING, out.error.message);

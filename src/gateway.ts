@@ -11,6 +11,7 @@ import { KeyRotationSweep } from './admin/key-rotation-sweep.js';
 import { ADMIN_ROUTES } from './admin/routes.js';
 import { StoredResponses } from './admin/responses.js';
 import { Jobs } from './batches/api.js';
+import { BedrockBatches } from './batches/bedrock-batches.js';
 import { BatchEngine } from './batches/engine.js';
 import { Files } from './batches/files.js';
 import { S3Storage } from './batches/s3-storage.js';
@@ -226,6 +227,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   const storage = s3 === undefined ? new DiskStorage(settings.batches.filesDir) : new S3Storage(s3, settings.batches.filesDir);
   await storage.init();
   const files = new Files(store.files, storage);
+  const bedrock = new BedrockBatches({ files, batches: store.batches, credentials, now, maxLineBytes: settings.maxBodyBytes });
   const engine = new BatchEngine(
     store.batches,
     {
@@ -238,6 +240,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       now,
       maxLineBytes: settings.maxBodyBytes,
       maxAnswerBytes: settings.maxBodyBytes,
+      collector: bedrock,
     },
     settings.batches,
     (err) => logger.error({ err }, 'a batch runner failed'),
@@ -251,6 +254,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     responses: new StoredResponses(store.responses),
     jobs: new Jobs({
       files,
+      bedrock,
       batches: store.batches,
       engine,
       virtualKeys: store.virtualKeys,
@@ -296,6 +300,8 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       // First: the lines in flight finish through the pipeline and are recorded, the leases go back.
       await engine.close();
       await drain(settings.shutdownGraceMs);
+      // After the drain and the engine: no batch call uses its S3 clients any more.
+      bedrock.close();
       await sweep.stop();
       await closeUpstreams().catch(() => {});
       // After the drain, so every request's span has ended; spans still buffered are exported now.

@@ -15,6 +15,7 @@ import { destination, pino } from 'pino';
 import { BatchRepo } from '../src/store/batches.js';
 import { engines } from './support/engines.js';
 import { ADMIN_KEY } from './support/gateway.js';
+import { untilValue as until } from './support/http.js';
 import { expectJson } from './support/tenants.js';
 import { useMockOpenAI } from './support/mock-openai.js';
 import { useGatewayPair } from './support/use-gateway.js';
@@ -24,16 +25,6 @@ const BATCHES = { concurrency: 4, maxRunning: 4, pollMs: 50, leaseMs: 2_000, max
 const line = (i: number, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ custom_id: `req-${i}`, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: `hello ${i}` }], ...extra } });
 const jsonl = (n: number) => Array.from({ length: n }, (_, i) => line(i)).join('\n') + '\n';
-
-async function until<T>(what: string, get: () => Promise<T>, done: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await get();
-    if (done(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 for (const engine of engines()) {
   describe(`files and batches (${engine.name})`, () => {

@@ -3,18 +3,23 @@
 // control plane and the mock S3 (both check SigV4 with the key's secret): the
 // lines become Converse records in the key's bucket, the job is created with
 // the key's role, read back as a Batch object through its states, its output
-// collected into gateway files the OpenAI SDK reads; a failed job, a cancel,
+// collected by the batch engine (finalizing until then) into gateway files the
+// OpenAI SDK reads, once, however many processes are asked; a failed job, a cancel,
 // bad settings and a provider file refused with 400s naming the field; the
 // secret never in an answer, a row, or an object. Both engines.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
 import { engines } from './support/engines.js';
 import { ADMIN_KEY } from './support/gateway.js';
+import { untilValue as until } from './support/http.js';
 import { startMockBedrockJobs, type MockBedrockJobs } from './support/mock-bedrock-jobs.js';
 import { startMockS3, S3_CREDENTIALS, type MockS3 } from './support/mock-s3.js';
 import { expectJson } from './support/tenants.js';
-import { useGateway } from './support/use-gateway.js';
+import { useGateway, useGatewayPair } from './support/use-gateway.js';
 
 const REGION = 'us-west-2';
 const MODEL = 'anthropic.claude-3-haiku-20240307-v1:0';
@@ -63,9 +68,11 @@ for (const engine of engines()) {
     const client = (vk: string) => new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': vk }, maxRetries: 0 });
     const upload = async (text: string) => files.files.create({ file: await toFile(Buffer.from(text), 'input.jsonl'), purpose: 'batch' });
     let sdk: OpenAI;
+    let vkId: string;
     before(async () => {
       files = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY }, maxRetries: 0 });
-      sdk = client(await virtualKey('bedrock batches'));
+      vkId = await virtualKey('bedrock batches');
+      sdk = client(vkId);
     });
     const lastJob = () => [...control.jobs.values()].at(-1)!;
 
@@ -100,8 +107,8 @@ for (const engine of engines()) {
       assert.deepEqual(records[0].modelInput, { messages: [{ role: 'user', content: [{ text: 'one' }] }], system: [{ text: 'be brief' }], inferenceConfig: { maxTokens: 50 } });
       assert.equal(records[2].modelInput.inferenceConfig.temperature, 0.2);
 
-      // Bedrock runs it: the gateway's engine never leases it.
-      assert.equal((await gw.store.batches.claimable(Date.now(), 1000)).includes(b.id), false);
+      // Bedrock runs it: the gateway's engine does not lease it while the job runs.
+      assert.equal((await gw.store.batches.claimable(Date.now(), 1000)).some((c) => c.id === b.id), false);
 
       // Bedrock's states as the Batch object's.
       assert.equal((await sdk.batches.retrieve(b.id)).status, 'validating');
@@ -114,8 +121,10 @@ for (const engine of engines()) {
       assert.equal(running.output_file_id, null);
 
       control.finish(job.jobArn, s3, (r) => (r.recordId === 'b' ? { error: { errorCode: 400, errorMessage: 'Malformed input request' } } : { modelOutput: converseAnswer(`echo ${r.modelInput.messages[0].content[0].text}`) }), 'PartiallyCompleted');
-      const done = await sdk.batches.retrieve(b.id);
-      assert.equal(done.status, 'completed');
+      // The read only maps the job's status: the output is collected by the engine, not inside the request.
+      const ended = await sdk.batches.retrieve(b.id);
+      assert.deepEqual([ended.status, typeof ended.finalizing_at, ended.output_file_id], ['finalizing', 'number', null]);
+      const done = await until('completed', () => sdk.batches.retrieve(b.id), (x) => x.status === 'completed');
       assert.equal(typeof done.completed_at, 'number');
       assert.deepEqual(done.request_counts, { total: 3, completed: 2, failed: 1 });
       assert.match(done.output_file_id!, /^file-sy/);
@@ -144,7 +153,7 @@ for (const engine of engines()) {
       // A slower read of an older state (another process's) cannot undo the end.
       const row = (await gw.store.batches.load(b.id))!;
       const stale = await gw.store.batches.providerState(row.workspaceId, b.id, {
-        status: 'in_progress', total: 3, completed: 0, failed: 0, in_progress_at: 1, completed_at: null, failed_at: null, expired_at: null,
+        status: 'in_progress', total: 3, completed: 0, failed: 0, in_progress_at: 1, finalizing_at: null, completed_at: null, failed_at: null, expired_at: null,
         cancelling_at: null, cancelled_at: null, errors: null, output_file_id: null, error_file_id: null,
       });
       assert.deepEqual([stale?.status, stale?.outputFileId], ['completed', done.output_file_id]);
@@ -170,15 +179,14 @@ for (const engine of engines()) {
       control.finish(job.jobArn, s3, (r) => ({ modelOutput: converseAnswer(`echo ${r.recordId}`) }));
       const outKey = [...s3.objects.keys()].find((k) => k.endsWith(`${job.jobArn.slice(job.jobArn.lastIndexOf('/') + 1)}/${b.id}.jsonl.out`))!;
       s3.objects.set(outKey, Buffer.concat([s3.objects.get(outKey)!, Buffer.from('<html>not a record</html>\n{"recordId":"trunc')]));
-      const done = await sdk.batches.retrieve(b.id);
-      assert.equal(done.status, 'completed');
+      const done = await until('completed', () => sdk.batches.retrieve(b.id), (x) => x.status === 'completed');
       assert.deepEqual(done.request_counts, { total: 2, completed: 2, failed: 2 });
       const errs = (await (await files.files.content(done.error_file_id!)).text()).trim().split('\n').map((l) => JSON.parse(l));
       assert.deepEqual(errs.map((e) => [e.custom_id, e.response.status_code, e.error.code]), [[null, 502, 'bad_provider_output'], [null, 502, 'bad_provider_output']]);
 
       const lost = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
       control.move(lastJob().jobArn, 'Completed');
-      const failed = await sdk.batches.retrieve(lost.id);
+      const failed = await until('failed', () => sdk.batches.retrieve(lost.id), (x) => x.status === 'failed');
       assert.deepEqual([failed.status, typeof failed.failed_at, failed.completed_at ?? null, failed.output_file_id], ['failed', 'number', null, null]);
       assert.equal(failed.errors?.data?.[0]?.code, 'bedrock_output_missing');
     });
@@ -227,8 +235,7 @@ for (const engine of engines()) {
       assert.deepEqual([stop.method, stop.path], ['POST', `/model-invocation-job/${encodeURIComponent(job.jobArn)}/stop`]);
       assert.equal(job.status, 'Stopping');
       control.move(job.jobArn, 'Stopped');
-      const stopped = await sdk.batches.retrieve(b.id);
-      assert.equal(stopped.status, 'cancelled');
+      const stopped = await until('cancelled', () => sdk.batches.retrieve(b.id), (x) => x.status === 'cancelled');
       assert.equal(typeof stopped.cancelled_at, 'number');
       await assert.rejects(sdk.batches.cancel(b.id), (e: any) => e.status === 409 && e.code === 'invalid_batch_state');
     });
@@ -349,6 +356,29 @@ for (const engine of engines()) {
       );
     });
 
+    it('a process that stops while it collects gives the read up and the lease back at once; after the restart the output is collected', async () => {
+      const input = await upload(line('a', 'one') + '\n');
+      const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      control.finish(lastJob().jobArn, s3, () => ({ modelOutput: converseAnswer('hi') }));
+      const reads = () => s3.calls.filter((c) => c.action === 'GetObject').length;
+      const before = reads();
+      s3.getDelayMs = 10_000;
+      try {
+        assert.equal((await sdk.batches.retrieve(b.id)).status, 'finalizing');
+        await until('the read started', async () => reads(), (n) => n > before);
+        const t0 = Date.now();
+        await gw.restart();
+        assert.ok(Date.now() - t0 < 5_000, `the stop waited ${Date.now() - t0} ms for the read`);
+      } finally {
+        s3.getDelayMs = 0;
+      }
+      files = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY }, maxRetries: 0 });
+      sdk = client(vkId);
+      const done = await until('completed', () => sdk.batches.retrieve(b.id), (x) => x.status === 'completed');
+      assert.deepEqual([done.request_counts?.completed, reads()], [1, before + 2]);
+      assert.equal((await (await files.files.content(done.output_file_id!)).text()).split('\n').filter(Boolean).length, 1);
+    });
+
     it('the AWS secret is never in an answer, a control-plane request, or an S3 object', async () => {
       const secret = S3_CREDENTIALS.secretAccessKey;
       const list = JSON.stringify(await sdk.batches.list());
@@ -391,3 +421,45 @@ describe('Bedrock batches under the upstream policy', () => {
     });
   }
 });
+
+// Several gateway processes are asked for one ended job at once: the output is collected under the engine's lease,
+// so one process reads it, once (one GetObject, one pair of files), and every process answers the same batch.
+for (const engine of engines()) {
+  describe(`Bedrock batches: one collection across processes (${engine.name})`, () => {
+    const filesDir = mkdtempSync(join(tmpdir(), 'switchyard-files-'));
+    after(() => rmSync(filesDir, { recursive: true, force: true }));
+    // Polling often: each process's engine tries for the lease while the other's slow read is under way.
+    const [gw, gw2] = useGatewayPair(engine, { settings: { batches: { concurrency: 4, maxRunning: 4, pollMs: 20, leaseMs: 2_000, maxFileBytes: 1024 * 1024, filesDir } } });
+
+    it('two processes asked at once: one S3 read of the output, one output and one error file, the same ids from both', async () => {
+      const vk = (await expectJson(await gw.call('/virtual-keys', { body: { name: 'pair', ...bedrockKey(`pair/${engine.name}`) } }), 201)).id as string;
+      const client = (base: string) => new OpenAI({ apiKey: 'unused', baseURL: base, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': vk }, maxRetries: 0 });
+      const [one, two] = [client(gw.v1), client(gw2.v1)];
+      const files = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY }, maxRetries: 0 });
+      const input = await files.files.create({ file: await toFile(Buffer.from([line('a', 'one'), line('b', 'two')].join('\n') + '\n'), 'in.jsonl'), purpose: 'batch' });
+      const b = await one.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      const job = [...control.jobs.values()].at(-1)!;
+      control.finish(job.jobArn, s3, (r) => (r.recordId === 'b' ? { error: { errorCode: 400, errorMessage: 'bad' } } : { modelOutput: converseAnswer('hi') }));
+      const outKey = `pair/${engine.name}/output/${job.jobArn.slice(job.jobArn.lastIndexOf('/') + 1)}/${b.id}.jsonl.out`;
+      const reads = () => s3.calls.filter((c) => c.action === 'GetObject' && c.key === outKey).length;
+      s3.getDelayMs = 300;
+      try {
+        const asked = await Promise.all([one.batches.retrieve(b.id), two.batches.retrieve(b.id), one.batches.retrieve(b.id), two.batches.retrieve(b.id)]);
+        for (const x of asked) assert.equal(x.status, 'finalizing');
+        const done = await Promise.all([one, two].map((c) => until('completed', () => c.batches.retrieve(b.id), (x) => x.status === 'completed')));
+        // Both engines polled through the slow read: neither read again, before or after the end.
+        await new Promise((r) => setTimeout(r, 200));
+        assert.equal(reads(), 1);
+        assert.deepEqual(done[1]!.output_file_id, done[0]!.output_file_id);
+        assert.deepEqual(done[1]!.error_file_id, done[0]!.error_file_id);
+        assert.deepEqual(done[0]!.request_counts, { total: 2, completed: 1, failed: 1 });
+        const made = (await files.files.list({ purpose: 'batch_output' as any, limit: 100 })).data.map((f) => f.id).sort();
+        assert.deepEqual(made, [done[0]!.output_file_id!, done[0]!.error_file_id!].sort());
+        const out = (await (await files.files.content(done[0]!.output_file_id!)).text()).trim().split('\n');
+        assert.equal(out.length, 1);
+      } finally {
+        s3.getDelayMs = 0;
+      }
+    });
+  });
+}

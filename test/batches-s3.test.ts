@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
 import OpenAI, { toFile } from 'openai';
-import { S3Storage } from '../src/batches/s3-storage.js';
+import { s3Client, S3Storage } from '../src/batches/s3-storage.js';
 import { scratchPath } from '../src/batches/storage.js';
 import { readSettings, type S3Settings } from '../src/settings.js';
 import { engines } from './support/engines.js';
@@ -35,7 +35,7 @@ const settings = (): S3Settings => ({ bucket: s3.bucket, region: s3.region, endp
 describe('S3 file storage', () => {
   let storage: S3Storage;
   before(async () => {
-    storage = new S3Storage(settings(), dir, S3_CREDENTIALS);
+    storage = new S3Storage(settings(), dir, s3Client(settings(), S3_CREDENTIALS));
     await storage.init();
   });
   const local = (bytes: Buffer): string => {
@@ -78,7 +78,7 @@ describe('S3 file storage', () => {
   });
 
   it('a wrong secret is refused by the signature check, and nothing is stored', async () => {
-    const wrong = new S3Storage(settings(), dir, { ...S3_CREDENTIALS, secretAccessKey: 'not-the-secret' });
+    const wrong = new S3Storage(settings(), dir, s3Client(settings(), { ...S3_CREDENTIALS, secretAccessKey: 'not-the-secret' }));
     await assert.rejects(wrong.put('file-sybad', local(Buffer.from('x\n')), 2), (e: any) => e.name === 'SignatureDoesNotMatch');
     assert.equal(s3.objects.has('files/file-sybad'), false);
   });

@@ -12,7 +12,8 @@
  * the pipeline as the proxy request it is. A 24h batch over a gateway file
  * through a bedrock virtual key is a Bedrock model invocation job
  * (bedrock-batches.ts): its row is read and cancelled here like the others,
- * the job asked each time.
+ * the job asked each time until it ended; its output is collected by the
+ * engine.
  */
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { parseJson, readBody } from '../http/body.js';
@@ -26,7 +27,7 @@ import type { ApiKeyRecord } from '../store/api-keys.js';
 import { newBatchRecord, type BatchRecord, type BatchRepo } from '../store/batches.js';
 import type { VirtualKeyRepo } from '../store/virtual-keys.js';
 import type { CredentialSource } from '../routing/credentials.js';
-import { BedrockBatches } from './bedrock-batches.js';
+import type { BedrockBatches } from './bedrock-batches.js';
 import type { BatchEngine } from './engine.js';
 import { fileObject, type Files } from './files.js';
 import { isGatewayBatchId, isGatewayFileId, newBatchId, newFileId, seconds } from './ids.js';
@@ -37,6 +38,8 @@ import { receiveUpload } from './upload.js';
 
 export interface JobsDeps {
   files: Files;
+  /** Shared with the engine, which collects the output of the jobs it makes. */
+  bedrock: BedrockBatches;
   batches: BatchRepo;
   engine: BatchEngine;
   virtualKeys: VirtualKeyRepo;
@@ -80,11 +83,7 @@ const WINDOWS: Readonly<Record<string, number>> = { immediate: 24 * 3600, '24h':
 const MAX_CREATE_BODY = 64 * 1024;
 
 export class Jobs {
-  private readonly bedrock: BedrockBatches;
-
-  constructor(private readonly d: JobsDeps) {
-    this.bedrock = new BedrockBatches(d);
-  }
+  constructor(private readonly d: JobsDeps) {}
 
   owns(method: string, sub: string, headers: IncomingHttpHeaders): boolean {
     // Asked of every request under /v1: the model endpoints pass without an array made.
@@ -147,7 +146,9 @@ export class Jobs {
     if (id !== undefined) {
       const stored = await this.d.batches.get(ws, id);
       if (stored !== null && stored.providerJob !== null) {
-        const b = req.method === 'POST' ? await this.bedrock.cancel(stored) : await this.bedrock.read(stored);
+        const b = req.method === 'POST' ? await this.d.bedrock.cancel(stored) : await this.d.bedrock.read(stored);
+        // The job ended just now: this process's engine collects its output at once, not at its next poll.
+        if (b.ok && b.value.status === 'finalizing' && stored.status !== 'finalizing') this.d.engine.wake();
         return b.ok ? { ok: true, value: batchObject(b.value) } : b;
       }
       const b = req.method === 'POST' ? await this.cancel(ws, id) : stored;
@@ -203,7 +204,7 @@ export class Jobs {
       const cred = await this.d.credentials.resolve(key.workspaceId, 'virtual_key', vk.id);
       if (!cred.ok) return cred;
       if (cred.value === null) return { ok: false, error: invalid(`x-gateway-virtual-key: no virtual key '${vkRef}' in this workspace`, 'x-gateway-virtual-key') };
-      const b = await this.bedrock.create(key, cred.value, file, { endpoint, metadata: metadata ?? null });
+      const b = await this.d.bedrock.create(key, cred.value, file, { endpoint, metadata: metadata ?? null });
       return b.ok ? { ok: true, value: batchObject(b.value) } : b;
     }
     // The headers the lines will carry are checked now: a bad one is this request's 400, not every line's.

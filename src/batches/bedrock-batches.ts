@@ -7,10 +7,13 @@
  *            a job has one), the records streamed to a scratch file and up to
  *            the key's S3 prefix, then CreateModelInvocationJob; the batch
  *            row keeps the job (store/batches.ts ProviderJob).
- *   read     GetModelInvocationJob mapped onto the row; once the job has
- *            ended, its output object is read once, line by line, into the
- *            gateway's output and error files (OpenAI's line format), whose
- *            ids the Batch object names, so /v1/files serves them.
+ *   read     GetModelInvocationJob mapped onto the row; a job that ended
+ *            with output to read leaves the batch `finalizing`.
+ *   collect  run by the batch engine (engine.ts) under the row's lease, so
+ *            one process of the deployment does it, once: the output object
+ *            read line by line into the gateway's output and error files
+ *            (OpenAI's line format), whose ids the Batch object names, so
+ *            /v1/files serves them; then the batch's end.
  *   cancel   StopModelInvocationJob; the batch is `cancelling` until Bedrock
  *            says Stopped.
  *
@@ -27,13 +30,14 @@ import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { policedAgents } from '../upstream/client.js';
 import { UpstreamAddressDenied } from '../upstream/policy.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
-import { newBatchRecord, type BatchLineError, type BatchRecord, type BatchRepo, type ProviderJob, type ProviderState } from '../store/batches.js';
+import { newBatchRecord, type BatchLineError, type BatchRecord, type BatchRepo, type BatchUpdate, type ProviderJob, type ProviderState } from '../store/batches.js';
 import type { StoredFile } from '../store/files.js';
 import type { Files } from './files.js';
 import { newBatchId, newRequestId, seconds } from './ids.js';
 import { readLines } from './jsonl.js';
 import { LineFile } from './line-file.js';
-import { S3Storage } from './s3-storage.js';
+import { S3Clients } from './s3-clients.js';
+import { s3Client, S3Storage } from './s3-storage.js';
 import { scratchPath } from './storage.js';
 import { checkLines } from './validate.js';
 
@@ -51,12 +55,19 @@ const JOB_HOURS = 24;
 const OUTPUT_MISSING = 'bedrock_output_missing';
 /** Statuses after which Bedrock changes nothing. */
 const ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
+/** S3 clients kept, one per region, endpoint and credential: past this, the least recently used is closed. */
+const S3_CLIENTS = 32;
 
 export class BedrockBatches {
-  /** Output collections under way in this process, so concurrent reads of one ended job read its output once. */
-  private readonly collecting = new Map<string, Promise<Result<BatchRecord>>>();
+  // The endpoint is the key writer's choice: the clients' connections pass the upstream policy, as a chat call's do.
+  private readonly clients = new S3Clients(S3_CLIENTS, (k) => s3Client({ region: k.region, endpoint: k.endpoint, forcePathStyle: k.endpoint !== undefined }, k.credentials, policedAgents()));
 
   constructor(private readonly d: BedrockBatchDeps) {}
+
+  /** Closes the S3 clients kept (the process stops). */
+  close(): void {
+    this.clients.close();
+  }
 
   async create(key: ApiKeyRecord, vk: StoredCredential, file: StoredFile, req: { endpoint: string; metadata: Record<string, string> | null }): Promise<Result<BatchRecord>> {
     if (req.endpoint !== '/v1/chat/completions') return bad(`endpoint: a Bedrock batch runs chat completions (Converse); '${req.endpoint}' is run by the gateway with completion_window 'immediate'`, 'endpoint');
@@ -117,9 +128,8 @@ export class BedrockBatches {
   }
 
   /** The records up to S3, then the job over them; the job's ARN. */
-  private async startJob(s: JobSettings, id: string, inputKey: string, modelId: string, path: string): Promise<Result<string>> {
-    const bucket = this.bucket(s, s.input);
-    try {
+  private startJob(s: JobSettings, id: string, inputKey: string, modelId: string, path: string): Promise<Result<string>> {
+    return this.bucket(s, s.input, async (bucket) => {
       try {
         await bucket.put(inputKey, path, (await stat(path)).size);
       } catch (e) {
@@ -129,20 +139,63 @@ export class BedrockBatches {
       // No job reads them: the records do not stay in the bucket (best effort; Bedrock's refusal is the answer).
       if (!arn.ok) await bucket.delete(inputKey).catch(() => {});
       return arn;
-    } finally {
-      bucket.close();
-    }
+    });
   }
 
-  /** The batch as Bedrock has it now (its output collected once the job has ended); as last read when that cannot be asked. */
+  /**
+   * The batch as Bedrock has it now; as last read when that cannot be asked. Only the job's status: a job that
+   * ended with output to read leaves the batch finalizing, for the engine to collect (collect); the engine is told.
+   */
   async read(b: BatchRecord): Promise<Result<BatchRecord>> {
-    // An ended status is stored only with the output collected: nothing is left to ask.
-    if (b.providerJob === null || ENDED.has(b.status)) return { ok: true, value: b };
-    const under = this.collecting.get(b.id);
-    if (under !== undefined) return under;
-    const reading = this.refresh(b, b.providerJob).finally(() => this.collecting.delete(b.id));
-    this.collecting.set(b.id, reading);
-    return reading;
+    // Ended, or finalizing (the job ended, the engine collects its output): nothing is left to ask Bedrock.
+    if (b.providerJob === null || ENDED.has(b.status) || b.status === 'finalizing') return { ok: true, value: b };
+    const settings = await this.settingsOf(b.workspaceId, b.providerJob);
+    if (!settings.ok) return { ok: true, value: b };
+    const got = await new BedrockJobs(settings.value).get(b.providerJob.jobArn);
+    if (!got.ok) return got;
+    const state = this.mapped(b, got.value);
+    if (ENDED.has(state.status) && state.status !== 'failed') {
+      // Its end stamp (completed_at, cancelled_at or expired_at) is Bedrock's already, and says which end collect gives it.
+      state.status = 'finalizing';
+      state.finalizing_at = seconds(this.d.now());
+    }
+    return found(await this.d.batches.providerState(b.workspaceId, b.id, state), b.id);
+  }
+
+  /**
+   * A finalizing batch's output collected, then its end written: by the batch engine, which holds the row's lease
+   * (`holder`), so one process of the deployment reads the output, once. Returns quietly when `signal` aborts it
+   * (the process stops, the lease was lost); throws what a later poll may retry (the store, S3, the key's settings).
+   */
+  async collect(b: BatchRecord, holder: string, signal: AbortSignal): Promise<void> {
+    const job = b.providerJob!;
+    // read() set the stamp of the end the job had.
+    const end = b.completedAt !== null ? 'completed' : b.cancelledAt !== null ? 'cancelled' : 'expired';
+    const cred = await this.d.credentials.resolve(b.workspaceId, 'virtual_key', job.virtualKeyId);
+    if (!cred.ok) throw cred.error;
+    let u: BatchUpdate;
+    if (cred.value === null) {
+      // Never readable again: a failed batch saying why, rather than a batch retried at every poll.
+      u = this.failure(b, 'virtual_key_gone', `the virtual key that created this batch is gone: the job's output ${job.outputUri} was not read`);
+    } else {
+      const settings = jobSettings(cred.value.fields as BedrockSettings);
+      if (!settings.ok) throw settings.error;
+      const out = await this.output(b, settings.value, job, signal);
+      if (out.ok) u = { status: end, ...out.value };
+      // Given up (the process stops, or the lease was lost): the next holder reads it.
+      else if (signal.aborted) return;
+      else if (out.error.code !== OUTPUT_MISSING) throw out.error;
+      // Bedrock says done but wrote nothing where it was told: a failed batch saying so, not a completed one with no files.
+      else if (end === 'completed') u = this.failure(b, OUTPUT_MISSING, out.error.message);
+      // A job stopped or expired before it wrote anything: no files, as its status says.
+      else u = { status: end };
+    }
+    // Not written when the lease was lost: the next holder collects again, into files of the same ids.
+    await this.d.batches.finish(b.id, holder, 'finalizing', u);
+  }
+
+  private failure(b: BatchRecord, code: string, message: string): BatchUpdate {
+    return { status: 'failed', completed_at: null, failed_at: b.completedAt ?? seconds(this.d.now()), errors: [{ code, message, param: null, line: null }] };
   }
 
   async cancel(b: BatchRecord): Promise<Result<BatchRecord>> {
@@ -155,26 +208,6 @@ export class BedrockBatches {
     const stopped = await new BedrockJobs(settings.value).stop(job.jobArn);
     if (!stopped.ok) return stopped;
     const state = { ...stateOf(b), status: 'cancelling' as const, cancelling_at: seconds(this.d.now()) };
-    return found(await this.d.batches.providerState(b.workspaceId, b.id, state), b.id);
-  }
-
-  private async refresh(b: BatchRecord, job: ProviderJob): Promise<Result<BatchRecord>> {
-    const settings = await this.settingsOf(b.workspaceId, job);
-    if (!settings.ok) return { ok: true, value: b };
-    const got = await new BedrockJobs(settings.value).get(job.jobArn);
-    if (!got.ok) return got;
-    const state = this.mapped(b, got.value);
-    if (ENDED.has(state.status) && state.status !== 'failed') {
-      const out = await this.collect(b, settings.value, job);
-      if (out.ok) Object.assign(state, out.value);
-      else if (out.error.code !== OUTPUT_MISSING) return out;
-      else if (state.status === 'completed') {
-        // Bedrock says done but wrote nothing where it was told: a failed batch saying so, not a completed one with no files.
-        Object.assign(state, { status: 'failed', completed_at: null, failed_at: state.completed_at ?? seconds(this.d.now()) });
-        state.errors = [{ code: OUTPUT_MISSING, message: out.error.message, param: null, line: null }];
-      }
-      // A job stopped or expired before it wrote anything: no files, as its status says.
-    }
     return found(await this.d.batches.providerState(b.workspaceId, b.id, state), b.id);
   }
 
@@ -201,15 +234,17 @@ export class BedrockBatches {
   }
 
   /** The job's output object → the batch's output and error files, and their counts; no files when Bedrock wrote none. */
-  private async collect(b: BatchRecord, s: JobSettings, job: ProviderJob): Promise<Result<Pick<ProviderState, 'output_file_id' | 'error_file_id' | 'completed' | 'failed'>>> {
+  private output(b: BatchRecord, s: JobSettings, job: ProviderJob, signal: AbortSignal): Promise<Result<Pick<BatchUpdate, 'output_file_id' | 'error_file_id' | 'completed' | 'failed'>>> {
     // Where the job was told to write, whatever the key's settings say now.
     const { bucket, key } = s3Object(job.outputUri);
-    const storage = this.bucket(s, { bucket, prefix: '' });
+    return this.bucket(s, { bucket, prefix: '' }, (storage) => this.outputFrom(b, storage, key, job, signal));
+  }
+
+  private async outputFrom(b: BatchRecord, storage: S3Storage, key: string, job: ProviderJob, signal: AbortSignal): Promise<Result<Pick<BatchUpdate, 'output_file_id' | 'error_file_id' | 'completed' | 'failed'>>> {
     let body: Readable;
     try {
-      body = await storage.read(key);
+      body = await storage.read(key, 0, signal);
     } catch (e) {
-      storage.close();
       if ((e as { name?: string }).name === 'NoSuchKey') return { ok: false, error: new GatewayError(502, `the Bedrock job's output ${job.outputUri} is not in S3`, { code: OUTPUT_MISSING }) };
       return { ok: false, error: s3Failure("the Bedrock job's output could not be read from S3", e) };
     }
@@ -234,7 +269,6 @@ export class BedrockBatches {
       return { ok: false, error: s3Failure("the Bedrock job's output could not be collected", e) };
     } finally {
       body.destroy();
-      storage.close();
       await Promise.all([files.ok.discard(), files.error.discard()]);
     }
   }
@@ -269,10 +303,11 @@ export class BedrockBatches {
     return jobSettings(cred.value.fields as BedrockSettings);
   }
 
-  /** A bucket of the batch's, signed with the key's credentials, at the key's S3 endpoint. */
-  private bucket(s: JobSettings, at: S3Location): S3Storage {
-    // The endpoint is the key writer's choice: its connections pass the upstream policy, as a chat call's do.
-    return new S3Storage({ bucket: at.bucket, region: s.region, endpoint: s.s3Endpoint, prefix: at.prefix, forcePathStyle: s.s3Endpoint !== undefined }, this.d.files.storage.scratch, s.credentials, policedAgents());
+  /** Runs `fn` with a bucket of the batch's, signed with the key's credentials, at the key's S3 endpoint (its client kept for the next call). */
+  private bucket<T>(s: JobSettings, at: S3Location, fn: (bucket: S3Storage) => Promise<T>): Promise<T> {
+    return this.clients.use({ region: s.region, endpoint: s.s3Endpoint, credentials: s.credentials }, (client) =>
+      fn(new S3Storage({ bucket: at.bucket, region: s.region, endpoint: s.s3Endpoint, prefix: at.prefix, forcePathStyle: s.s3Endpoint !== undefined }, this.d.files.storage.scratch, client)),
+    );
   }
 }
 
@@ -284,6 +319,7 @@ function stateOf(b: BatchRecord): ProviderState {
     completed: b.completed,
     failed: b.failed,
     in_progress_at: b.inProgressAt,
+    finalizing_at: b.finalizingAt,
     completed_at: b.completedAt,
     failed_at: b.failedAt,
     expired_at: b.expiredAt,

@@ -214,15 +214,19 @@ export class BatchRunner {
       slot.outcome = o;
       held += o?.result.length ?? 0;
     };
+    /** The last line recorded early in this window: the claim was kept past it. */
+    let recorded: JsonlLine | null = null;
     /** Records the run of finished lines at the front of `pending` with the cursor past it; false when the batch must stop. */
     const recordDone = async (claimEnd: number | undefined): Promise<boolean> => {
       let n = 0;
       while (n < pending.length && pending[n]!.done) n++;
-      if (n === 0) return true;
+      // Nothing to record, unless the claim an early record kept past the cursor must end at it now (a stop with nothing in flight).
+      if (n === 0 && (claimEnd !== undefined || recorded === null || recorded.line === last.line)) return true;
       const run = pending.splice(0, n);
       const outcomes: LineOutcome[] = [];
       for (const p of run) if (p.outcome !== null) outcomes.push(p.outcome);
-      const end = run[n - 1]!.l;
+      const end = n > 0 ? run[n - 1]!.l : recorded!;
+      recorded = end;
       const status = await this.d.repo.record(b.id, this.d.holder, outcomes, { line: end.line + 1, offset: end.end }, claimEnd);
       for (const o of outcomes) held -= o.result.length;
       if (status === null) this.lose();

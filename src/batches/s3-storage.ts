@@ -11,7 +11,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import type { Agent as HttpAgent } from 'node:http';
 import type { Agent as HttpsAgent } from 'node:https';
 import { join } from 'node:path';
-import { Readable } from 'node:stream';
+import { addAbortSignal, Readable } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import type { S3Settings } from '../settings.js';
@@ -21,30 +21,37 @@ import type { FileStorage } from './storage.js';
 const PART_BYTES = 8 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 2;
 
+/** A client for S3-compatible storage with the gateway's checksum and timeout choices. */
+export function s3Client(
+  s: Pick<S3Settings, 'region' | 'endpoint' | 'forcePathStyle'>,
+  /** Credentials other than the SDK's default chain (env, profile, instance role): a test's, or a virtual key's for a provider's bucket. */
+  credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
+  /** Node agents whose connections pass the upstream policy (upstream/client.ts policedAgents): for an endpoint a key writer chose. */
+  agents?: { httpAgent: HttpAgent; httpsAgent: HttpsAgent },
+): S3Client {
+  return new S3Client({
+    region: s.region,
+    endpoint: s.endpoint,
+    forcePathStyle: s.forcePathStyle,
+    credentials,
+    // Checksums only where S3 requires them: many S3-compatible services refuse the SDK's default trailing checksums.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    // Every wait ends: a connection within 10 s; a socket idle for 60 s is given up (a read's stream then errors).
+    requestHandler: { connectionTimeout: 10_000, requestTimeout: 60_000, ...agents },
+  });
+}
+
 export class S3Storage implements FileStorage {
   readonly scratch: string;
-  private readonly client: S3Client;
 
   constructor(
     private readonly s: S3Settings,
     scratchParent: string,
-    /** Credentials other than the SDK's default chain (env, profile, instance role): a test's, or a virtual key's for a provider's bucket. */
-    credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
-    /** Node agents whose connections pass the upstream policy (upstream/client.ts policedAgents): for an endpoint a key writer chose. */
-    agents?: { httpAgent: HttpAgent; httpsAgent: HttpsAgent },
+    /** Its own client by default; a shared one (s3-clients.ts) for a provider's bucket: not closed here. */
+    private readonly client: S3Client = s3Client(s),
   ) {
     this.scratch = join(scratchParent, 'incoming');
-    this.client = new S3Client({
-      region: s.region,
-      endpoint: s.endpoint,
-      forcePathStyle: s.forcePathStyle,
-      credentials,
-      // Checksums only where S3 requires them: many S3-compatible services refuse the SDK's default trailing checksums.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      // Every wait ends: a connection within 10 s; a socket idle for 60 s is given up (a read's stream then errors).
-      requestHandler: { connectionTimeout: 10_000, requestTimeout: 60_000, ...agents },
-    });
   }
 
   async init(): Promise<void> {
@@ -66,10 +73,12 @@ export class S3Storage implements FileStorage {
     }
   }
 
-  async read(id: string, start = 0): Promise<Readable> {
+  /** `signal` aborts the request, and the body's stream after it. */
+  async read(id: string, start = 0, signal?: AbortSignal): Promise<Readable> {
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: this.key(id), Range: start > 0 ? `bytes=${start}-` : undefined }));
-      return out.Body as Readable;
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.s.bucket, Key: this.key(id), Range: start > 0 ? `bytes=${start}-` : undefined }), { abortSignal: signal });
+      const body = out.Body as Readable;
+      return signal === undefined ? body : addAbortSignal(signal, body);
     } catch (e) {
       // A resume at the very end of the file: nothing left to read, as a local file's stream would say.
       if (start > 0 && e instanceof S3ServiceException && e.$metadata.httpStatusCode === 416) return Readable.from([]);
@@ -79,11 +88,6 @@ export class S3Storage implements FileStorage {
 
   async delete(id: string): Promise<void> {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.s.bucket, Key: this.key(id) }));
-  }
-
-  /** Closes the client's connections (and the agents it was given): a storage made for one batch's calls ends with them. */
-  close(): void {
-    this.client.destroy();
   }
 
   private key(id: string): string {

@@ -9,8 +9,9 @@
  * that lost its lease changes nothing.
  *
  * A batch a provider runs (migration 21, `provider_job` set) has a row of
- * the same shape, so it is listed and read like the others; the engine never
- * leases it, and its status is what the provider last said (providerState).
+ * the same shape, so it is listed and read like the others; its status is
+ * what the provider last said (providerState). The engine leases it only once
+ * the job has ended (`finalizing`), to collect its output once.
  */
 import type { Db, SqlValue } from './db.js';
 import { fromJson, listPage, toJson, type Page, type PageRequest } from './page.js';
@@ -143,9 +144,11 @@ export interface BatchUpdate {
   output_file_id?: string | null;
   error_file_id?: string | null;
   total?: number;
+  completed?: number;
+  failed?: number;
   in_progress_at?: number;
   finalizing_at?: number;
-  completed_at?: number;
+  completed_at?: number | null;
   failed_at?: number;
   expired_at?: number;
   cancelled_at?: number;
@@ -158,6 +161,7 @@ export interface ProviderState {
   completed: number;
   failed: number;
   in_progress_at: number | null;
+  finalizing_at: number | null;
   completed_at: number | null;
   failed_at: number | null;
   expired_at: number | null;
@@ -166,6 +170,12 @@ export interface ProviderState {
   errors: BatchLineError[] | null;
   output_file_id: string | null;
   error_file_id: string | null;
+}
+
+/** A batch the engine may lease: `provider` when a provider ran it and its output is to be collected. */
+export interface Claimable {
+  id: string;
+  provider: boolean;
 }
 
 /** One line's outcome: the line of the output file (ok) or of the error file. */
@@ -226,32 +236,35 @@ export class BatchRepo {
     return this.get(workspaceId, id);
   }
 
-  /** A provider-run batch's state as the provider gave it; the row after. An ended batch no longer changes (a slower, older read cannot undo it). */
+  /**
+   * A provider-run batch's state as the provider gave it; the row after. An ended batch, or one whose output is
+   * being collected (finalizing), no longer changes here: a slower, older read cannot undo it.
+   */
   async providerState(workspaceId: string, id: string, u: ProviderState): Promise<BatchRecord | null> {
     await this.db.run(
-      `UPDATE batches SET status = ?, total = ?, completed = ?, failed = ?, in_progress_at = ?, completed_at = ?, failed_at = ?, expired_at = ?,
+      `UPDATE batches SET status = ?, total = ?, completed = ?, failed = ?, in_progress_at = ?, finalizing_at = ?, completed_at = ?, failed_at = ?, expired_at = ?,
          cancelling_at = ?, cancelled_at = ?, errors = ?, output_file_id = ?, error_file_id = ?
-        WHERE id = ? AND workspace_id = ? AND provider_job IS NOT NULL AND status NOT IN ('completed', 'failed', 'expired', 'cancelled')`,
-      [u.status, u.total, u.completed, u.failed, u.in_progress_at, u.completed_at, u.failed_at, u.expired_at, u.cancelling_at, u.cancelled_at, toJson(u.errors), u.output_file_id, u.error_file_id, id, workspaceId],
+        WHERE id = ? AND workspace_id = ? AND provider_job IS NOT NULL AND status NOT IN ('finalizing', 'completed', 'failed', 'expired', 'cancelled')`,
+      [u.status, u.total, u.completed, u.failed, u.in_progress_at, u.finalizing_at, u.completed_at, u.failed_at, u.expired_at, u.cancelling_at, u.cancelled_at, toJson(u.errors), u.output_file_id, u.error_file_id, id, workspaceId],
     );
     return this.get(workspaceId, id);
   }
 
-  /** Batches with work left whose lease is free or lapsed, oldest first. */
-  async claimable(nowMs: number, limit: number): Promise<string[]> {
-    const rows = await this.db.all<{ id: string }>(
-      `SELECT id FROM batches WHERE status IN (${ACTIVE_STATUSES.map(() => '?').join(', ')}) AND provider_job IS NULL
+  /** Batches with work left whose lease is free or lapsed, oldest first: the gateway's, and providers' whose output waits to be collected. */
+  async claimable(nowMs: number, limit: number): Promise<Claimable[]> {
+    const rows = await this.db.all<{ id: string; provider: number | string }>(
+      `SELECT id, CASE WHEN provider_job IS NULL THEN 0 ELSE 1 END AS provider FROM batches WHERE ${LEASABLE}
          AND (lease_holder IS NULL OR lease_expires_at < ?) ORDER BY id LIMIT ?`,
       [...ACTIVE_STATUSES, nowMs, limit],
     );
-    return rows.map((r) => r.id);
+    return rows.map((r) => ({ id: r.id, provider: Number(r.provider) === 1 }));
   }
 
   /** Takes the lease of a batch with work left when it is free or lapsed; whether this holder has it now. */
   async takeLease(id: string, holder: string, nowMs: number, untilMs: number): Promise<boolean> {
     const n = await this.db.run(
       `UPDATE batches SET lease_holder = ?, lease_expires_at = ?
-        WHERE id = ? AND provider_job IS NULL AND status IN (${ACTIVE_STATUSES.map(() => '?').join(', ')}) AND (lease_holder IS NULL OR lease_expires_at < ? OR lease_holder = ?)`,
+        WHERE id = ? AND ${LEASABLE} AND (lease_holder IS NULL OR lease_expires_at < ? OR lease_holder = ?)`,
       [holder, untilMs, id, ...ACTIVE_STATUSES, nowMs, holder],
     );
     return n > 0;
@@ -342,6 +355,9 @@ export class BatchRepo {
     return row?.status ?? null;
   }
 }
+
+/** A row the engine may lease (ACTIVE_STATUSES as parameters): a gateway batch with work left, or a provider's ended job whose output is not collected yet. */
+const LEASABLE = `status IN (${ACTIVE_STATUSES.map(() => '?').join(', ')}) AND (provider_job IS NULL OR status = 'finalizing')`;
 
 function columns(u: BatchUpdate): Record<string, SqlValue> {
   const set: Record<string, SqlValue> = {};

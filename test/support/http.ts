@@ -72,6 +72,17 @@ export async function assertStreamedAsSent(res: Response, sent: string[], t0: nu
   assert.ok(first < firstWithinMs && last - first >= spreadMs, `first at ${first.toFixed(0)} ms, last at ${last.toFixed(0)} ms`);
 }
 
+/** Reads `get` until `done` holds of what it gave, and returns that; fails after `ms`, naming the last value. */
+export async function untilValue<T>(what: string, get: () => Promise<T>, done: (v: T) => boolean, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await get();
+    if (done(v)) return v;
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
+    await sleep(25);
+  }
+}
+
 /** Waits until `cond` holds; fails after `ms`. */
 export async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;

@@ -29,6 +29,8 @@ export interface MockS3 {
   region: string;
   objects: Map<string, Buffer>;
   calls: S3Call[];
+  /** Each GetObject answers this much later (a slow read, for tests of concurrent readers). */
+  getDelayMs: number;
   close(): Promise<void>;
 }
 
@@ -119,6 +121,7 @@ export async function startMockS3(bucket = 'switchyard-test', region = 'eu-west-
         const obj = objects.get(key);
         const range = req.headers.range;
         calls.push({ method: 'GET', key, action: 'GetObject', range });
+        if (mock.getDelayMs > 0) await new Promise((r) => setTimeout(r, mock.getDelayMs));
         if (obj === undefined) return s3Error(res, 404, 'NoSuchKey', 'The specified key does not exist.');
         const from = range === undefined ? 0 : Number(/^bytes=(\d+)-$/.exec(range)?.[1] ?? NaN);
         if (!(from >= 0)) return s3Error(res, 400, 'InvalidArgument', `range ${range}`);
@@ -132,16 +135,18 @@ export async function startMockS3(bucket = 'switchyard-test', region = 'eu-west-
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const mock: MockS3 = {
     url: `http://127.0.0.1:${port}`,
     bucket,
     region,
     objects,
     calls,
+    getDelayMs: 0,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
   };
+  return mock;
 }

@@ -34,7 +34,7 @@ const OVERHEAD_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005
 
 export class Metrics {
   readonly registry = new Registry();
-  // The four counted on every request: series looked up once, counted without hashing (series.ts).
+  // Those counted on every request: series looked up once, counted without hashing (series.ts).
   readonly requests = new FastCounter(
     'switchyard_requests_total',
     'Requests to model and proxy endpoints, by endpoint, provider, model and status.',
@@ -75,29 +75,14 @@ export class Metrics {
     labelNames: ['provider'] as const,
     registers: [this.registry],
   });
-  readonly cache = new Counter({
-    name: 'switchyard_cache_requests_total',
-    help: 'Requests by cache status (HIT, SEMANTIC HIT, MISS, REFRESH, DISABLED).',
-    labelNames: ['status'] as const,
-    registers: [this.registry],
-  });
+  readonly cache = new FastCounter('switchyard_cache_requests_total', 'Requests by cache status (HIT, SEMANTIC HIT, MISS, REFRESH, DISABLED).', ['status'] as const, this.registry);
   readonly embeddingFailures = new Counter({
     name: 'switchyard_cache_embedding_failures_total',
     help: 'Semantic cache lookups whose embedding call failed (provider error, timeout, no embeddings endpoint): each was a plain MISS.',
     registers: [this.registry],
   });
-  readonly tokens = new Counter({
-    name: 'switchyard_tokens_total',
-    help: 'Tokens of answered requests (from the request log: provider usage, or counted when estimated), by type input or output.',
-    labelNames: ['provider', 'model', 'type'] as const,
-    registers: [this.registry],
-  });
-  readonly cost = new Counter({
-    name: 'switchyard_cost_usd_total',
-    help: 'Cost in USD of answered requests (catalog price times the integration multiplier; from the request log).',
-    labelNames: ['provider', 'model'] as const,
-    registers: [this.registry],
-  });
+  readonly tokens = new FastCounter('switchyard_tokens_total', 'Tokens of answered requests (from the request log: provider usage, or counted when estimated), by type input or output.', ['provider', 'model', 'type'] as const, this.registry);
+  readonly cost = new FastCounter('switchyard_cost_usd_total', 'Cost in USD of answered requests (catalog price times the integration multiplier; from the request log).', ['provider', 'model'] as const, this.registry);
   readonly circuits = new Gauge({
     name: 'switchyard_circuit_state',
     help: 'Circuit breaker state of a target as the last request saw it: 0 closed, 1 half-open (probing), 2 open. Labelled by config identity and target path.',
@@ -128,8 +113,8 @@ export class Metrics {
 
   /** Label children by label values: prom-client hashes the label object on every call otherwise. */
   private readonly children = new Map<string, Children>();
-  private readonly cacheChildren = new Map<string, CounterChild>();
-  private readonly usageChildren = new Map<string, { input: CounterChild; output: CounterChild; cost: CounterChild }>();
+  private readonly cacheChildren = new Map<string, CounterSeries>();
+  private readonly usageChildren = new Map<string, { input: CounterSeries; output: CounterSeries; cost: CounterSeries }>();
   /** Circuits with a state series, least recently seen first out (and its series removed). */
   private readonly circuitSeries = boundedMap<true>(MAX_CIRCUIT_SERIES, (circuit) => {
     this.circuits.remove({ circuit });
@@ -277,8 +262,6 @@ export interface FinishedRequest {
   fallbacks: number;
   cacheStatus: string | null;
 }
-
-type CounterChild = ReturnType<Counter<string>['labels']>;
 
 interface Children {
   requests: CounterSeries;

@@ -14,7 +14,6 @@ import { Jobs } from './batches/api.js';
 import { BedrockBatches } from './batches/bedrock-batches.js';
 import { BatchEngine } from './batches/engine.js';
 import { Files } from './batches/files.js';
-import { S3Storage } from './batches/s3-storage.js';
 import { DiskStorage } from './batches/storage.js';
 import { AnswerCache } from './cache/answer-cache.js';
 import { RouterEmbedder } from './cache/embedder.js';
@@ -224,7 +223,8 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     onError,
   );
   const s3 = settings.batches.s3;
-  const storage = s3 === undefined ? new DiskStorage(settings.batches.filesDir) : new S3Storage(s3, settings.batches.filesDir);
+  // The AWS SDK (some megabytes of heap) loads only when files go to S3.
+  const storage = s3 === undefined ? new DiskStorage(settings.batches.filesDir) : new (await import('./batches/s3-storage.js')).S3Storage(s3, settings.batches.filesDir);
   await storage.init();
   const files = new Files(store.files, storage);
   const bedrock = new BedrockBatches({ files, batches: store.batches, credentials, now, maxLineBytes: settings.maxBodyBytes });

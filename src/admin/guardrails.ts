@@ -13,6 +13,7 @@
 import { compileGuardrail } from '../guardrails/hooks.js';
 import { ajv, formatPath, schemaError } from '../shared/json-schema.js';
 import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
+import { lazy } from '../shared/memo.js';
 import { err, GatewayError, invalid, ok, type Result } from '../shared/errors.js';
 import { isUniqueViolation } from '../store/db.js';
 import type { Guardrail, GuardrailActions, GuardrailCheck, GuardrailStatus } from '../store/guardrails.js';
@@ -73,7 +74,9 @@ const checkUpdate = bodyChecker<UpdateBody>({
   properties: { name: S.name, checks, actions, status: { enum: ['active', 'archived'] } },
 });
 
-const checkShape = ajv.compile({
+// Compiled on first use, as the routes' own checkers are (shared/checker.ts).
+const checkShape = lazy(() =>
+  ajv.compile({
   type: 'object',
   additionalProperties: false,
   required: ['id', 'parameters'],
@@ -81,7 +84,8 @@ const checkShape = ajv.compile({
     id: { type: 'string', maxLength: 128, pattern: '^[a-zA-Z0-9_-]+\\.[a-zA-Z0-9_-]+$', description: 'a check id: <provider>.<check>, e.g. default.regexMatch' },
     parameters: { type: 'object' },
   },
-});
+  }),
+);
 
 /**
  * A guardrail's checks, judged as the engine will run them (the checks'
@@ -91,7 +95,8 @@ const checkShape = ajv.compile({
  */
 export function validateChecks(items: readonly unknown[]): Result<GuardrailCheck[]> {
   for (const [i, item] of items.entries()) {
-    if (!checkShape(item)) return err(schemaError(item, checkShape.errors, ['checks', i]));
+    const shape = checkShape();
+    if (!shape(item)) return err(schemaError(item, shape.errors, ['checks', i]));
   }
   const checks = items as GuardrailCheck[];
   const compiled = compileGuardrail({ id: '', checks, actions: {} }, { left: MAX_PATTERN_WEIGHT });

@@ -37,7 +37,7 @@ import { newBatchId, newRequestId, seconds } from './ids.js';
 import { readLines } from './jsonl.js';
 import { LineFile } from './line-file.js';
 import { S3Clients } from './s3-clients.js';
-import { s3Client, S3Storage } from './s3-storage.js';
+import type { S3Storage } from './s3-storage.js';
 import { scratchPath } from './storage.js';
 import { checkLines } from './validate.js';
 
@@ -59,8 +59,13 @@ const ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
 const S3_CLIENTS = 32;
 
 export class BedrockBatches {
+  /** s3-storage.js, imported by the first bucket(): the AWS SDK is megabytes of heap that most processes never use. */
+  private s3: typeof import('./s3-storage.js') | null = null;
   // The endpoint is the key writer's choice: the clients' connections pass the upstream policy, as a chat call's do.
-  private readonly clients = new S3Clients(S3_CLIENTS, (k) => s3Client({ region: k.region, endpoint: k.endpoint, forcePathStyle: k.endpoint !== undefined }, k.credentials, policedAgents()));
+  // Clients are made only inside bucket(), after it has loaded this.s3.
+  private readonly clients = new S3Clients(S3_CLIENTS, (k) =>
+    this.s3!.s3Client({ region: k.region, endpoint: k.endpoint, forcePathStyle: k.endpoint !== undefined }, k.credentials, policedAgents()),
+  );
 
   constructor(private readonly d: BedrockBatchDeps) {}
 
@@ -304,7 +309,9 @@ export class BedrockBatches {
   }
 
   /** Runs `fn` with a bucket of the batch's, signed with the key's credentials, at the key's S3 endpoint (its client kept for the next call). */
-  private bucket<T>(s: JobSettings, at: S3Location, fn: (bucket: S3Storage) => Promise<T>): Promise<T> {
+  private async bucket<T>(s: JobSettings, at: S3Location, fn: (bucket: S3Storage) => Promise<T>): Promise<T> {
+    this.s3 ??= await import('./s3-storage.js');
+    const { S3Storage } = this.s3;
     return this.clients.use({ region: s.region, endpoint: s.s3Endpoint, credentials: s.credentials }, (client) =>
       fn(new S3Storage({ bucket: at.bucket, region: s.region, endpoint: s.s3Endpoint, prefix: at.prefix, forcePathStyle: s.s3Endpoint !== undefined }, this.d.files.storage.scratch, client)),
     );

@@ -14,6 +14,7 @@ import { parsePath } from '../shared/dot-path.js';
 import { forwardProblem } from '../shared/headers.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth.js';
 import { MAX_PATTERN_WEIGHT } from '../shared/linear-regex.js';
+import { lazy } from '../shared/memo.js';
 import { err, invalid, ok, type GatewayError, type Result } from '../shared/errors.js';
 import { ajv, formatPath, object, optional, schemaError, schemaProblem, type SchemaPath as Path, type SchemaProblem as Problem } from '../shared/json-schema.js';
 import { upstreamUrlProblem } from '../shared/upstream-url.js';
@@ -31,7 +32,8 @@ export const MAX_TARGETS = 100;
 // custom_host is joined with the endpoint path as given: the rule of x-gateway-custom-host.
 ajv.addFormat('http-url', { type: 'string', validate: (value: string) => upstreamUrlProblem(value) === null });
 
-const validateNode = ajv.compile<ConfigNode>(NODE);
+// Compiled when the first config arrives, then kept: a gateway serving requests without configs never needs it.
+const validateNode = lazy(() => ajv.compile<ConfigNode>(NODE));
 
 /**
  * Target keys that stored credentials (virtual keys, integrations) may hold
@@ -42,7 +44,7 @@ export const PROVIDER_FIELDS = Object.keys(PROVIDER_FIELDS_SHAPE) as (keyof type
 export type ProviderFieldName = (typeof PROVIDER_FIELDS)[number];
 export type { ProviderFields };
 
-const validateProviderFields = ajv.compile<ProviderFields>(object(optional(PROVIDER_FIELDS_SHAPE)));
+const validateProviderFields = lazy(() => ajv.compile<ProviderFields>(object(optional(PROVIDER_FIELDS_SHAPE))));
 
 /**
  * Provider fields outside a config (stored credentials), checked by the
@@ -50,7 +52,8 @@ const validateProviderFields = ajv.compile<ProviderFields>(object(optional(PROVI
  * body, for the reported path (`configurations.custom_host`).
  */
 export function checkProviderFields(fields: unknown, at: Path = []): GatewayError | null {
-  return validateProviderFields(fields) ? null : schemaError(fields, validateProviderFields.errors, at);
+  const validate = validateProviderFields();
+  return validate(fields) ? null : schemaError(fields, validate.errors, at);
 }
 
 /**
@@ -96,7 +99,8 @@ export function parseConfig(raw: unknown): Result<Config> {
 function parseOwned(data: unknown): Result<Config> {
   const sealed = sealedPath(data);
   if (sealed !== null) return err(toGatewayError({ path: sealed, message: SEALED_INPUT }, 'sealed_not_allowed'));
-  if (!validateNode(data)) return err(toGatewayError(schemaProblem(data, validateNode.errors)));
+  const validate = validateNode();
+  if (!validate(data)) return err(toGatewayError(schemaProblem(data, validate.errors)));
   const allowance = { regex: { left: MAX_PATTERN_WEIGHT }, targets: MAX_TARGETS };
   const problem = checkNode(data, [], allowance) ?? checkRoot(data) ?? checkHooks(data, allowance.regex);
   if (problem !== null) return err(toGatewayError(problem));

@@ -201,10 +201,11 @@ function readyCheck(id: string, parameters: Record<string, unknown>, kind: HookK
   if (check === undefined) {
     return { ok: false, problem: { path: idAt, message: `is not a check this gateway runs (built in: ${[...CHECKS.keys()].join(', ')})` } };
   }
-  const { definition, validate } = check;
+  const { definition } = check;
   if (kind !== null && !definition.hooks.includes(kind)) {
     return { ok: false, problem: { path: idAt, message: 'runs only before the request (in before_request_hooks or input_guardrails)' } };
   }
+  const validate = check.validate();
   if (!validate(parameters)) {
     const p = schemaProblem(parameters, validate.errors);
     return { ok: false, problem: { path: [...at, ...p.path], message: p.message } };

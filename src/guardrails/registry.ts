@@ -7,6 +7,7 @@
  */
 import type { ValidateFunction } from 'ajv';
 import { ajv, bool, object, optional } from '../shared/json-schema.js';
+import { lazy } from '../shared/memo.js';
 import type { CheckDefinition } from './check.js';
 import { containsCode, validUrls } from './checks/code.js';
 import { characterCount, sentenceCount, wordCount } from './checks/counts.js';
@@ -57,7 +58,8 @@ const PARTNERS = [openai];
 
 export interface Registered {
   definition: CheckDefinition<unknown>;
-  validate: ValidateFunction;
+  /** Compiled when a config or guardrail first names the check: most processes name few of them, or none. */
+  validate: () => ValidateFunction;
 }
 
 export const CHECKS: ReadonlyMap<string, Registered> = new Map(
@@ -68,7 +70,7 @@ export const CHECKS: ReadonlyMap<string, Registered> = new Map(
     id,
     {
       definition: d as CheckDefinition<unknown>,
-      validate: ajv.compile(object({ ...d.parameters, ...optional({ not: bool, failOnError: bool }) }, 'an object of check parameters')),
+      validate: lazy(() => ajv.compile(object({ ...d.parameters, ...optional({ not: bool, failOnError: bool }) }, 'an object of check parameters'))),
     },
   ]),
 );

@@ -14,6 +14,7 @@ import type { SchemaObject, ValidateFunction } from 'ajv';
 import type { ModelEndpoint as Endpoint } from '../shared/endpoint.js';
 import { invalid, type GatewayError } from '../shared/errors.js';
 import { ajv, schemaError } from '../shared/json-schema.js';
+import { lazy } from '../shared/memo.js';
 
 type Body = Record<string, unknown>;
 
@@ -245,11 +246,12 @@ export const MODEL_BODY_SCHEMAS: Readonly<Record<Endpoint, SchemaObject>> = {
   responses: responsesSchema,
 };
 
-const validators: Record<Endpoint, ValidateFunction> = {
-  chat: ajv.compile(MODEL_BODY_SCHEMAS.chat),
-  completions: ajv.compile(MODEL_BODY_SCHEMAS.completions),
-  embeddings: ajv.compile(MODEL_BODY_SCHEMAS.embeddings),
-  responses: ajv.compile(MODEL_BODY_SCHEMAS.responses),
+// Each compiled on its endpoint's first request, then kept: a gateway serving only chat never compiles the others.
+const validators: Record<Endpoint, () => ValidateFunction> = {
+  chat: lazy(() => ajv.compile(MODEL_BODY_SCHEMAS.chat)),
+  completions: lazy(() => ajv.compile(MODEL_BODY_SCHEMAS.completions)),
+  embeddings: lazy(() => ajv.compile(MODEL_BODY_SCHEMAS.embeddings)),
+  responses: lazy(() => ajv.compile(MODEL_BODY_SCHEMAS.responses)),
 };
 
 const customChecks: Record<Endpoint, (body: Body) => GatewayError | null> = {
@@ -278,7 +280,7 @@ export function validateBody(endpoint: Endpoint, body: unknown): GatewayError | 
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return invalid('request body must be a JSON object');
   }
-  const validate = validators[endpoint];
+  const validate = validators[endpoint]();
   if (!validate(body)) return schemaError(body, validate.errors ?? []);
   return customChecks[endpoint](body as Body);
 }

@@ -13,7 +13,11 @@ export type OnEvict = (key: string) => void;
 /** `ttlMs`: entries also expire that long after they were set. */
 export function boundedMap<V extends {}>(max: number, onEvict?: OnEvict, ttlMs?: number): LRUCache<string, V> {
   return new LRUCache<string, V>({
-    max,
+    // Counted as a size of one an entry rather than by `max`: with `max` the cache allocates its
+    // arrays for every entry at construction (some 3 MiB for each 100 000-entry counter map,
+    // at start, in every process); sized by `maxSize` they grow with the entries actually held.
+    maxSize: max,
+    sizeCalculation: () => 1,
     ...(ttlMs === undefined ? {} : { ttl: ttlMs }),
     ...(onEvict === undefined
       ? {}

@@ -22,6 +22,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import RE2 from 're2';
 import { invalid, type GatewayError } from './errors.js';
 import { HEADER_VALUE } from './headers.js';
+import { lazy } from './memo.js';
 
 export const ajv = new Ajv({
   // Stop at the first failure: it is the one reported.
@@ -41,13 +42,17 @@ export const ajv = new Ajv({
  * draft 2020-12, the draft Portkey's check uses; apart from the gateway's own
  * schemas, so no caller's `$id` can shadow one of them. Every error is kept:
  * a check reports them all. Their `pattern`s run on RE2, in linear time.
+ * Made when the first such schema arrives: most processes never see one.
  */
-export const callerAjv = new Ajv2020({
-  allErrors: true,
-  strict: false,
-  validateFormats: false,
-  code: { regExp: ((pattern: string, flags: string) => new RE2(pattern, flags)) as unknown as RegExpEngine },
-});
+const callerAjv = lazy(
+  () =>
+    new Ajv2020({
+      allErrors: true,
+      strict: false,
+      validateFormats: false,
+      code: { regExp: ((pattern: string, flags: string) => new RE2(pattern, flags)) as unknown as RegExpEngine },
+    }),
+);
 
 /**
  * A caller's schema compiled, or why it cannot be; not kept by Ajv (its
@@ -56,11 +61,11 @@ export const callerAjv = new Ajv2020({
  */
 export function compileCallerSchema(schema: object): { ok: true; validate: ValidateFunction } | { ok: false; message: string } {
   try {
-    return { ok: true, validate: callerAjv.compile(schema) };
+    return { ok: true, validate: callerAjv().compile(schema) };
   } catch (e) {
     return { ok: false, message: `is not a valid JSON Schema: ${(e as Error).message}` };
   } finally {
-    callerAjv.removeSchema(schema);
+    callerAjv().removeSchema(schema);
   }
 }
 

@@ -13,3 +13,20 @@ export function boundedMemo<V>(max: number, compute: (key: string) => V): (key: 
     return value;
   };
 }
+
+/**
+ * A value made on first use and kept: for what most processes never need
+ * (a route's compiled schema, a rarely used library) but that, once needed,
+ * must cost nothing on the requests after.
+ */
+export function lazy<T>(make: () => T): () => T {
+  let made = false;
+  let value: T;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value;
+  };
+}

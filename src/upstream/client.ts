@@ -9,10 +9,11 @@
  */
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
-import { Agent, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { AbortedError, UpstreamCall, type UpstreamResponse } from './answer.js';
 import type { Cancel } from './cancel.js';
 import { policedConnector, policedNodeAgents, UpstreamPolicy } from './policy.js';
+import { UndiciAgent } from './undici.js';
 
 /** Pool settings, shared with the benchmark's node floor so both measure the same client. */
 export const POOL_OPTIONS: Agent.Options = {
@@ -26,7 +27,7 @@ export const POOL_OPTIONS: Agent.Options = {
 
 let policy = new UpstreamPolicy();
 let resolve: LookupFunction | undefined;
-const newAgent = (): Agent => new Agent({ ...POOL_OPTIONS, connect: policedConnector(policy, resolve) });
+const newAgent = (): Agent => new UndiciAgent({ ...POOL_OPTIONS, connect: policedConnector(policy, resolve) });
 let agent = newAgent();
 
 /**

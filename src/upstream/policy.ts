@@ -22,8 +22,9 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { BlockList, isIP, SocketAddress, type LookupFunction } from 'node:net';
-import { buildConnector } from 'undici';
+import type { buildConnector } from 'undici';
 import { GatewayError } from '../shared/errors.js';
+import { buildUndiciConnector } from './undici.js';
 import { parseAddressRule, type AddressRule, type UpstreamRules } from '../settings.js';
 
 /** Denied unless GATEWAY_UPSTREAM_ALLOW says otherwise, with why (shown in the refusal). */
@@ -137,8 +138,8 @@ function nat64(ipv4: string): string {
  * A refusal never opens a socket.
  */
 export function policedConnector(policy: UpstreamPolicy, resolve: LookupFunction = dnsLookup): buildConnector.connector {
-  const trusted = buildConnector({ lookup: resolve });
-  const checked = buildConnector({ lookup: checkedLookup(policy, resolve) });
+  const trusted = buildUndiciConnector({ lookup: resolve });
+  const checked = buildUndiciConnector({ lookup: checkedLookup(policy, resolve) });
   return (opts, callback) => {
     const verdict = policy.host(opts.hostname);
     if (verdict === 'allow') trusted(opts, callback);

@@ -15,8 +15,14 @@ import type { LogRepo } from '../store/logs.js';
 export const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 export const DELETE_BATCH = 5000;
 
-/** Removes every log created before cutoffMs: whole days where it can, then batch rows at a time; resolves to how many went. */
+/**
+ * Removes every log created before cutoffMs: whole days where it can, then
+ * batch rows at a time; resolves to how many went. The hourly rollup's hours
+ * wholly before the cutoff go too (the hour the cutoff falls in stays until
+ * the next sweep: it still counts logs kept).
+ */
 export async function deleteLogsBefore(logs: LogRepo, cutoffMs: number, batch = DELETE_BATCH): Promise<number> {
+  await logs.deleteRollupBefore(cutoffMs);
   let deleted = await logs.dropDaysBefore(cutoffMs);
   for (;;) {
     const n = await logs.deleteBefore(cutoffMs, batch);

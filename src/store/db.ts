@@ -18,9 +18,11 @@ export interface Db {
    * already stored (`ON CONFLICT DO NOTHING`); for batches, where a
    * statement per row or a parameter per value would cost more than the
    * insert: SQLite runs one cached single-row statement per row, Postgres
-   * sends one statement with the rows as one JSON parameter.
+   * sends one statement with the rows as one JSON parameter. With
+   * `returning` (a column) it resolves to that column's values of the rows
+   * it inserted, so a caller can tell them from those skipped; else to [].
    */
-  insertMany(table: string, columns: readonly string[], rows: readonly (readonly SqlValue[])[]): Promise<void>;
+  insertMany(table: string, columns: readonly string[], rows: readonly (readonly SqlValue[])[], returning?: string): Promise<SqlValue[]>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
   /** fn's statements commit together or not at all; use the Db it is given, not this one. */
@@ -51,10 +53,22 @@ export function isDataError(e: unknown): boolean {
   return e instanceof TypeError || e instanceof RangeError;
 }
 
-/** `INSERT INTO table (columns) <source> ON CONFLICT DO NOTHING`, the statement both engines' insertMany build. */
-export function insertSql(table: string, columns: readonly string[], source: string): string {
-  return `INSERT INTO ${table} (${columns.join(', ')}) ${source} ON CONFLICT DO NOTHING`;
+/** `INSERT INTO table (columns) <source> ON CONFLICT DO NOTHING [RETURNING column]`, the statement both engines' insertMany build. */
+export function insertSql(table: string, columns: readonly string[], source: string, returning?: string): string {
+  return `INSERT INTO ${table} (${columns.join(', ')}) ${source} ON CONFLICT DO NOTHING${returning === undefined ? '' : ` RETURNING ${returning}`}`;
 }
+
+/**
+ * JSON for a Postgres json parameter. JSON.stringify writes a lone surrogate
+ * as a \udXXX escape, which Postgres refuses: it becomes U+FFFD, as when the
+ * driver encodes a string parameter as UTF-8.
+ */
+export function pgJson(value: unknown): string {
+  const json = JSON.stringify(value);
+  return json.includes('\\ud') ? json.replace(LONE_SURROGATE_ESCAPE, '$1\\ufffd') : json;
+}
+/** A \udXXX escape (after an even number of backslashes, so the backslash is not itself escaped). */
+const LONE_SURROGATE_ESCAPE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g;
 
 const converted = new Map<string, string>();
 

@@ -53,8 +53,8 @@ export class FailoverDb implements Engine {
     return this.write((db) => db.run(sql, params));
   }
 
-  insertMany(table: string, columns: readonly string[], rows: readonly (readonly SqlValue[])[]): Promise<void> {
-    return this.write((db) => db.insertMany(table, columns, rows));
+  insertMany(table: string, columns: readonly string[], rows: readonly (readonly SqlValue[])[], returning?: string): Promise<SqlValue[]> {
+    return this.write((db) => db.insertMany(table, columns, rows, returning));
   }
 
   exec(sql: string): Promise<void> {

@@ -9,6 +9,7 @@
  */
 import type { Db, SqlValue } from './db.js';
 import { dropDaysBefore, prepareDays } from './log-partitions.js';
+import { addToRollup, BUCKET_NAMES, COLUMN_DIMS, BUCKET_SQL, deleteRollupBefore, HOUR_MS, MEASURE_NAMES, percentileOf, RAW_MEASURES, type RolledLog } from './log-rollup.js';
 import { CHECK_OUTCOMES, type CheckOutcome, type HookStatus, type LogRecord } from './log-record.js';
 import { fromJson, toJson, type Page, type PageRequest } from './page.js';
 
@@ -47,17 +48,9 @@ export interface LogScope {
 /** A log as lists show it: no headers or bodies (those are for a single log, scope logs.view). */
 export type LogSummary = Omit<LogRecord, 'requestHeaders' | 'requestBody' | 'responseBody' | 'hooks'>;
 
-/** groupBy of the group routes → the column it groups by. `provider` is the stored provider (virtual key) used; `ai_service` the vendor. */
+/** groupBy of the group routes → the column it groups by (log-rollup.ts COLUMN_DIMS). `provider` is the stored provider (virtual key) used; `ai_service` the vendor. */
 export const GROUP_BY = {
-  ai_service: 'provider',
-  model: 'model',
-  status_code: 'status',
-  api_key: 'api_key_id',
-  config: 'config_id',
-  workspace: 'workspace_id',
-  provider: 'virtual_key_id',
-  prompt: 'prompt_id',
-  hook_status: 'hook_status',
+  ...COLUMN_DIMS,
   /** One group per check: a request counts in each check it ran (hook_checks), with the check's outcomes. */
   guardrail_check: 'c.key',
 } as const;
@@ -210,6 +203,36 @@ function values(r: LogRecord): SqlValue[] {
   ];
 }
 
+const at = Object.fromEntries(COLUMNS.map((c, i) => [c, i])) as Record<(typeof COLUMNS)[number], number>;
+
+/** A record's share of the hourly rollup, from its values as written (`v`: rounded, cleaned). */
+function rolled(r: LogRecord, v: readonly SqlValue[]): RolledLog {
+  const get = (c: (typeof COLUMNS)[number]): SqlValue => v[at[c]]!;
+  return {
+    createdAtMs: get('created_at_ms') as number,
+    workspaceId: get('workspace_id') as string,
+    dims: {
+      ai_service: get('provider'),
+      model: get('model'),
+      status_code: get('status'),
+      api_key: get('api_key_id'),
+      config: get('config_id'),
+      workspace: get('workspace_id'),
+      provider: get('virtual_key_id'),
+      prompt: get('prompt_id'),
+      hook_status: get('hook_status'),
+    },
+    checks: r.hooks?.checks ?? null,
+    status: get('status') as number,
+    latencyMs: get('latency_ms') as number,
+    costUsd: get('cost_usd') as number | null,
+    totalTokens: get('total_tokens') as number | null,
+    promptTokens: get('prompt_tokens') as number | null,
+    completionTokens: get('completion_tokens') as number | null,
+    cacheStatus: get('cache_status') as string | null,
+  };
+}
+
 function toSummary(r: Row): LogSummary {
   return {
     id: r.id as string,
@@ -350,6 +373,65 @@ function conditions(engine: Db['engine'], filter: LogFilter, scope: LogScope): {
   return { where, params };
 }
 
+/** The rows a group query reads: the logs, or for guardrail_check a row per check each ran. */
+function fromOf(engine: Db['engine'], groupBy: GroupBy): string {
+  // A request is in the group of each check it ran: a row per check, `c.key` its id and `c.value` its outcome.
+  return groupBy === 'guardrail_check' ? `request_logs CROSS JOIN ${checksOf(engine)}` : 'request_logs';
+}
+
+const PERCENTILES = { p50_latency: 50, p95_latency: 95, p99_latency: 99 } as const;
+
+/** The group columns but percentiles from summed rollup measures (log-rollup.ts), as COLUMN_SQL makes them from rows. */
+const ROLLED_SQL: Record<Exclude<GroupColumn, keyof typeof PERCENTILES>, string> = {
+  cost: 'COALESCE(SUM(cost_usd), 0)',
+  total_tokens: 'CAST(SUM(total_tokens) AS BIGINT)',
+  avg_tokens: 'CAST(SUM(total_tokens) AS DOUBLE PRECISION) / CAST(NULLIF(SUM(total_tokens_n), 0) AS DOUBLE PRECISION)',
+  avg_input_tokens: 'CAST(SUM(prompt_tokens) AS DOUBLE PRECISION) / CAST(NULLIF(SUM(prompt_tokens_n), 0) AS DOUBLE PRECISION)',
+  avg_output_tokens: 'CAST(SUM(completion_tokens) AS DOUBLE PRECISION) / CAST(NULLIF(SUM(completion_tokens_n), 0) AS DOUBLE PRECISION)',
+  avg_latency: 'CAST(SUM(latency_sum) AS DOUBLE PRECISION) / CAST(SUM(requests) AS DOUBLE PRECISION)',
+  success_rate: 'CAST(100.0 * SUM(ok) / SUM(requests) AS DOUBLE PRECISION)',
+  error_count: 'CAST(SUM(errors) AS BIGINT)',
+  cache_hit_rate: 'CAST(100.0 * SUM(cache_hits) / SUM(requests) AS DOUBLE PRECISION)',
+  last_seen: 'MAX(last_ms)',
+  first_seen: 'MIN(first_ms)',
+};
+
+/** A percentile of a rolled-up group, from its bucket counts. */
+function estimate(r: Record<string, SqlValue>, p: number): number | null {
+  return percentileOf(
+    BUCKET_NAMES.map((b) => Number(r[b])),
+    Number(r.requests),
+    p,
+    Number(r.latency_max),
+  );
+}
+
+/** Whole hours [fromMs, toMs) a group query reads from the rollup; undefined: unbounded. */
+interface RollupWindow {
+  fromMs: number | undefined;
+  toMs: number | undefined;
+}
+
+/** The filters the rollup can answer: its rows are per hour and workspace. */
+const ROLLED_FILTERS: ReadonlySet<string> = new Set(['fromMs', 'toMs', 'workspaceId']);
+
+/**
+ * The whole hours of the filter's window when the rollup can answer it; null
+ * when the query must read log rows: a filter on anything but time and
+ * workspace, a scope limited to a user's own keys (the rollup has no user),
+ * or a window without a whole hour in it (few rows to read anyway).
+ */
+function rollupWindow(filter: LogFilter, scope: LogScope): RollupWindow | null {
+  const used = Object.entries(filter).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0));
+  if (used.some(([k]) => !ROLLED_FILTERS.has(k))) return null;
+  if (scope.own.length > 0 && scope.userId !== null) return null;
+  const fromMs = filter.fromMs === undefined ? undefined : Math.ceil(filter.fromMs / HOUR_MS) * HOUR_MS;
+  // toMs is inclusive: the hour ending at toMs + 1 is whole.
+  const toMs = filter.toMs === undefined ? undefined : Math.floor((filter.toMs + 1) / HOUR_MS) * HOUR_MS;
+  if (fromMs !== undefined && toMs !== undefined && fromMs >= toMs) return null;
+  return { fromMs, toMs };
+}
+
 /** Rows of a workspace whose metadata the scope hides are read without it. */
 function hidden<T extends { workspaceId: string; metadata: Record<string, string> | null }>(scope: LogScope, row: T): T {
   return scope.hideMetadata.includes(row.workspaceId) ? { ...row, metadata: null } : row;
@@ -376,8 +458,17 @@ export class LogRepo {
       }
     }
     await this.db.transaction(async (tx) => {
-      await tx.insertMany('request_logs', COLUMNS, rows);
+      // Postgres rolls up the logs it inserted, not those of a batch replayed (already stored, already counted).
+      const inserted = await tx.insertMany('request_logs', COLUMNS, rows, pg ? 'id' : undefined);
       if (pairs.length > 0) await tx.insertMany('log_metadata', METADATA_COLUMNS[this.db.engine], pairs);
+      if (inserted.length > 0) {
+        const added = new Set(inserted);
+        // Last in the transaction: the current hour's rollup rows are shared by every writer, so they are locked the shortest time.
+        await addToRollup(
+          tx,
+          records.flatMap((r, i) => (added.has(r.id) ? [rolled(r, rows[i]!)] : [])),
+        );
+      }
     });
   }
 
@@ -404,7 +495,8 @@ export class LogRepo {
   /**
    * Groups of the filtered logs by one column, ordered by the grouped value
    * (the group without a value last); `after` is the last value of the
-   * previous page.
+   * previous page. On Postgres from the hourly rollup where the filters
+   * allow (rollupWindow), else from the log rows.
    */
   async groups(
     groupBy: GroupBy,
@@ -413,20 +505,9 @@ export class LogRepo {
     scope: LogScope,
     page: { limit: number; after: string | number | undefined },
   ): Promise<GroupPage> {
-    const key = GROUP_BY[groupBy];
     const perCheck = groupBy === 'guardrail_check';
-    // A request is in the group of each check it ran: a row per check, `c.key` its id and `c.value` its outcome.
-    const from = perCheck ? `request_logs CROSS JOIN ${checksOf(this.reader.engine)}` : 'request_logs';
-    const { where, params } = conditions(this.reader.engine, filter, scope);
-    // Rows without checks join none: said outright, the planner skips them before the join.
-    if (perCheck) where.push('request_logs.hook_checks IS NOT NULL');
-    const ranked = columns.some((c) => c === 'p50_latency' || c === 'p95_latency' || c === 'p99_latency');
-    const window = ranked ? `, ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n` : '';
-    const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${perCheck ? ', c.value AS outcome' : ''}${window}
-      FROM ${from} WHERE ${where.join(' AND ')}`;
-    const selected =
-      columns.map((c) => `, ${COLUMN_SQL[c]} AS ${c}`).join('') +
-      (perCheck ? CHECK_OUTCOMES.map((o) => `, CAST(SUM(CASE WHEN outcome = '${o}' THEN 1 ELSE 0 END) AS BIGINT) AS outcome_${o}`).join('') : '');
+    const window = this.reader.engine === 'postgres' ? rollupWindow(filter, scope) : null;
+    const { sql, params } = window === null ? this.rawGroups(groupBy, columns, filter, scope) : this.rolledGroups(groupBy, columns, filter, scope, window);
     const outer: SqlValue[] = [...params];
     let cursor = '';
     if (page.after !== undefined) {
@@ -437,7 +518,7 @@ export class LogRepo {
     // One pass over the rows: the groups are made once, then paged and counted
     // (a count of its own read every row again, a third of a group query's time).
     const rows = await this.reader.all<Record<string, SqlValue>>(
-      `WITH g AS MATERIALIZED (SELECT k, COUNT(*) AS requests${selected} FROM (${inner}) t GROUP BY k)
+      `WITH g AS MATERIALIZED (${sql})
        SELECT g.*, (SELECT COUNT(*) FROM g) AS total FROM g ${cursor} ORDER BY CASE WHEN k IS NULL THEN 1 ELSE 0 END, k LIMIT ?`,
       outer,
     );
@@ -447,19 +528,79 @@ export class LogRepo {
         ? Number(rows[0]!.total)
         : page.after === undefined
           ? 0
-          : Number((await this.reader.get<{ total: number }>(`SELECT COUNT(*) AS total FROM (SELECT ${key} AS k FROM ${from} WHERE ${where.join(' AND ')} GROUP BY ${key}) g`, params))?.total ?? 0);
+          : Number((await this.reader.get<{ total: number }>(`SELECT COUNT(*) AS total FROM (${sql}) g`, params))?.total ?? 0);
     const hasMore = rows.length > page.limit;
     if (hasMore) rows.pop();
     return {
       data: rows.map((r) => ({
         key: r.k as string | number | null,
-        requests: r.requests as number,
-        values: Object.fromEntries(columns.map((c) => [c, r[c] as number | null])),
+        requests: Number(r.requests),
+        values: Object.fromEntries(columns.map((c) => [c, window !== null && c in PERCENTILES ? estimate(r, PERCENTILES[c as keyof typeof PERCENTILES]) : (r[c] as number | null)])),
         ...(perCheck && { outcomes: Object.fromEntries(CHECK_OUTCOMES.map((o) => [o, Number(r[`outcome_${o}`])])) as Record<CheckOutcome, number> }),
       })),
       hasMore,
       total,
     };
+  }
+
+  /** The groups (k, requests, the columns, per-check outcomes) from every log row the filter selects. */
+  private rawGroups(groupBy: GroupBy, columns: readonly GroupColumn[], filter: LogFilter, scope: LogScope): { sql: string; params: SqlValue[] } {
+    const key = GROUP_BY[groupBy];
+    const perCheck = groupBy === 'guardrail_check';
+    const { where, params } = conditions(this.reader.engine, filter, scope);
+    if (perCheck) where.push('request_logs.hook_checks IS NOT NULL');
+    const ranked = columns.some((c) => c in PERCENTILES);
+    const window = ranked ? `, ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n` : '';
+    const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${perCheck ? ', c.value AS outcome' : ''}${window}
+      FROM ${fromOf(this.reader.engine, groupBy)} WHERE ${where.join(' AND ')}`;
+    const selected =
+      columns.map((c) => `, ${COLUMN_SQL[c]} AS ${c}`).join('') +
+      (perCheck ? CHECK_OUTCOMES.map((o) => `, CAST(SUM(CASE WHEN outcome = '${o}' THEN 1 ELSE 0 END) AS BIGINT) AS outcome_${o}`).join('') : '');
+    return { sql: `SELECT k, COUNT(*) AS requests${selected} FROM (${inner}) t GROUP BY k`, params };
+  }
+
+  /**
+   * The groups from the rollup rows of the window's whole hours, plus the log
+   * rows of the partial hours at its ends (at most two hours' worth), summed
+   * per group; percentiles as bucket counts (estimate() reads them).
+   */
+  private rolledGroups(groupBy: GroupBy, columns: readonly GroupColumn[], filter: LogFilter, scope: LogScope, hours: RollupWindow): { sql: string; params: SqlValue[] } {
+    const perCheck = groupBy === 'guardrail_check';
+    // The workspace filter and the scope's workspaces; rollupWindow has made sure the scope names no user.
+    const rolled = conditions(this.reader.engine, { workspaceId: filter.workspaceId }, scope);
+    rolled.where.push('dim = ?');
+    rolled.params.push(groupBy);
+    if (hours.fromMs !== undefined) {
+      rolled.where.push('hour_ms >= ?');
+      rolled.params.push(hours.fromMs);
+    }
+    if (hours.toMs !== undefined) {
+      rolled.where.push('hour_ms < ?');
+      rolled.params.push(hours.toMs);
+    }
+    const value = 'CASE WHEN has_value THEN value END';
+    const parts = [`SELECT ${groupBy === 'status_code' ? `CAST(${value} AS INTEGER)` : value} AS k, ${MEASURE_NAMES.join(', ')} FROM request_log_rollup WHERE ${rolled.where.join(' AND ')}`];
+    const params = rolled.params;
+    const edges: string[] = [];
+    if (filter.fromMs !== undefined && hours.fromMs !== undefined && filter.fromMs < hours.fromMs) edges.push('created_at_ms < ?');
+    if (filter.toMs !== undefined && hours.toMs !== undefined && hours.toMs <= filter.toMs) edges.push('created_at_ms >= ?');
+    if (edges.length > 0) {
+      const raw = conditions(this.reader.engine, filter, scope);
+      raw.where.push(`(${edges.join(' OR ')})`);
+      if (edges[0] === 'created_at_ms < ?') raw.params.push(hours.fromMs!);
+      if (edges.at(-1) === 'created_at_ms >= ?') raw.params.push(hours.toMs!);
+      if (perCheck) raw.where.push('request_logs.hook_checks IS NOT NULL');
+      parts.push(`SELECT k, ${RAW_MEASURES} FROM (
+          SELECT ${GROUP_BY[groupBy]} AS k, request_logs.*, ${perCheck ? 'c.value' : 'CAST(NULL AS TEXT)'} AS outcome, ${BUCKET_SQL} AS bucket
+            FROM ${fromOf(this.reader.engine, groupBy)} WHERE ${raw.where.join(' AND ')}) l
+        GROUP BY k`);
+      params.push(...raw.params);
+    }
+    const selected =
+      columns.flatMap((c) => (c in PERCENTILES ? [] : [`, ${ROLLED_SQL[c as Exclude<GroupColumn, keyof typeof PERCENTILES>]} AS ${c}`])).join('') +
+      (columns.some((c) => c in PERCENTILES) ? `, MAX(latency_max) AS latency_max${BUCKET_NAMES.map((b) => `, CAST(SUM(${b}) AS BIGINT) AS ${b}`).join('')}` : '') +
+      (perCheck ? CHECK_OUTCOMES.map((o) => `, CAST(SUM(${o}) AS BIGINT) AS outcome_${o}`).join('') : '');
+    return { sql: `SELECT k, CAST(SUM(requests) AS BIGINT) AS requests${selected} FROM (${parts.join(' UNION ALL ')}) p GROUP BY k`, params };
   }
 
   /**
@@ -482,6 +623,11 @@ export class LogRepo {
    * the metadata goes in the same statement: partitions have no foreign keys
    * to cascade along.
    */
+  /** Deletes the hourly rollup rows (Postgres) of the hours wholly before cutoffMs; resolves to how many. */
+  deleteRollupBefore(cutoffMs: number): Promise<number> {
+    return this.db.engine === 'postgres' ? deleteRollupBefore(this.db, cutoffMs) : Promise.resolve(0);
+  }
+
   async deleteBefore(cutoffMs: number, limit: number): Promise<number> {
     if (this.db.engine === 'sqlite') {
       return this.db.run('DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at_ms < ? LIMIT ?)', [cutoffMs, limit]);

@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { decodeChange, encodeChange, type Changes } from './changes.js';
-import { insertSql, toPgPlaceholders, type Db, type SqlValue } from './db.js';
+import { insertSql, pgJson, toPgPlaceholders, type Db, type SqlValue } from './db.js';
 
 // BIGINT columns hold Unix seconds and counts, far inside Number's safe range;
 // pg returns int8 as a string unless told otherwise. Per pool, not global.
@@ -24,8 +24,10 @@ function dbOver(q: Queryable): Db {
     all: async <T>(sql: string, params: readonly SqlValue[] = []) => (await q.query(toPgPlaceholders(sql), params as SqlValue[])).rows as T[],
     get: async <T>(sql: string, params: readonly SqlValue[] = []) => (await q.query(toPgPlaceholders(sql), params as SqlValue[])).rows[0] as T | undefined,
     run: async (sql: string, params: readonly SqlValue[] = []) => (await q.query(toPgPlaceholders(sql), params as SqlValue[])).rowCount ?? 0,
-    insertMany: async (table, columns, rows) => {
-      if (rows.length > 0) await q.query(insertManySql(table, columns), [jsonRows(rows), columns as string[]]);
+    insertMany: async (table, columns, rows, returning) => {
+      if (rows.length === 0) return [];
+      const { rows: out } = await q.query<Record<string, SqlValue>>(insertManySql(table, columns, returning), [pgJson(rows), columns as string[]]);
+      return returning === undefined ? [] : out.map((r) => r[returning]!);
     },
     exec: async (sql: string) => void (await q.query(sql)),
     transaction: () => Promise.reject(new Error('nested transactions are not supported')),
@@ -38,26 +40,15 @@ function dbOver(q: Queryable): Db {
  * converted as the column's own type would parse it. The driver's cost is
  * one JSON.stringify, not the encoding of a parameter per value.
  */
-function insertManySql(table: string, columns: readonly string[]): string {
+function insertManySql(table: string, columns: readonly string[], returning: string | undefined): string {
   return insertSql(
     table,
     columns,
     `SELECT ${columns.map((c) => `r.${c}`).join(', ')} FROM json_array_elements($1::json) AS e(v),
       json_populate_record(NULL::${table}, json_object($2::text[], ARRAY(SELECT x FROM json_array_elements_text(e.v) WITH ORDINALITY AS a(x, i) ORDER BY i))) AS r`,
+    returning,
   );
 }
-
-/**
- * JSON for rows. JSON.stringify writes a lone surrogate as a \udXXX escape,
- * which Postgres refuses: it becomes U+FFFD, as when the driver encodes a
- * string parameter as UTF-8.
- */
-function jsonRows(rows: readonly (readonly SqlValue[])[]): string {
-  const json = JSON.stringify(rows);
-  return json.includes('\\ud') ? json.replace(LONE_SURROGATE_ESCAPE, '$1\\ufffd') : json;
-}
-/** A \udXXX escape (after an even number of backslashes, so the backslash is not itself escaped). */
-const LONE_SURROGATE_ESCAPE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g;
 
 /**
  * The URL with `-c jit=off` added to its libpq `options` (any it has are kept):
@@ -110,8 +101,8 @@ export class PostgresDb implements Db {
     return this.over.run(sql, params);
   }
 
-  insertMany(table: string, columns: readonly string[], rows: readonly (readonly SqlValue[])[]): Promise<void> {
-    return this.over.insertMany(table, columns, rows);
+  insertMany(table: string, columns: readonly string[], rows: readonly (readonly SqlValue[])[], returning?: string): Promise<SqlValue[]> {
+    return this.over.insertMany(table, columns, rows, returning);
   }
 
   exec(sql: string): Promise<void> {

@@ -98,8 +98,8 @@ export class SqliteDb implements Db {
   }
 
   /** In a transaction of its own: a statement per row would otherwise commit per row. */
-  insertMany(table: string, columns: readonly string[], rows: readonly (readonly SqlValue[])[]): Promise<void> {
-    return this.transaction((tx) => tx.insertMany(table, columns, rows));
+  insertMany(table: string, columns: readonly string[], rows: readonly (readonly SqlValue[])[], returning?: string): Promise<SqlValue[]> {
+    return this.transaction((tx) => tx.insertMany(table, columns, rows, returning));
   }
 
   async exec(sql: string): Promise<void> {
@@ -118,9 +118,12 @@ export class SqliteDb implements Db {
     get: async <T>(sql: string, params: readonly SqlValue[] = []) => this.prepare(sql).get(...params) as T | undefined,
     run: async (sql: string, params: readonly SqlValue[] = []) => this.prepare(sql).run(...params).changes,
     // A prepared single-row statement per row: as fast as multi-row statements, without building their parameter arrays.
-    insertMany: async (table, columns, rows) => {
+    insertMany: async (table, columns, rows, returning) => {
       const statement = this.prepare(insertSql(table, columns, `VALUES (${columns.map(() => '?').join(', ')})`));
-      for (const row of rows) statement.run(...row);
+      const at = returning === undefined ? -1 : columns.indexOf(returning);
+      const out: SqlValue[] = [];
+      for (const row of rows) if (statement.run(...row).changes > 0 && at >= 0) out.push(row[at]!);
+      return out;
     },
     exec: async (sql: string) => void this.db.exec(sql),
     transaction: (fn) => fn(this.direct),

@@ -1,0 +1,197 @@
+// The hourly rollup of request logs on Postgres (store/log-rollup.ts): what
+// the writer adds equals the raw rows' aggregates; the group routes answer
+// from it (whole hours, raw rows at the window's edges) as SQLite answers
+// from rows, percentiles as bucket estimates; filters it cannot answer read
+// the rows; retention removes its old hours.
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deleteLogsBefore } from '../src/logs/retention.js';
+import type { LogRecord } from '../src/store/log-record.js';
+import { bucketOf, BUCKET_NAMES, HOUR_MS, LATENCY_BOUNDS, latencyEstimate, MEASURE_NAMES, rollUpRows } from '../src/store/log-rollup.js';
+import { GROUP_BY, GROUP_COLUMNS, type GroupBy, type GroupPage, type LogFilter, type LogScope } from '../src/store/logs.js';
+import { openStore } from '../src/store/open.js';
+import type { Store } from '../src/store/store.js';
+import { engines } from './support/engines.js';
+import { logRecord } from './support/logs.js';
+import { random } from './support/random.js';
+
+const BASE = Date.UTC(2026, 5, 10, 4);
+const HOURS = 6;
+const ALL: LogScope = { full: 'any', own: [], userId: null, hideMetadata: [] };
+const PAGE = { limit: 1000, after: undefined };
+const PERCENTILES = new Set(['p50_latency', 'p95_latency', 'p99_latency']);
+
+/** Logs over HOURS hours, three workspaces, values of every dimension (some missing), latencies up to past the last bucket. */
+function generate(): LogRecord[] {
+  const rnd = random(7);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  return Array.from({ length: 600 }, () => {
+    const status = pick([200, 200, 200, 201, 400, 429, 500]);
+    const tokens = rnd() < 0.1 ? null : Math.floor(rnd() * 500);
+    const checks = pick<Record<string, 'passed' | 'failed' | 'errored'> | null>([null, { 'default.regexMatch': 'passed' }, { 'default.regexMatch': 'failed', 'default.wordCount': 'errored' }]);
+    return logRecord({
+      createdAtMs: BASE + Math.floor(rnd() * HOURS * HOUR_MS),
+      workspaceId: pick(['ws-a', 'ws-b', 'ws-c']),
+      userId: pick([null, 'user-1']),
+      apiKeyId: pick(['key-1', 'key-2', 'key-3']),
+      provider: pick(['openai', 'anthropic', null]),
+      model: pick(['gpt-4o', 'claude-3', null]),
+      status,
+      latencyMs: rnd() < 0.02 ? 2_000_000 + Math.floor(rnd() * 1000) : Math.floor(rnd() ** 3 * 20_000),
+      promptTokens: tokens,
+      completionTokens: tokens === null ? null : 7,
+      totalTokens: tokens === null ? null : tokens + 7,
+      costUsd: rnd() < 0.2 ? null : Math.round(rnd() * 1e6) / 1e7,
+      cacheStatus: pick(['HIT', 'SEMANTIC HIT', 'MISS', null] as const),
+      configId: pick([null, 'cfg-1']),
+      virtualKeyId: pick([null, 'vk-1', 'vk-2']),
+      promptId: pick([null, 'prompt-1']),
+      hooks: checks === null ? null : { results: '{}', status: Object.values(checks).includes('failed') ? 'failed' : 'passed', checks },
+    });
+  });
+}
+
+/** The group keys a log counts in. */
+function keysOf(r: LogRecord, by: GroupBy): string[] {
+  if (by === 'guardrail_check') return Object.keys(r.hooks?.checks ?? {});
+  const v = { ai_service: r.provider, model: r.model, status_code: r.status, api_key: r.apiKeyId, config: r.configId, workspace: r.workspaceId, provider: r.virtualKeyId, prompt: r.promptId, hook_status: r.hooks?.status ?? null }[by];
+  return [String(v)];
+}
+
+function close(actual: unknown, wanted: unknown, what: string): void {
+  if (typeof wanted !== 'number' || typeof actual !== 'number') return assert.equal(actual, wanted, what);
+  assert.ok(Math.abs(actual - wanted) <= 1e-9 * Math.max(1, Math.abs(wanted)), `${what}: ${actual} != ${wanted}`);
+}
+
+describe('hourly log rollup (postgres)', { timeout: 60_000 }, () => {
+  const [sqlite, postgres] = engines();
+  let pg: Store;
+  let lite: Store;
+  let dir: string;
+  const logs = generate();
+  /** A log written straight into request_logs, past the writer: only a query reading rows sees it. */
+  const bypass = logRecord({
+    ...{ workspaceId: 'ws-a', createdAtMs: BASE + 2 * HOUR_MS + 5, apiKeyId: 'key-1', model: 'gpt-4o', provider: 'openai', status: 200, latencyMs: 10 },
+    ...{ promptTokens: null, completionTokens: null, totalTokens: null, costUsd: null, cacheStatus: null },
+  });
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'switchyard-rollup-'));
+    pg = await openStore({ dataDir: dir, databaseUrl: (await postgres!.fresh()).DATABASE_URL });
+    lite = await openStore({ dataDir: (await sqlite!.fresh()).GATEWAY_DATA_DIR!, databaseUrl: undefined });
+    await pg.migrate();
+    await lite.migrate();
+    // Each batch after the first repeats half of the one before (a replay after a partial write): counted once.
+    for (let i = 0; i < logs.length; i += 100) await pg.logs.insert(logs.slice(Math.max(0, i - 50), i + 100));
+    await lite.logs.insert(logs);
+  });
+  after(async () => {
+    await pg.close();
+    await lite.close();
+    await postgres!.cleanup();
+    await sqlite!.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Both engines' answers to one group query: Postgres's must be SQLite's (rows), percentiles as bucket estimates where `rolled` (from the rollup). */
+  async function same(by: GroupBy, filter: LogFilter, { scope = ALL, rolled = true, extra = [] as LogRecord[] } = {}): Promise<GroupPage> {
+    const got = await pg.logs.groups(by, GROUP_COLUMNS, filter, scope, PAGE);
+    const want = await lite.logs.groups(by, GROUP_COLUMNS, filter, scope, PAGE);
+    const what = `${by} ${JSON.stringify(filter)}`;
+    assert.equal(got.total, want.total, `${what} total`);
+    const byKey = new Map(want.data.map((g) => [String(g.key), g]));
+    assert.deepEqual(got.data.map((g) => String(g.key)).sort(), [...byKey.keys()].sort(), `${what} keys`);
+    const visible = (r: LogRecord): boolean => scope.full === 'any' || scope.full.includes(r.workspaceId);
+    const inWindow = [...logs, ...extra].filter((r) => visible(r) && (filter.fromMs === undefined || r.createdAtMs >= filter.fromMs) && (filter.toMs === undefined || r.createdAtMs <= filter.toMs));
+    for (const g of got.data) {
+      const w = byKey.get(String(g.key))!;
+      assert.equal(g.requests, w.requests, `${what}=${g.key} requests`);
+      assert.deepEqual(g.outcomes, w.outcomes, `${what}=${g.key} outcomes`);
+      const max = Math.max(...inWindow.filter((r) => (filter.workspaceId === undefined || r.workspaceId === filter.workspaceId) && keysOf(r, by).includes(String(g.key))).map((r) => r.latencyMs));
+      for (const c of GROUP_COLUMNS) {
+        const exact = w.values[c];
+        close(g.values[c], rolled && PERCENTILES.has(c) && typeof exact === 'number' ? latencyEstimate(exact, max) : exact, `${what}=${g.key} ${c}`);
+      }
+    }
+    return got;
+  }
+
+  it('stores per hour, workspace and value the sums of the raw rows', async () => {
+    const stored = await pg.db.all<Record<string, number | string | boolean>>(`SELECT * FROM request_log_rollup ORDER BY hour_ms, dim, workspace_id, has_value, value`);
+    // The table emptied and refilled from the rows in SQL (as migration 22 and the bench do) holds the same.
+    await pg.db.exec('DELETE FROM request_log_rollup');
+    await rollUpRows(pg.db, 'TRUE');
+    const refilled = await pg.db.all<Record<string, number | string | boolean>>(`SELECT * FROM request_log_rollup ORDER BY hour_ms, dim, workspace_id, has_value, value`);
+    assert.ok(stored.length > HOURS * 3 * 10, `${stored.length} rows`);
+    assert.equal(refilled.length, stored.length);
+    refilled.forEach((r, i) => {
+      for (const c of Object.keys(r)) close(stored[i]![c], r[c], `${JSON.stringify([r.hour_ms, r.dim, r.workspace_id, r.value])} ${c}`);
+    });
+    // Every log once per column dimension, and once per check it ran.
+    const requests = Number((await pg.db.get<{ n: number }>(`SELECT SUM(requests) AS n FROM request_log_rollup WHERE dim = 'model'`))!.n);
+    assert.equal(requests, logs.length);
+    const checks = Number((await pg.db.get<{ n: number }>(`SELECT SUM(requests) AS n FROM request_log_rollup WHERE dim = 'guardrail_check'`))!.n);
+    assert.equal(checks, logs.reduce((n, r) => n + Object.keys(r.hooks?.checks ?? {}).length, 0));
+    assert.ok(MEASURE_NAMES.includes(BUCKET_NAMES.at(-1)!));
+  });
+
+  it('groups from the rollup as from the rows: whole hours, edges of partial hours, a workspace, a list of workspaces', async () => {
+    const filters: LogFilter[] = [
+      {},
+      { fromMs: BASE + HOUR_MS, toMs: BASE + 4 * HOUR_MS - 1 },
+      { fromMs: BASE + HOUR_MS - 1_234_567 + HOUR_MS, toMs: BASE + 4 * HOUR_MS + 777_777 },
+      { fromMs: BASE + 30 * 60_000 },
+      { toMs: BASE + 3 * HOUR_MS + 1 },
+      { workspaceId: 'ws-b', fromMs: BASE + 90 * 60_000 },
+    ];
+    for (const by of Object.keys(GROUP_BY) as GroupBy[]) for (const f of filters) await same(by, f);
+    await same('model', {}, { scope: { full: ['ws-a', 'ws-c'], own: [], userId: null, hideMetadata: [] } });
+  });
+
+  it('a percentile is the upper bound of its bucket, never below the exact value and at most 19 % above it', () => {
+    for (let ms = 0; ms <= 100_000; ms++) {
+      const e = latencyEstimate(ms, Number.MAX_SAFE_INTEGER);
+      assert.ok(e >= ms && e <= Math.max(1, ms * 1.19), `${ms} → ${e}`);
+    }
+    assert.equal(bucketOf(LATENCY_BOUNDS.at(-1)! + 1), LATENCY_BOUNDS.length);
+    assert.equal(latencyEstimate(5_000_000, 5_000_123), 5_000_123);
+  });
+
+  it('pages a rolled-up grouping by its value', async () => {
+    const whole = await pg.logs.groups('api_key', [], {}, ALL, PAGE);
+    const first = await pg.logs.groups('api_key', [], {}, ALL, { limit: 2, after: undefined });
+    const rest = await pg.logs.groups('api_key', [], {}, ALL, { limit: 10, after: first.data.at(-1)!.key! });
+    assert.deepEqual([...first.data, ...rest.data], whole.data);
+    assert.deepEqual([first.hasMore, rest.hasMore, first.total, rest.total], [true, false, 3, 3]);
+  });
+
+  it('reads the rows where the rollup cannot answer: other filters, a user’s own keys', async () => {
+    await pg.db.insertMany('request_logs', ['id', 'created_at_ms', 'trace_id', 'workspace_id', 'api_key_id', 'model', 'provider', 'endpoint', 'method', 'path', 'status', 'latency_ms', 'tokens_estimated', 'retry_count', 'log_format'], [
+      [bypass.id, bypass.createdAtMs, bypass.traceId, 'ws-a', 'key-1', 'gpt-4o', 'openai', 'chat', 'POST', '/chat/completions', 200, 10, 0, 0, 'v1'],
+    ]);
+    await lite.logs.insert([bypass]);
+    try {
+      // Whole hours come from the rollup, which the log written past the writer is not in.
+      const rolled = await pg.logs.groups('model', [], {}, ALL, PAGE);
+      assert.equal(rolled.data.find((g) => g.key === 'gpt-4o')!.requests, logs.filter((r) => r.model === 'gpt-4o').length);
+      // A model filter, a status filter, a user's own keys: the rows, the extra log counted.
+      const byModel = await same('status_code', { model: 'gpt-4o' }, { rolled: false, extra: [bypass] });
+      assert.equal(byModel.data.find((g) => g.key === 200)!.requests, logs.filter((r) => r.model === 'gpt-4o' && r.status === 200).length + 1);
+      await same('workspace', { status: { exact: [200], classes: [] } }, { rolled: false, extra: [bypass] });
+      await same('model', {}, { scope: { full: [], own: ['ws-a'], userId: 'user-1', hideMetadata: [] }, rolled: false, extra: [bypass] });
+    } finally {
+      await pg.db.run('DELETE FROM request_logs WHERE id = ?', [bypass.id]);
+      await lite.db.run('DELETE FROM request_logs WHERE id = ?', [bypass.id]);
+    }
+  });
+
+  it('retention removes the rollup hours wholly before the cutoff', async () => {
+    const cutoff = BASE + 2 * HOUR_MS + 1;
+    await deleteLogsBefore(pg.logs, cutoff);
+    const hours = (await pg.db.all<{ h: number }>('SELECT DISTINCT hour_ms AS h FROM request_log_rollup ORDER BY h')).map((r) => Number(r.h));
+    assert.deepEqual(hours, Array.from({ length: HOURS - 2 }, (_, i) => BASE + (i + 2) * HOUR_MS));
+  });
+});

@@ -10,11 +10,11 @@
  */
 import type { Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import { CALL_TIMEOUT_MS } from './link.js';
+import { METRICS_CALL_TIMEOUT_MS } from './link.js';
 import type { ToWorker } from './messages.js';
 
 /** Within the asking worker's call timeout, with room for the summing. */
-export const GATHER_TIMEOUT_MS = CALL_TIMEOUT_MS - 500;
+export const GATHER_TIMEOUT_MS = METRICS_CALL_TIMEOUT_MS - 500;
 
 export interface Scrape {
   contentType: string;

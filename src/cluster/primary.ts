@@ -92,6 +92,7 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     w.once('exit', (code, signal) => {
       live.delete(w);
       relays.delete(w);
+      gatherer.retire(w);
       if (stopping) return;
       delay = Date.now() - born < YOUNG_MS ? Math.min(MAX_RESTART_DELAY_MS, Math.max(100, delay * 2)) : 0;
       logger.error({ pid: w.process.pid, code, signal, restartInMs: delay }, 'a worker died: its in-flight requests are lost; a new one starts');

@@ -76,3 +76,16 @@ describe('MetricsGatherer, a worker that dies', () => {
     assert.equal(total((await during).text), 3);
   });
 });
+
+describe('MetricsGatherer, a malformed answer', () => {
+  it('is no baseline: later scrapes still sum', async () => {
+    const g = new MetricsGatherer();
+    const bad = {
+      isConnected: () => true,
+      send: (m: { id: number }) => (setImmediate(() => g.answered(m.id, [null, { name: 'x_requests_total', type: 'counter', values: 'no' }])), true),
+    } as unknown as Worker;
+    await g.scrape([bad]).catch(() => {});
+    g.retire(bad);
+    assert.equal(total((await g.scrape([worker(g, 3, { count: 0 })])).text), 3);
+  });
+});

@@ -63,7 +63,14 @@ export class MetricsGatherer {
     const last = this.last.get(w);
     this.last.delete(w);
     if (last === undefined) return;
-    this.baseline = this.baseline.then((base) => AggregatorRegistry.aggregate([base, last]).getMetricsAsJSON());
+    // Series that cannot be summed (a worker of another build) leave the baseline as it was, not every later scrape failing.
+    this.baseline = this.baseline.then(async (base) => {
+      try {
+        return await AggregatorRegistry.aggregate([base, last]).getMetricsAsJSON();
+      } catch {
+        return base;
+      }
+    });
   }
 
   private async gather(workers: Worker[]): Promise<Scrape> {
@@ -99,6 +106,7 @@ export class MetricsGatherer {
 
 /** A series that only grows while its worker lives (summed across workers): the ones a baseline keeps. */
 function isCount(s: unknown): s is object {
+  if (typeof s !== 'object' || s === null) return false;
   const { type, aggregator } = s as Series;
   return (type === 'counter' || type === 'histogram') && (aggregator === undefined || aggregator === 'sum');
 }

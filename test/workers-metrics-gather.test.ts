@@ -4,13 +4,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Worker } from 'node:cluster';
-import { Counter, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { MetricsGatherer } from '../src/cluster/metrics-gather.js';
 
 /** A fake worker whose registry counted `n` requests; `silent` never answers. */
 function worker(gatherer: MetricsGatherer, n: number, asked: { count: number }, silent = false): Worker {
   const registry = new Registry();
   new Counter({ name: 'x_requests_total', help: 'x', registers: [registry] }).inc(n);
+  new Gauge({ name: 'x_queue_depth', help: 'x', registers: [registry] }).set(1);
   return {
     isConnected: () => true,
     send: (m: { id: number }) => {
@@ -47,5 +48,44 @@ describe('MetricsGatherer', () => {
     const asked = { count: 0 };
     const scrape = await g.scrape([worker(g, 3, asked), worker(g, 100, asked, true)]);
     assert.equal(total(scrape.text), 3);
+  });
+});
+
+describe('MetricsGatherer, a worker that dies', () => {
+  it('keeps its last counts: totals do not fall when it is gone; its gauges go', async () => {
+    const g = new MetricsGatherer();
+    const a = worker(g, 3, { count: 0 });
+    const b = worker(g, 4, { count: 0 });
+    const before = await g.scrape([a, b]);
+    assert.equal(total(before.text), 7);
+    assert.match(before.text, /^x_queue_depth 2$/m);
+    g.retire(b);
+    const after = await g.scrape([a]);
+    assert.equal(total(after.text), 7);
+    assert.match(after.text, /^x_queue_depth 1$/m);
+    // Its replacement counts from zero, on top of the baseline.
+    assert.equal(total((await g.scrape([a, worker(g, 1, { count: 0 })])).text), 8);
+  });
+
+  it('one that dies while asked is counted once', async () => {
+    const g = new MetricsGatherer();
+    const a = worker(g, 3, { count: 0 });
+    await g.scrape([a]);
+    const during = g.scrape([a]);
+    g.retire(a);
+    assert.equal(total((await during).text), 3);
+  });
+});
+
+describe('MetricsGatherer, a malformed answer', () => {
+  it('is no baseline: later scrapes still sum', async () => {
+    const g = new MetricsGatherer();
+    const bad = {
+      isConnected: () => true,
+      send: (m: { id: number }) => (setImmediate(() => g.answered(m.id, [null, { name: 'x_requests_total', type: 'counter', values: 'no' }])), true),
+    } as unknown as Worker;
+    await g.scrape([bad]).catch(() => {});
+    g.retire(bad);
+    assert.equal(total((await g.scrape([worker(g, 3, { count: 0 })])).text), 3);
   });
 });

@@ -9,8 +9,16 @@
 import type { Change } from '../store/changes.js';
 import { isOurs, type Call, type ToPrimary, type ToWorker } from './messages.js';
 
-/** Longer than any pause of a busy primary, short enough that a request does not hang on a dead one. */
-export const CALL_TIMEOUT_MS = 2000;
+/**
+ * Redis's command timeout (state/redis.ts), so a stalled primary costs a
+ * request what a stalled Redis does: a request makes several calls in a row
+ * (lease, budget, circuit, cache), each of which may wait this long.
+ */
+export const CALL_TIMEOUT_MS = 500;
+/** /metrics waits for the primary to gather every worker's series (metrics-gather.ts), not for one lookup. */
+export const METRICS_CALL_TIMEOUT_MS = 2000;
+/** Calls waiting for an answer, past which more are refused at once: a primary that stopped answering holds no more. */
+export const MAX_PENDING_CALLS = 10_000;
 
 interface Pending {
   resolve(value: unknown): void;
@@ -54,16 +62,25 @@ export class PrimaryLink {
     });
   }
 
-  call(op: Call, args: unknown[]): Promise<unknown> {
+  call(op: Call, args: unknown[], timeoutMs = CALL_TIMEOUT_MS): Promise<unknown> {
     return new Promise((resolve, reject) => {
       if (this.channel.connected !== true) return reject(new Error('the primary process is gone'));
+      if (this.pending.size >= MAX_PENDING_CALLS) return reject(new Error(`${MAX_PENDING_CALLS} calls to the primary wait for an answer already: ${op} refused`));
       const id = (this.next = (this.next + 1) % Number.MAX_SAFE_INTEGER);
-      const timer = setTimeout(() => {
+      const fail = (message: string): void => {
+        const p = this.pending.get(id);
+        if (p === undefined) return;
         this.pending.delete(id);
-        reject(new Error(`the primary did not answer ${op} within ${CALL_TIMEOUT_MS} ms`));
-      }, CALL_TIMEOUT_MS);
+        clearTimeout(p.timer);
+        reject(new Error(message));
+      };
+      const timer = setTimeout(() => fail(`the primary did not answer ${op} within ${timeoutMs} ms`), timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
-      this.send({ sy: 'call', id, op, args });
+      // A message that could not be handed to the channel gets no answer: say so now, not after the timeout.
+      const handed = this.channel.send!({ sy: 'call', id, op, args } satisfies ToPrimary, undefined, {}, (err) => {
+        if (err !== null && err !== undefined) fail(`${op} could not be sent to the primary: ${err.message}`);
+      });
+      if (!handed && this.channel.connected !== true) fail('the primary process is gone');
     });
   }
 

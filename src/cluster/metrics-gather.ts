@@ -7,14 +7,26 @@
  * (its log writer's records, usage and evictions) are added to the sum. A worker that does not answer
  * within GATHER_TIMEOUT_MS is left out of that scrape; scrapes that arrive
  * while one is gathered share its answer.
+ *
+ * A worker that dies takes its counts with it: summed without them, totals
+ * would go back (Prometheus reads a reset). So the counters and histograms a
+ * worker last answered are kept, and once it is gone (retire) they are folded
+ * into a baseline added to every later sum. Gauges are not: a dead worker's
+ * queue or memory is no longer there.
  */
 import type { Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
-import { CALL_TIMEOUT_MS } from './link.js';
+import { METRICS_CALL_TIMEOUT_MS } from './link.js';
 import type { ToWorker } from './messages.js';
 
+/** One series of getMetricsAsJSON (prom-client's MetricObjectWithValues), as far as is read here. */
+interface Series {
+  type: string;
+  aggregator?: string;
+}
+
 /** Within the asking worker's call timeout, with room for the summing. */
-export const GATHER_TIMEOUT_MS = CALL_TIMEOUT_MS - 500;
+export const GATHER_TIMEOUT_MS = METRICS_CALL_TIMEOUT_MS - 500;
 
 export interface Scrape {
   contentType: string;
@@ -26,6 +38,11 @@ export class MetricsGatherer {
   /** One entry per worker asked, each gone within GATHER_TIMEOUT_MS. */
   private readonly waiting = new Map<number, (series: unknown) => void>();
   private current: Promise<Scrape> | null = null;
+  /** Each live worker's counters and histograms as it last answered: one entry per worker, gone at retire. */
+  private readonly last = new Map<Worker, object[]>();
+  private readonly retired = new WeakSet<Worker>();
+  /** Dead workers' last counters and histograms, summed into one set of series. */
+  private baseline: Promise<object[]> = Promise.resolve([]);
 
   /** `own`: the primary's series, summed with the workers'. */
   constructor(private readonly own: () => Promise<object[]> = async () => []) {}
@@ -40,9 +57,30 @@ export class MetricsGatherer {
     this.waiting.get(id)?.(series);
   }
 
+  /** A worker exited: its last counts stay in every later sum. */
+  retire(w: Worker): void {
+    this.retired.add(w);
+    const last = this.last.get(w);
+    this.last.delete(w);
+    if (last === undefined) return;
+    // Series that cannot be summed (a worker of another build) leave the baseline as it was, not every later scrape failing.
+    this.baseline = this.baseline.then(async (base) => {
+      try {
+        return await AggregatorRegistry.aggregate([base, last]).getMetricsAsJSON();
+      } catch {
+        return base;
+      }
+    });
+  }
+
   private async gather(workers: Worker[]): Promise<Scrape> {
-    const parts = await Promise.all([this.own(), ...workers.map((w) => this.ask(w))]);
-    const registry = AggregatorRegistry.aggregate(parts.filter((p): p is object[] => p !== null));
+    const answers = await Promise.all(workers.map(async (w) => ({ w, series: await this.ask(w) })));
+    const parts = [await this.own(), await this.baseline];
+    for (const { w, series } of answers) {
+      // One that died while asked is in the baseline already.
+      if (series !== null && !this.retired.has(w)) parts.push(series);
+    }
+    const registry = AggregatorRegistry.aggregate(parts);
     return { contentType: registry.contentType, text: await registry.metrics() };
   }
 
@@ -57,9 +95,18 @@ export class MetricsGatherer {
       this.waiting.set(id, (series) => {
         clearTimeout(timer);
         this.waiting.delete(id);
-        resolve(Array.isArray(series) ? (series as object[]) : null);
+        if (!Array.isArray(series)) return resolve(null);
+        if (!this.retired.has(w)) this.last.set(w, series.filter(isCount));
+        resolve(series as object[]);
       });
       w.send({ sy: 'gather', id } satisfies ToWorker);
     });
   }
+}
+
+/** A series that only grows while its worker lives (summed across workers): the ones a baseline keeps. */
+function isCount(s: unknown): s is object {
+  if (typeof s !== 'object' || s === null) return false;
+  const { type, aggregator } = s as Series;
+  return (type === 'counter' || type === 'histogram') && (aggregator === undefined || aggregator === 'sum');
 }

@@ -10,10 +10,12 @@
  * leaves it to the kernel).
  *
  * A worker that dies is replaced (its in-flight requests are lost with it,
- * no others); one that dies young is replaced after a delay that doubles,
- * so a worker that cannot start does not spin. SIGTERM or SIGINT drains
- * every worker (each finishes its in-flight requests within the grace
- * period), then the log writer flushes and the process exits.
+ * no others), after a delay that grows while its slot's workers keep dying
+ * (restart-backoff.ts), so a worker that cannot start or serve does not
+ * spin. SIGTERM or SIGINT, from the first moment (during the migrations
+ * too), drains every worker (each finishes its in-flight requests within
+ * the grace period), then the log writer flushes, the store closes and the
+ * process exits.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
@@ -21,36 +23,93 @@ import { openReadyStore, requestLogs } from '../gateway.js';
 import { Metrics } from '../metrics/metrics.js';
 import type { Settings } from '../settings.js';
 import { ChangeSender, isChange } from './change-relay.js';
+import { LogIntake } from './log-intake.js';
 import { MetricsGatherer } from './metrics-gather.js';
 import { isOurs, type ToPrimary, type ToWorker } from './messages.js';
 import { PrimaryState } from './primary-state.js';
+import { RestartBackoff } from './restart-backoff.js';
 
-/** A worker that lived less than this died young: its replacement waits. */
-const YOUNG_MS = 10_000;
-const MAX_RESTART_DELAY_MS = 10_000;
 /** Past the grace period, what a worker's close still does (tracer, log batch, leases back) gets this long before SIGKILL. */
 const CLOSE_MARGIN_MS = 15_000;
+/** After SIGKILL, how long a worker's exit and the end of its channel may take to be seen. */
+const KILLED_MS = 5_000;
 
 export async function runPrimary(settings: Settings, logger: Logger): Promise<void> {
-  const { store } = await openReadyStore(settings, logger);
+  const live = new Set<Worker>();
+  /** What is open, closed by a shutdown last first (retention, the log writer, then the store). */
+  const closers: Array<() => Promise<void>> = [];
+  let stopped: Promise<void> | null = null;
+
+  // The store as it opens (migrations), for a shutdown asked meanwhile to close once it is open.
+  const opening = openReadyStore(settings, logger).then(({ store }) => {
+    closers.push(() => store.close());
+    return store;
+  });
+
+  const shutdown = async (why: string, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> => {
+    logger.info({ signal: why, workers: live.size }, 'draining every worker');
+    const limitMs = settings.shutdownGraceMs + CLOSE_MARGIN_MS;
+    // Migrations are not cut short: they end (or fail), then what they opened is closed.
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([
+      opening.catch(() => {}),
+      new Promise((_, reject) => (waited = setTimeout(() => reject(new Error(`the store did not finish opening within ${limitMs} ms`)), limitMs))),
+    ]).finally(() => clearTimeout(waited));
+    // Both the exit and the channel's end: a worker's last log batches may still be in the pipe when it has exited.
+    const gone = [...live].map((w) =>
+      Promise.all([
+        new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))),
+        new Promise<void>((resolve) => (w.isConnected() ? w.once('disconnect', () => resolve()) : resolve())),
+      ]),
+    );
+    for (const w of live) w.process.kill(signal);
+    const late = setTimeout(() => {
+      for (const w of live) w.process.kill('SIGKILL');
+    }, limitMs);
+    let given: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(gone), new Promise<void>((resolve) => (given = setTimeout(resolve, limitMs + KILLED_MS)))]);
+    clearTimeout(late);
+    clearTimeout(given);
+    for (const close of closers.reverse()) await close();
+  };
+  const stop = (why: string, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> => (stopped ??= shutdown(why, signal));
+
+  // First of all: a SIGTERM during the migrations closes the store rather than ending the process with it open.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      stop(signal, 'SIGTERM').then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+
+  const store = await opening;
+  if (stopped !== null) return;
+
   // What the primary itself counts (the writer's records and usage, the shared state's evictions): part of every
   // scrape's sum, so it neither goes with a worker that dies nor is missing from /metrics.
   const metrics = new Metrics();
   const evicted = { rate: metrics.evicted('rate_counters'), budget: metrics.evicted('budget_counters'), circuit: metrics.evicted('circuits') };
   const state = settings.redisUrl === undefined ? new PrimaryState(settings, (kind, key) => evicted[kind](key)) : null;
-  const live = new Set<Worker>();
   // Each worker's store changes, for every other worker (change-relay.ts).
   const relays = new Map<Worker, ChangeSender>();
   const logs = requestLogs(settings, store, logger, Date.now, (...row) => metrics.usage(...row));
   const writer = logs.writer;
-  if (writer !== null) metrics.watchLogQueue(() => writer.stats());
+  if (writer !== null) closers.push(() => writer.close());
+  closers.push(() => logs.retention.stop());
+  const intake = writer === null ? null : new LogIntake(writer, (message) => logger.warn(message));
+  if (intake !== null) metrics.watchLogQueue(() => intake.stats());
 
   const gatherer = new MetricsGatherer(() => metrics.registry.getMetricsAsJSON());
 
   cluster.setupPrimary({ serialization: 'advanced' });
   cluster.on('message', (worker, m: unknown) => {
     if (!isOurs<ToPrimary>(m)) return;
-    if (m.sy === 'logs') return logs.writer?.writeBatch(m.batch);
+    if (m.sy === 'logs') return intake?.take(m.batch);
     if (m.sy === 'change') {
       if (!isChange(m.change)) return;
       for (const [w, relay] of relays) if (w !== worker) relay.send(m.change);
@@ -72,9 +131,8 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     );
   });
 
-  let stopping = false;
-  let delay = 0;
-  const fork = (): Worker => {
+  const backoff = new RestartBackoff(settings.workers);
+  const fork = (slot: number): Worker => {
     const w = cluster.fork();
     const born = Date.now();
     live.add(w);
@@ -92,59 +150,33 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     w.once('exit', (code, signal) => {
       live.delete(w);
       relays.delete(w);
-      if (stopping) return;
-      delay = Date.now() - born < YOUNG_MS ? Math.min(MAX_RESTART_DELAY_MS, Math.max(100, delay * 2)) : 0;
+      gatherer.retire(w);
+      if (stopped !== null) return;
+      const delay = backoff.next(slot, born, Date.now());
       logger.error({ pid: w.process.pid, code, signal, restartInMs: delay }, 'a worker died: its in-flight requests are lost; a new one starts');
-      setTimeout(() => void (stopping || fork()), delay);
+      setTimeout(() => void (stopped === null && fork(slot)), delay);
     });
     return w;
   };
 
   // Every worker listening, or the start fails as a single process's does: said, exit 1.
-  const first = Array.from({ length: settings.workers }, fork);
-  await Promise.all(
-    first.map(
-      (w) =>
-        new Promise<void>((resolve, reject) => {
-          w.once('listening', () => resolve());
-          w.once('exit', (code) => reject(new Error(`a worker exited (code ${code}) before it listened`)));
-        }),
-    ),
-  ).catch(async (err: unknown) => {
-    stopping = true;
-    for (const w of live) w.process.kill('SIGKILL');
-    await logs.retention.stop();
-    await logs.writer?.close();
-    await store.close().catch(() => {});
+  const first = Array.from({ length: settings.workers }, (_, slot) => fork(slot));
+  try {
+    await Promise.all(
+      first.map(
+        (w) =>
+          new Promise<void>((resolve, reject) => {
+            w.once('listening', () => resolve());
+            w.once('exit', (code) => reject(new Error(`a worker exited (code ${code}) before it listened`)));
+          }),
+      ),
+    );
+  } catch (err) {
+    // A signal stopped them: its handler exits once everything is closed.
+    if (stopped !== null) return;
+    // The start's failure is what is said; a close that fails too is not.
+    await stop('a worker exited before it listened', 'SIGKILL').catch(() => {});
     throw err;
-  });
-  logger.info({ workers: settings.workers }, 'switchyard primary: every worker listening');
-
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal, workers: live.size }, 'draining every worker');
-    const exited = [...live].map((w) => new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve()))));
-    for (const w of live) w.process.kill('SIGTERM');
-    const late = setTimeout(() => {
-      for (const w of live) w.process.kill('SIGKILL');
-    }, settings.shutdownGraceMs + CLOSE_MARGIN_MS);
-    await Promise.all(exited);
-    clearTimeout(late);
-    // After the workers: their last log batches have arrived.
-    await logs.retention.stop();
-    await logs.writer?.close();
-    await store.close();
-  };
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      stop(signal).then(
-        () => process.exit(0),
-        (err: unknown) => {
-          logger.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    });
   }
+  logger.info({ workers: settings.workers }, 'switchyard primary: every worker listening');
 }

@@ -4,14 +4,14 @@
  * this worker's own series, so a scrape is never empty.
  */
 import type { Metrics } from '../metrics/metrics.js';
-import type { PrimaryLink } from './link.js';
+import { METRICS_CALL_TIMEOUT_MS, type PrimaryLink } from './link.js';
 import type { Scrape } from './metrics-gather.js';
 
 export function scrapeCluster(link: PrimaryLink, metrics: Metrics): () => Promise<Scrape> {
   link.onGather = () => metrics.registry.getMetricsAsJSON();
   return async () => {
     try {
-      return (await link.call('metrics', [])) as Scrape;
+      return (await link.call('metrics', [], METRICS_CALL_TIMEOUT_MS)) as Scrape;
     } catch {
       return { contentType: metrics.registry.contentType, text: await metrics.registry.metrics() };
     }

@@ -189,3 +189,13 @@ export function unpack(batch: PackedBatch): LogEntry[] {
   }
   return out;
 }
+
+/** Whether `b` has the shape EntryBatch.take() gives (a cluster's primary takes batches from its workers: cluster/log-intake.ts). */
+export function isPackedBatch(b: unknown): b is PackedBatch {
+  if (typeof b !== 'object' || b === null) return false;
+  const { values, bytes, count, size } = b as Partial<PackedBatch>;
+  return (
+    typeof count === 'number' && Number.isSafeInteger(count) && count >= 0 && Array.isArray(values) && values.length === count * WIDTH &&
+    bytes instanceof ArrayBuffer && typeof size === 'number' && size >= 0
+  );
+}

@@ -349,11 +349,10 @@ function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, ma
   return n;
 }
 
-/** `auto`: one per core this process may use. Unset: one process, for now (docs/workers.md says why). */
+/** `auto` (the default): one per core this process may use. */
 function workers(env: NodeJS.ProcessEnv): number {
   const raw = env.GATEWAY_WORKERS;
-  if (raw === undefined || raw === '') return 1;
-  if (raw === 'auto') return availableParallelism();
+  if (raw === undefined || raw === '' || raw === 'auto') return availableParallelism();
   if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_WORKERS) throw new Error(`GATEWAY_WORKERS must be auto or an integer between 1 and ${MAX_WORKERS}, got '${raw}'`);
   return Number(raw);
 }

@@ -223,7 +223,7 @@ describe('switchyard start', { timeout: 60_000 }, () => {
   it('serves until SIGTERM, with --port and --data-dir, and exits 0', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'switchyard-cli-start-'));
     const port = await freePort();
-    const child = spawnCli(['start', '--port', String(port), '--data-dir', dir], { GATEWAY_ADMIN_API_KEY: ADMIN_KEY, GATEWAY_WORKERS: '1', LOG_LEVEL: 'warn' });
+    const child = spawnCli(['start', '--port', String(port), '--data-dir', dir], { GATEWAY_ADMIN_API_KEY: ADMIN_KEY, LOG_LEVEL: 'warn' });
     try {
       await until('/health', async () => (await fetch(`http://127.0.0.1:${port}/health`).then((r) => r.json(), () => null))?.status === 'ok', 15_000);
       const keys = await run(['keys', 'list'], { SWITCHYARD_URL: `http://127.0.0.1:${port}`, SWITCHYARD_API_KEY: ADMIN_KEY });

@@ -9,6 +9,7 @@ import { beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
+import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSchema, dropSchemas, schemaUrl } from './support/engines.js';
 import { chatCompletion, useMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
@@ -207,5 +208,17 @@ describe('a cluster of two workers (SQLite unless said, no Redis)', { timeout: 1
     const { code, signal } = await proc.exited;
     assert.deepEqual({ code, signal }, { code: 0, signal: null }, proc.stdout().split('\n').filter((l) => !l.includes('"level":30')).join('\n') + proc.stderr());
     assert.deepEqual(workerPids(proc), []);
+  });
+});
+
+describe('GATEWAY_WORKERS unset', { timeout: 120_000 }, () => {
+  const spawn = useSpawnedGateway('switchyard-auto-', { GATEWAY_ADMIN_API_KEY: ADMIN, LOG_LEVEL: 'info' }, workerPids);
+
+  it('is auto: one worker per core the process may use (one process on one core)', async () => {
+    const proc = await spawn();
+    const cores = availableParallelism();
+    if (cores > 1) await until('every worker listening', () => proc.stdout().includes('every worker listening'));
+    assert.equal(workerPids(proc).length, cores > 1 ? cores : 0);
+    assert.equal((await request(proc, '/health')).status, 200);
   });
 });

@@ -40,7 +40,7 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
     if (!k.startsWith('GATEWAY_') && k !== 'PORT' && k !== 'HOST' && k !== 'DATABASE_URL' && k !== 'REDIS_URL') base[k] = v;
   }
   const child = spawn(process.execPath, [MAIN_JS], {
-    env: { ...base, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', GATEWAY_WORKERS: '1', ...env },
+    env: { ...base, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -11,7 +11,8 @@ import { ADMIN_ROUTES } from '../src/admin/routes.js';
 import { PAGE_QUERY } from '../src/admin/input.js';
 import { ENDPOINT_DESCRIPTIONS, SERVER_ROUTES } from '../src/http/server.js';
 import { openApiDocument } from '../src/openapi/document.js';
-import { MODEL_BODY_SCHEMAS } from '../src/pipeline/validation.js';
+import { MODEL_BODY_SCHEMAS, validateBody } from '../src/pipeline/validation.js';
+import type { ModelEndpoint } from '../src/shared/endpoint.js';
 import { ENDPOINT_PATHS } from '../src/shared/endpoint.js';
 import { VERSION } from '../src/shared/version.js';
 import { ADMIN_KEY } from './support/gateway.js';
@@ -85,6 +86,23 @@ describe('OpenAPI: the document is well-formed OpenAPI 3.1', () => {
         assert.equal(new Set(names).size, names.length, `${method} ${path}: parameters are unique`);
       }
     }
+  });
+
+  it("every route's checkers and every model body schema compile on the gateway's own Ajv (they compile on first use: a bad one would fail its first request, not the start)", () => {
+    let checked = 0;
+    for (const r of ADMIN_ROUTES) {
+      for (const body of [r.body, r.handlerBody]) {
+        if (body === undefined) continue;
+        assert.doesNotThrow(() => body({}), `${r.method} ${r.path}`);
+        checked++;
+      }
+      if (r.query !== undefined) {
+        assert.doesNotThrow(() => r.query!(new URLSearchParams()), `${r.method} ${r.path}`);
+        checked++;
+      }
+    }
+    assert.ok(checked > 50, `only ${checked} checkers found`);
+    for (const endpoint of Object.keys(MODEL_BODY_SCHEMAS)) assert.doesNotThrow(() => validateBody(endpoint as ModelEndpoint, { model: 'm' }), endpoint);
   });
 
   it('every schema compiles as JSON Schema 2020-12 and every $ref resolves inside the document', () => {

@@ -137,6 +137,29 @@ describe('upstream answers: read whole or streamed', () => {
     await assert.rejects(get('/cut'));
   });
 
+  it('a stream nobody reads is dumped: closed past its byte limit, or when it stalls past the time limit', async () => {
+    let closed = 0;
+    routes.set('/stall', (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: 1\n\n');
+      req.socket.once('close', () => closed++);
+    });
+    const stalled = await get('/stall');
+    stalled.body.dump(64 * 1024, 50);
+    await once(stalled.body, 'close');
+    routes.set('/flood', (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.write(Buffer.alloc(256 * 1024));
+      req.socket.once('close', () => closed++);
+    });
+    const flood = await get('/flood');
+    flood.body.dump(64 * 1024, 60_000);
+    await once(flood.body, 'close');
+    // Both calls were aborted: their connections closed, not left open for answers that never end.
+    for (let i = 0; i < 100 && closed < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(closed, 2);
+  });
+
   it('a finished call leaves no listener on its signal', async () => {
     const c = new Cancel();
     await get('/small', c);

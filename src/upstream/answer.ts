@@ -45,9 +45,9 @@ export class UpstreamResponse {
     return this.#body;
   }
 
-  /** Let go of an answer nobody will read: a stream is read off (up to 64 KiB, so the connection can be reused) or closed. */
+  /** Let go of an answer nobody will read: a stream is read off (up to 64 KiB within 5 s, so the connection can be reused) or closed. */
   discard(): void {
-    if (this.whole === null) this.body.dump(64 * 1024);
+    if (this.whole === null) this.body.dump(64 * 1024, 5_000);
   }
 }
 
@@ -79,9 +79,15 @@ export class UpstreamBody extends Readable {
     return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
   }
 
-  /** Reads and drops up to `limit` bytes, then closes: a short answer's connection goes back to the pool. */
-  dump(limit: number): void {
+  /**
+   * Reads and drops up to `limit` bytes, then closes: a short answer's connection goes back to the
+   * pool. One that does not end within `ms` is closed too: a provider stalling a body nobody reads
+   * must not hold a connection.
+   */
+  dump(limit: number, ms: number): void {
     let left = limit;
+    const timer = setTimeout(() => this.destroy(), ms);
+    this.once('close', () => clearTimeout(timer));
     this.on('data', (chunk: Buffer) => {
       left -= chunk.length;
       if (left < 0) this.destroy();

@@ -137,7 +137,7 @@ describe('upstream answers: read whole or streamed', () => {
     await assert.rejects(get('/cut'));
   });
 
-  it('a stream nobody reads is dumped: closed past its byte limit, or when it stalls past the time limit', async () => {
+  it('a stream nobody reads is dumped: closed past its byte limit, or when it stalls past the time limit', { timeout: 5_000 }, async () => {
     let closed = 0;
     routes.set('/stall', (req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -111,9 +111,8 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Label children by label values: prom-client hashes the label object on every call otherwise. */
+  /** The series a request (or a log record's usage) counts, found with one lookup rather than one per metric. */
   private readonly children = new Map<string, Children>();
-  private readonly cacheChildren = new Map<string, CounterSeries>();
   private readonly usageChildren = new Map<string, { input: CounterSeries; output: CounterSeries; cost: CounterSeries }>();
   /** Circuits with a state series, least recently seen first out (and its series removed). */
   private readonly circuitSeries = boundedMap<true>(MAX_CIRCUIT_SERIES, (circuit) => {
@@ -228,12 +227,7 @@ export class Metrics {
     c.overhead.observe(Math.max(0, r.totalMs - r.upstreamMs - r.waitedMs) / 1000);
     if (r.retries > 0) this.retries.labels({ provider }).inc(r.retries);
     if (r.fallbacks > 0) this.fallbacks.labels({ provider }).inc(r.fallbacks);
-    const cacheStatus = r.cacheStatus;
-    if (cacheStatus !== null) {
-      let c = this.cacheChildren.get(cacheStatus);
-      if (c === undefined) this.cacheChildren.set(cacheStatus, (c = this.cache.labels({ status: cacheStatus })));
-      c.inc();
-    }
+    if (r.cacheStatus !== null) this.cache.labels({ status: r.cacheStatus }).inc();
   }
 }
 

@@ -19,13 +19,15 @@ function clients(max: number) {
 
 describe('S3 clients kept per credential', () => {
   it('one client per region, endpoint and credential, reused by later calls; another secret is another client', async () => {
-    const { cache, made } = clients(4);
+    const { cache, made } = clients(8);
     const first = await cache.use(key('a'), async (c) => c);
     assert.equal(await cache.use(key('a'), async (c) => c), first);
     await cache.use(key('a', 'rotated'), async () => {});
     await cache.use({ ...key('a'), endpoint: 'http://minio:9000' }, async () => {});
-    assert.deepEqual(made.map((m) => m.id), ['a', 'a', 'a']);
-    assert.equal(cache.size, 3);
+    await cache.use({ ...key('a'), region: 'eu-west-1' }, async () => {});
+    await cache.use({ ...key('a'), credentials: { ...key('a').credentials, sessionToken: 't' } }, async () => {});
+    assert.deepEqual(made.map((m) => m.id), ['a', 'a', 'a', 'a', 'a']);
+    assert.equal(cache.size, 5);
   });
 
   it('at most max kept: the least recently used is closed', async () => {

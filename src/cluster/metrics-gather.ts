@@ -75,11 +75,12 @@ export class MetricsGatherer {
 
   private async gather(workers: Worker[]): Promise<Scrape> {
     const answers = await Promise.all(workers.map(async (w) => ({ w, series: await this.ask(w) })));
-    const parts = [await this.own(), await this.baseline];
-    for (const { w, series } of answers) {
-      // One that died while asked is in the baseline already.
-      if (series !== null && !this.retired.has(w)) parts.push(series);
-    }
+    // Which workers count as live and which baseline goes with them, read in one turn: a worker that
+    // dies while the sum is made is then counted once, in one or the other (one that died while asked
+    // is in the baseline already).
+    const live = answers.flatMap(({ w, series }) => (series !== null && !this.retired.has(w) ? [series] : []));
+    const baseline = this.baseline;
+    const parts = [await this.own(), await baseline, ...live];
     const registry = AggregatorRegistry.aggregate(parts);
     return { contentType: registry.contentType, text: await registry.metrics() };
   }

@@ -211,17 +211,7 @@ function rolled(r: LogRecord, v: readonly SqlValue[]): RolledLog {
   return {
     createdAtMs: get('created_at_ms') as number,
     workspaceId: get('workspace_id') as string,
-    dims: {
-      ai_service: get('provider'),
-      model: get('model'),
-      status_code: get('status'),
-      api_key: get('api_key_id'),
-      config: get('config_id'),
-      workspace: get('workspace_id'),
-      provider: get('virtual_key_id'),
-      prompt: get('prompt_id'),
-      hook_status: get('hook_status'),
-    },
+    dims: Object.fromEntries(Object.entries(COLUMN_DIMS).map(([dim, column]) => [dim, get(column)])) as RolledLog['dims'],
     checks: r.hooks?.checks ?? null,
     status: get('status') as number,
     latencyMs: get('latency_ms') as number,
@@ -466,7 +456,8 @@ export class LogRepo {
         // Last in the transaction: the current hour's rollup rows are shared by every writer, so they are locked the shortest time.
         await addToRollup(
           tx,
-          records.flatMap((r, i) => (added.has(r.id) ? [rolled(r, rows[i]!)] : [])),
+          // Each id once: a batch holding one twice stores one row (the second is a conflict), so counts one.
+          records.flatMap((r, i) => (added.delete(r.id) ? [rolled(r, rows[i]!)] : [])),
         );
       }
     });
@@ -535,7 +526,7 @@ export class LogRepo {
       data: rows.map((r) => ({
         key: r.k as string | number | null,
         requests: Number(r.requests),
-        values: Object.fromEntries(columns.map((c) => [c, window !== null && c in PERCENTILES ? estimate(r, PERCENTILES[c as keyof typeof PERCENTILES]) : (r[c] as number | null)])),
+        values: Object.fromEntries(columns.map((c) => [c, window !== null && Object.hasOwn(PERCENTILES, c) ? estimate(r, PERCENTILES[c as keyof typeof PERCENTILES]) : (r[c] as number | null)])),
         ...(perCheck && { outcomes: Object.fromEntries(CHECK_OUTCOMES.map((o) => [o, Number(r[`outcome_${o}`])])) as Record<CheckOutcome, number> }),
       })),
       hasMore,
@@ -549,7 +540,7 @@ export class LogRepo {
     const perCheck = groupBy === 'guardrail_check';
     const { where, params } = conditions(this.reader.engine, filter, scope);
     if (perCheck) where.push('request_logs.hook_checks IS NOT NULL');
-    const ranked = columns.some((c) => c in PERCENTILES);
+    const ranked = columns.some((c) => Object.hasOwn(PERCENTILES, c));
     const window = ranked ? `, ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n` : '';
     const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${perCheck ? ', c.value AS outcome' : ''}${window}
       FROM ${fromOf(this.reader.engine, groupBy)} WHERE ${where.join(' AND ')}`;
@@ -597,8 +588,8 @@ export class LogRepo {
       params.push(...raw.params);
     }
     const selected =
-      columns.flatMap((c) => (c in PERCENTILES ? [] : [`, ${ROLLED_SQL[c as Exclude<GroupColumn, keyof typeof PERCENTILES>]} AS ${c}`])).join('') +
-      (columns.some((c) => c in PERCENTILES) ? `, MAX(latency_max) AS latency_max${BUCKET_NAMES.map((b) => `, CAST(SUM(${b}) AS BIGINT) AS ${b}`).join('')}` : '') +
+      columns.flatMap((c) => (Object.hasOwn(PERCENTILES, c) ? [] : [`, ${ROLLED_SQL[c as Exclude<GroupColumn, keyof typeof PERCENTILES>]} AS ${c}`])).join('') +
+      (columns.some((c) => Object.hasOwn(PERCENTILES, c)) ? `, MAX(latency_max) AS latency_max${BUCKET_NAMES.map((b) => `, CAST(SUM(${b}) AS BIGINT) AS ${b}`).join('')}` : '') +
       (perCheck ? CHECK_OUTCOMES.map((o) => `, CAST(SUM(${o}) AS BIGINT) AS outcome_${o}`).join('') : '');
     return { sql: `SELECT k, CAST(SUM(requests) AS BIGINT) AS requests${selected} FROM (${parts.join(' UNION ALL ')}) p GROUP BY k`, params };
   }
@@ -616,6 +607,11 @@ export class LogRepo {
     return this.db.engine === 'postgres' ? dropDaysBefore(this.db, cutoffMs) : Promise.resolve(0);
   }
 
+  /** Deletes the hourly rollup rows (Postgres) of the hours wholly before cutoffMs; resolves to how many. */
+  deleteRollupBefore(cutoffMs: number): Promise<number> {
+    return this.db.engine === 'postgres' ? deleteRollupBefore(this.db, cutoffMs) : Promise.resolve(0);
+  }
+
   /**
    * Deletes up to `limit` logs created before cutoffMs, and their metadata;
    * resolves to how many. On Postgres only the day cutoffMs falls in (and the
@@ -623,11 +619,6 @@ export class LogRepo {
    * the metadata goes in the same statement: partitions have no foreign keys
    * to cascade along.
    */
-  /** Deletes the hourly rollup rows (Postgres) of the hours wholly before cutoffMs; resolves to how many. */
-  deleteRollupBefore(cutoffMs: number): Promise<number> {
-    return this.db.engine === 'postgres' ? deleteRollupBefore(this.db, cutoffMs) : Promise.resolve(0);
-  }
-
   async deleteBefore(cutoffMs: number, limit: number): Promise<number> {
     if (this.db.engine === 'sqlite') {
       return this.db.run('DELETE FROM request_logs WHERE id IN (SELECT id FROM request_logs WHERE created_at_ms < ? LIMIT ?)', [cutoffMs, limit]);

@@ -123,7 +123,8 @@ export class Router {
     return result;
   }
 
-  private async node(node: PlanNode, req: RouteRequest, acc: Accumulator): Promise<RouteResult> {
+  /** Not async: it hands on its branch's promise rather than wrapping it in one more. */
+  private node(node: PlanNode, req: RouteRequest, acc: Accumulator): Promise<RouteResult> {
     if (node.kind === 'leaf') return this.leaf(node, req, acc);
     switch (node.mode) {
       case 'single':
@@ -254,18 +255,13 @@ export class Router {
   ): Promise<RouteResult> {
     const start = performance.now();
     const model = edited === null ? req.sentModel : typeof edited.model === 'string' ? edited.model : undefined;
-    let credential: StoredCredential | null = null;
-    const answer = (error: GatewayError, provider?: string): RouteResult => ({
-      response: null, error, status: error.status, provider, path: leaf.path, retries, answerStartedAt: start,
-      failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0, firstByteMs: null, model, credential,
-    });
-    const resolved = await this.resolve(leaf, req, edited);
-    if (!resolved.ok) return answer(resolved.error);
-    const { adapter, target } = resolved.value;
-    credential = resolved.value.credential;
+    let resolved = this.resolve(leaf, req, edited);
+    if (resolved instanceof Promise) resolved = await resolved;
+    if (!resolved.ok) return refused(resolved.error, leaf, retries, start, model, null);
+    const { adapter, target, credential } = resolved.value;
     let call = prepareCall(adapter, { target, endpoint: req.endpoint, path: req.path, body: edited, method: req.method, raw: req.raw, signal: req.signal });
     if (call instanceof Promise) call = await call;
-    if (!call.ok) return answer(call.error, target.provider);
+    if (!call.ok) return refused(call.error, leaf, retries, start, model, credential, target.provider);
 
     const headers: Record<string, string | string[]> = call.value.headers;
     let body: string | Buffer | Readable | null;
@@ -303,7 +299,8 @@ export class Router {
         addedUsage: call.value.kind === 'relayed' && call.value.addedUsage,
       };
     } catch (e) {
-      const failed = answer(sendFailure(e, target.provider, isHeadersTimeout(e) ? timeout : undefined, req.signal.aborted), target.provider);
+      const error = sendFailure(e, target.provider, isHeadersTimeout(e) ? timeout : undefined, req.signal.aborted);
+      const failed = refused(error, leaf, retries, start, model, credential, target.provider);
       observed?.end(failed.status, failed.error);
       return failed;
     }
@@ -313,49 +310,74 @@ export class Router {
    * The leaf's provider adapter and target: from stored credentials when the
    * target (or, for a target that leaves it to the request, a header) names a
    * virtual key or an `@slug` provider; else from the config and the request.
+   * Synchronous when the credential and the adapter are in memory (the hot path).
    */
-  private async resolve(
-    leaf: PlanLeaf,
-    req: RouteRequest,
-    edited: Record<string, unknown> | null,
-  ): Promise<Result<{ adapter: Adapter; target: ResolvedTarget<TargetSettings>; credential: StoredCredential | null }>> {
+  private resolve(leaf: PlanLeaf, req: RouteRequest, edited: Record<string, unknown> | null): Resolved | Promise<Resolved> {
     const node = leaf.node;
     // A target without its own provider or virtual key takes them from the request's headers.
     const fromRequest = node.provider === undefined && node.virtual_key === undefined;
     const ref = credentialRef(node, leaf.path, req.virtualKey, req.provider);
-    let target: ResolvedTarget<TargetSettings>;
-    let credential: StoredCredential | null = null;
-    if (ref !== null) {
-      let stored = this.deps.credentials.resolve(req.workspaceId, ref.kind, ref.ref);
-      if (stored instanceof Promise) stored = await stored;
-      if (!stored.ok) return stored;
-      // Another workspace's key is unknown here, exactly like one that does not exist.
-      if (stored.value === null) return { ok: false, error: unknownCredential(ref) };
-      const filled = fillTarget(stored.value, ref, node, leaf.path, fromRequest ? req.customHost : undefined, edited === null ? req.sentModel : edited.model);
-      if (!filled.ok) return filled;
-      // The stored credential is the whole credential: the client's Authorization is not mixed in.
-      target = { provider: stored.value.provider, settings: filled.value.node, clientAuthorization: undefined, customHost: filled.value.customHost };
-      credential = stored.value;
-    } else {
+    if (ref === null) {
       const name = node.provider ?? req.provider;
       if (name === undefined) {
         return { ok: false, error: invalid('no provider: send x-gateway-provider or a config naming one', 'x-gateway-provider', 'missing_provider') };
       }
       // The client's credential and host belong to the provider the client named.
       const ownsClientCredentials = fromRequest || req.provider === undefined || canonicalProvider(req.provider) === canonicalProvider(name);
-      target = {
-        provider: name,
-        settings: node,
-        clientAuthorization: node.api_key === undefined && ownsClientCredentials ? req.authorization : undefined,
-        customHost: node.custom_host ?? (fromRequest ? req.customHost : undefined),
-      };
+      return withAdapter(
+        {
+          provider: name,
+          settings: node,
+          clientAuthorization: node.api_key === undefined && ownsClientCredentials ? req.authorization : undefined,
+          customHost: node.custom_host ?? (fromRequest ? req.customHost : undefined),
+        },
+        null,
+      );
     }
-    let found = findAdapter(target.provider);
-    if (found instanceof Promise) found = await found;
+    const fromStored = (stored: Result<StoredCredential | null>): Resolved | Promise<Resolved> => {
+      if (!stored.ok) return stored;
+      // Another workspace's key is unknown here, exactly like one that does not exist.
+      if (stored.value === null) return { ok: false, error: unknownCredential(ref) };
+      const filled = fillTarget(stored.value, ref, node, leaf.path, fromRequest ? req.customHost : undefined, edited === null ? req.sentModel : edited.model);
+      if (!filled.ok) return filled;
+      // The stored credential is the whole credential: the client's Authorization is not mixed in.
+      return withAdapter(
+        { provider: stored.value.provider, settings: filled.value.node, clientAuthorization: undefined, customHost: filled.value.customHost },
+        stored.value,
+      );
+    };
+    const stored = this.deps.credentials.resolve(req.workspaceId, ref.kind, ref.ref);
+    return stored instanceof Promise ? stored.then(fromStored) : fromStored(stored);
+  }
+}
+
+/** An attempt that got no answer from the provider: the gateway's own error stands for it. */
+function refused(
+  error: GatewayError,
+  leaf: PlanLeaf,
+  retries: number,
+  start: number,
+  model: string | undefined,
+  credential: StoredCredential | null,
+  provider?: string,
+): RouteResult {
+  return {
+    response: null, error, status: error.status, provider, path: leaf.path, retries, answerStartedAt: start,
+    failedUpstreamMs: 0, waitedMs: 0, fallbacks: 0, firstByteMs: null, model, credential,
+  };
+}
+
+type Resolved = Result<{ adapter: Adapter; target: ResolvedTarget<TargetSettings>; credential: StoredCredential | null }>;
+
+/** The target's adapter (its module loaded on first use), and the provider's canonical name on the target. */
+function withAdapter(target: ResolvedTarget<TargetSettings>, credential: StoredCredential | null): Resolved | Promise<Resolved> {
+  const done = (found: Result<Adapter>): Resolved => {
     if (!found.ok) return found;
     target.provider = found.value.name;
     return { ok: true, value: { adapter: found.value, target, credential } };
-  }
+  };
+  const found = findAdapter(target.provider);
+  return found instanceof Promise ? found.then(done) : done(found);
 }
 
 interface Accumulator {

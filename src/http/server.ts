@@ -139,7 +139,8 @@ export function createGatewayServer(deps: ServerDeps): GatewayServer {
     inflight++;
     answering.set(req.socket, res);
     if (draining) res.setHeader('connection', 'close');
-    res.once('close', () => {
+    // on, not once: 'close' comes once, and once() wraps every listener in two more objects.
+    res.on('close', () => {
       if (--inflight === 0 && idle !== null) idle();
     });
     handle(deps, consoleFiles, req, res).catch((err: unknown) => {

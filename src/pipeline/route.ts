@@ -21,7 +21,7 @@ export function route(router: Router): Stage {
       // Aborted when the client goes away before the answer is out: the provider call stops too.
       const cancel = new Cancel();
       const res = ctx.res;
-      res.once('close', () => {
+      res.on('close', () => {
         if (!res.writableFinished) cancel.abort();
       });
       const result = (ctx.result = await router.route(ctx.plan!, routeRequest(ctx, cancel)));

@@ -143,7 +143,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
     if (this.signal.aborted) controller.abort(new AbortedError());
-    else this.signal.once('abort', this.onAbort);
+    else this.signal.on('abort', this.onAbort); // a Cancel aborts once: no once() wrapper needed
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Headers): void {

@@ -103,6 +103,27 @@ describe('log queue', { timeout: 30_000 }, () => {
     assert.deepEqual(sink.batches, [3]);
   });
 
+  it('arms no timer while nothing waits: an idle writer thread is never woken', async (t) => {
+    let armed = 0;
+    const real = globalThis.setTimeout;
+    t.mock.method(globalThis, 'setTimeout', (...args: Parameters<typeof setTimeout>) => {
+      armed++;
+      return real(...args);
+    });
+    const interval = t.mock.method(globalThis, 'setInterval');
+    queue = make({ flushIntervalMs: 20 });
+    queue.start();
+    await sleep(60);
+    assert.equal(armed, 0, 'no timer for an empty queue');
+    for (const r of records(3)) queue.enqueue(r);
+    assert.equal(armed, 1, 'one timer for the batch, not one per record');
+    await until(() => sink.rows.size === 3, 'three rows');
+    const afterWrite = armed;
+    await sleep(60);
+    assert.equal(armed, afterWrite, 'none once the queue is empty again');
+    assert.equal(interval.mock.callCount(), 0);
+  });
+
   it('spills while the store is away and replays once it is back', async () => {
     queue = make();
     queue.start();

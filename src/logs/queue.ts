@@ -2,8 +2,10 @@
  * The write path of request logs, off the request's critical path.
  *
  * `enqueue` only pushes onto an array. A background pump writes batches (up
- * to batchSize records or batchBytes, one transaction) every flushIntervalMs,
- * or at once when a full batch is waiting. Memory is bounded (maxDepth records and
+ * to batchSize records or batchBytes, one transaction) flushIntervalMs after
+ * the first record of a batch arrives, or at once when a full batch is
+ * waiting. Nothing wakes an idle queue: its timer runs only while records
+ * wait in memory or on disk. Memory is bounded (maxDepth records and
  * maxBytes, estimated): what does not fit waits in a second bounded buffer
  * for an asynchronous append to the spill file; when that is full too (the
  * disk cannot keep up) the record is dropped and counted: enqueue never
@@ -145,6 +147,8 @@ export class LogQueue {
   /** Records were spilled since the last replay began: they may be in a file that replay did not claim. */
   private spilledSinceReplay = false;
   private timer: NodeJS.Timeout | undefined;
+  /** When the armed timer fires (Date.now() time). */
+  private timerAt = 0;
   private pumping: Promise<void> | null = null;
   private pumpAgain = false;
   private kicked = false;
@@ -160,10 +164,9 @@ export class LogQueue {
     this.retryMs = this.o.retryMinMs;
   }
 
-  /** Starts the flush timer and replays records an earlier run left on disk. */
+  /** Replays records an earlier run left on disk. */
   start(): void {
     this.spillPending = this.o.spill.pending();
-    this.timer = setInterval(() => void this.pump(), this.o.flushIntervalMs).unref();
     if (this.spillPending) void this.pump();
   }
 
@@ -173,6 +176,7 @@ export class LogQueue {
     const bytes = size(record);
     if (this.memory.offer(record, bytes)) {
       if (this.memory.items.length >= this.o.batchSize || this.memory.bytes >= this.o.batchBytes) this.kick();
+      else this.schedule();
     } else if (this.overflow.offer(record, bytes)) {
       void this.drainOverflow();
     } else {
@@ -197,7 +201,8 @@ export class LogQueue {
     if (this.closed) return;
     this.closed = true;
     this.shedding.end();
-    clearInterval(this.timer);
+    clearTimeout(this.timer);
+    this.timer = undefined;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
     const flush = (async () => {
@@ -239,8 +244,31 @@ export class LogQueue {
       } while (this.pumpAgain);
     })().finally(() => {
       this.pumping = null;
+      this.schedule();
     });
     return this.pumping;
+  }
+
+  /**
+   * Arms the flush timer while anything waits: records in memory (written
+   * flushIntervalMs from now), or spilled records (replayed then, or when a
+   * store that was away is next tried).
+   */
+  private schedule(): void {
+    if (this.closed || this.pumping !== null) return;
+    if (this.memory.items.length === 0 && !this.spillPending) return;
+    const now = Date.now();
+    const wait = this.memory.items.length === 0 && this.down ? Math.max(this.o.flushIntervalMs, this.nextTryAt - now) : this.o.flushIntervalMs;
+    // Armed already, for no later: kept. (A record arriving while a store that is away waits for its retry is spilled at the next turn.)
+    if (this.timer !== undefined) {
+      if (this.timerAt <= now + wait) return;
+      clearTimeout(this.timer);
+    }
+    this.timerAt = now + wait;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.pump();
+    }, wait).unref();
   }
 
   private async work(): Promise<void> {
@@ -341,6 +369,7 @@ export class LogQueue {
     this.o.onProgress?.();
     this.spillPending = true;
     this.spilledSinceReplay = true;
+    this.schedule(); // an overflow spilled outside a pump: replayed at the next turn of the timer
   }
 
   private lost(e: unknown, n: number): void {

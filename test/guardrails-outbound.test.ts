@@ -3,7 +3,7 @@
 // against a mock server of its own: pass, fail, `not`, errors (timeouts, a
 // denied address, oversized answers) and failOnError, and parameters refused
 // at config validation with their path.
-import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import crypto, { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../src/config/schema.js';
@@ -226,6 +226,16 @@ describe('default.jwt', () => {
     // An RSA-signed token naming the EC key: not verified with it.
     const confused = token({ iat: now() }, { alg: 'RS256', kid: 'ec-1' });
     assert.match((await run('default.jwt', p, { reach: { headers: { 'x-user-token': confused } } })).check.explanation, /no key of the JWKS/);
+  });
+
+  it('imports each key of a fetched set once, not per request', async (t) => {
+    const imports = t.mock.method(crypto, 'createPublicKey');
+    const p = { jwksUri: uri() };
+    for (let i = 0; i < 5; i++) assert.equal((await run('default.jwt', p, { reach: bearer(token({ iat: now() })) })).check.verdict, true);
+    assert.equal(imports.mock.callCount(), 1);
+    assert.equal((await run('default.jwt', p, { reach: bearer(token({ iat: now() }, { alg: 'RS256', kid: 'rsa-1' })) })).check.verdict, true);
+    assert.equal((await run('default.jwt', p, { reach: bearer(token({ iat: now() }, { alg: 'RS256', kid: 'rsa-1' })) })).check.verdict, true);
+    assert.equal(imports.mock.callCount(), 2, 'a second key, imported when first named');
   });
 
   it('a key id the cached set lacks does not fetch the set again soon after the last fetch', async () => {

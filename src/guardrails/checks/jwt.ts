@@ -7,7 +7,8 @@
  * seconds either way, default 5), and issued (`iat`) at most `maxTokenAge`
  * ago (`30s`, `15m`, `12h`, `1d`; default 1d).
  *
- * Verified with node:crypto (a JWK imports as a public key). The JWKS is
+ * Verified with node:crypto (a JWK imports as a public key, once per set
+ * fetched: an import costs more than the verification). The JWKS is
  * cached per URI for `cacheMaxAge` seconds (default 86400) in a bounded
  * cache; a token naming a key the cached set lacks fetches the set again,
  * at most once per REFETCH_MS (a rotated key is found, a stream of made-up
@@ -16,7 +17,7 @@
  * No token, a bad one, an unknown key: the check fails. A JWKS that cannot
  * be fetched: it errors.
  */
-import { createPublicKey, verify, type KeyObject, constants } from 'node:crypto';
+import crypto, { verify, type KeyObject, constants } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { Type } from '@sinclair/typebox';
 import { single } from '../../shared/headers.js';
@@ -138,8 +139,11 @@ function fits(alg: Alg, key: KeyObject): boolean {
 const CURVES: Readonly<Record<string, string>> = { ES256: 'prime256v1', ES384: 'secp384r1', ES512: 'secp521r1' };
 
 interface KeySet {
-  keys: readonly Record<string, unknown>[];
+  /** By kid, the first key with each (as a search of the array would find). */
+  byKid: ReadonlyMap<unknown, Record<string, unknown>>;
   fetchedAt: number;
+  /** Keys imported so far, by algorithm and kid (null: unusable for it); at most the set's keys times ALGORITHMS. */
+  imported: Map<string, KeyObject | null>;
 }
 
 const sets = new LRUCache<string, KeySet>({ max: MAX_SETS, ttl: 86400_000 });
@@ -154,11 +158,19 @@ async function keyOf(p: Jwt, kid: string, alg: Alg): Promise<KeyObject | null> {
 }
 
 function find(set: KeySet, kid: string, alg: Alg): KeyObject | null {
-  const jwk = set.keys.find((k) => k.kid === kid);
-  if (jwk === undefined || (jwk.alg !== undefined && jwk.alg !== alg) || (jwk.use !== undefined && jwk.use !== 'sig')) return null;
+  const jwk = set.byKid.get(kid);
+  if (jwk === undefined) return null;
+  const id = `${alg} ${kid}`;
+  let key = set.imported.get(id);
+  if (key === undefined) set.imported.set(id, (key = imported(jwk, alg)));
+  return key;
+}
+
+function imported(jwk: Record<string, unknown>, alg: Alg): KeyObject | null {
+  if ((jwk.alg !== undefined && jwk.alg !== alg) || (jwk.use !== undefined && jwk.use !== 'sig')) return null;
   let key: KeyObject;
   try {
-    key = createPublicKey({ key: jwk as never, format: 'jwk' });
+    key = crypto.createPublicKey({ key: jwk as never, format: 'jwk' });
   } catch {
     return null;
   }
@@ -173,7 +185,9 @@ function fetchSet(p: Jwt): Promise<KeySet> {
       const where = `the JWKS at ${originOf(p.jwksUri)}`;
       const body = jsonOf(await call({ url: p.jwksUri, method: 'GET', headers: { accept: 'application/json' }, timeoutMs: JWKS_TIMEOUT_MS, maxBytes: MAX_JWKS_BYTES }), where);
       if (!Array.isArray(body.keys)) throw new Error(`${where} has no keys array`);
-      const set = { keys: body.keys.filter((k): k is Record<string, unknown> => typeof k === 'object' && k !== null), fetchedAt: Date.now() };
+      const byKid = new Map<unknown, Record<string, unknown>>();
+      for (const k of body.keys) if (typeof k === 'object' && k !== null && !byKid.has(k.kid)) byKid.set(k.kid, k);
+      const set: KeySet = { byKid, fetchedAt: Date.now(), imported: new Map() };
       sets.set(p.jwksUri, set, { ttl: p.cacheMaxAgeMs });
       return set;
     })();

@@ -7,8 +7,12 @@ import type { IncomingMessage } from 'node:http';
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
-import busboy from 'busboy';
+import type busboy from 'busboy';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
+import { lazy } from '../shared/memo.js';
+
+/** Imported with the first upload: most gateways never receive one. */
+const parser = lazy(async () => (await import('busboy')).default);
 
 export interface Upload {
   path: string;
@@ -22,9 +26,10 @@ export const PURPOSES = new Set(['batch', 'fine-tune', 'assistants', 'vision', '
 export async function receiveUpload(req: IncomingMessage, path: string, maxBytes: number): Promise<Result<Upload>> {
   const type = req.headers['content-type'] ?? '';
   if (!type.toLowerCase().startsWith('multipart/form-data')) return { ok: false, error: invalid('content-type: a file upload is multipart/form-data', 'content-type') };
+  const makeParser = await parser();
   let bb: busboy.Busboy;
   try {
-    bb = busboy({ headers: req.headers, limits: { files: 1, fields: 8, fieldSize: 1024, fileSize: maxBytes, parts: 10 } });
+    bb = makeParser({ headers: req.headers, limits: { files: 1, fields: 8, fieldSize: 1024, fileSize: maxBytes, parts: 10 } });
   } catch (e) {
     return { ok: false, error: invalid(`content-type: ${(e as Error).message}`, 'content-type') };
   }

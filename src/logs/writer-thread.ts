@@ -18,7 +18,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { isDataError } from '../store/db.js';
 import type { LogRecord } from '../store/log-record.js';
 import { LogRepo } from '../store/logs.js';
-import { openDb } from '../store/open.js';
+import { openDb } from '../store/open-db.js';
 import { buildRecord } from './build.js';
 import { unpack, type PackedBatch } from './entry.js';
 import { LogQueue } from './queue.js';

@@ -23,7 +23,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_LOG_QUEUE_BYTES } from '../settings.js';
-import type { DbSettings } from '../store/open.js';
+import type { DbSettings } from '../store/open-db.js';
 import { EntryBatch, unpack, type LogEntry, type PackedBatch } from './entry.js';
 import type { LogQueueStats } from './queue.js';
 import { Shedding } from './shedding.js';

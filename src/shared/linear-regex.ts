@@ -16,9 +16,10 @@
  * Syntax: JavaScript's (as RegExp without flags reads it), less what RE2
  * cannot run in linear time: backreferences and lookaround.
  */
-import { RegExpParser, type AST } from '@eslint-community/regexpp';
+import { createRequire } from 'node:module';
+import type { AST, RegExpParser } from '@eslint-community/regexpp';
 import RE2 from 're2';
-import { boundedMemo } from './memo.js';
+import { boundedMemo, lazy } from './memo.js';
 
 /** Values longer than this (UTF-16 units) do not match: a cut value would match `$` at the cut. */
 export const MAX_MATCH_CHARS = 4096;
@@ -27,7 +28,15 @@ export const MAX_PATTERN_WEIGHT = 500;
 
 export type LinearRegex = { ok: true; re: RE2; weight: number } | { ok: false; message: string };
 
-const parser = new RegExpParser();
+/**
+ * The pattern parser, made with the first pattern: most gateways never see
+ * one, and its module is ~0.5 MiB of heap at idle. compile() is synchronous,
+ * so the package's CommonJS build is required rather than imported.
+ */
+const parser = lazy((): RegExpParser => {
+  const { RegExpParser: Parser } = createRequire(import.meta.url)('@eslint-community/regexpp') as { RegExpParser: typeof RegExpParser };
+  return new Parser();
+});
 
 /** The pattern compiled, once per pattern, failures included; the weight budget bounds each entry's size. */
 export const linearRegex: (pattern: string) => LinearRegex = boundedMemo(1024, compile);
@@ -61,7 +70,7 @@ function compile(pattern: string): LinearRegex {
   let ast: AST.Pattern;
   try {
     // Read as RE2 reads it (`\p{L}{5}` is five letters), or else as RegExp without flags does (`\-` is a dash).
-    ast = parseUnicode(pattern) ?? parser.parsePattern(pattern);
+    ast = parseUnicode(pattern) ?? parser().parsePattern(pattern);
   } catch (e) {
     return { ok: false, message: `invalid regular expression: ${(e as Error).message}` };
   }
@@ -75,7 +84,7 @@ function compile(pattern: string): LinearRegex {
 
 function parseUnicode(pattern: string): AST.Pattern | null {
   try {
-    return parser.parsePattern(pattern, 0, pattern.length, { unicode: true });
+    return parser().parsePattern(pattern, 0, pattern.length, { unicode: true });
   } catch {
     return null;
   }

@@ -1,13 +1,13 @@
 /**
  * Picks the store engine from settings: Postgres when DATABASE_URL is set, else
- * SQLite in the data dir. Each engine is loaded only when chosen, so a process
- * carries one database driver, not two.
+ * SQLite in the data dir (open-db.ts). Each engine is loaded only when chosen,
+ * so a process carries one database driver, not two.
  */
 import type { Settings } from '../settings.js';
 import { FailoverDb } from './failover.js';
-import { Store, type Engine } from './store.js';
+import { openDb, type DbSettings } from './open-db.js';
+import { Store } from './store.js';
 
-export type DbSettings = Pick<Settings, 'dataDir' | 'databaseUrl'>;
 export type StoreSettings = DbSettings & Partial<Pick<Settings, 'databaseReaderUrl' | 'writerHa'>>;
 
 /** With HA on, a connection not made in this long counts as the writer being away (and the reader's, as failed). */
@@ -24,13 +24,3 @@ export async function openStore(settings: StoreSettings): Promise<Store> {
   return store;
 }
 
-
-/** A connection of its own (the log writer thread's): no change notices, no migrations. */
-export async function openDb(settings: DbSettings): Promise<Engine> {
-  if (settings.databaseUrl !== undefined) {
-    const { PostgresDb } = await import('./postgres.js');
-    return new PostgresDb(settings.databaseUrl);
-  }
-  const { SqliteDb } = await import('./sqlite.js');
-  return new SqliteDb(settings.dataDir);
-}

@@ -8,8 +8,13 @@
  * ARN is URL-encoded once in the path, and the signer encodes each segment
  * again for the canonical URI, as SigV4 requires of every service but S3.
  */
-import { Hash } from '@smithy/hash-node';
-import { SignatureV4 } from '@smithy/signature-v4';
+import { lazy } from '../../shared/memo.js';
+
+/**
+ * The signer's libraries, imported on the first Bedrock call: a gateway that
+ * never calls Bedrock does not carry them (about 1.7 MiB of heap at idle).
+ */
+const smithy = lazy(() => Promise.all([import('@smithy/hash-node'), import('@smithy/signature-v4')]));
 
 export const SIGNING_NAME = 'bedrock';
 
@@ -29,11 +34,10 @@ export interface SignInput {
   region: string;
 }
 
-const sha256 = Hash.bind(null, 'sha256');
-
 /** The headers to send: the given ones plus host, x-amz-date, x-amz-content-sha256, x-amz-security-token and authorization. */
 export async function signRequest(input: SignInput): Promise<Record<string, string>> {
-  const signer = new SignatureV4({ service: SIGNING_NAME, region: input.region, credentials: input.credentials, sha256 });
+  const [{ Hash }, { SignatureV4 }] = await smithy();
+  const signer = new SignatureV4({ service: SIGNING_NAME, region: input.region, credentials: input.credentials, sha256: Hash.bind(null, 'sha256') });
   const { url } = input;
   const query: Record<string, string | string[]> = {};
   for (const [k, v] of url.searchParams) {

@@ -3,7 +3,7 @@
 // cost come back for the metrics, and a thread that dies is replaced (what it
 // held counted as dropped, later entries written by its successor).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -57,6 +57,26 @@ for (const engine of engines()) {
       rmSync(dir, { recursive: true, force: true });
     });
     after(() => engine.cleanup());
+
+    it('closes a thread given nothing to do, starts another for the next entry, and loses none across it', async () => {
+      const writers = (): number => readdirSync('/proc/self/task').filter((t) => readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim() === 'sy-log-writer').length;
+      const writer = new LogWriter({ idleMs: 300, dataDir: dir, databaseUrl: env.DATABASE_URL, onError: (_err, message) => errors.push(message), onUsage: () => {} });
+      for (let i = 0; i < 10; i++) writer.write(logEntry({ traceId: `before-${i}` }));
+      await until('the first thread up', () => writers() === 1);
+      await until('the first entries written', async () => (await count()) === 10);
+      await until('the idle thread closed', () => writers() === 0);
+      assert.equal(writer.stats().flushed, 10, 'its counters kept');
+      for (let i = 0; i < 5; i++) writer.write(logEntry({ traceId: `after-${i}` }));
+      await until('a thread for the new entries', () => writers() === 1);
+      await until('the new entries written', async () => (await count()) === 15);
+      // Entries that arrive while a thread closes wait for the next one.
+      await until('closed again', () => writers() === 0);
+      for (let i = 0; i < 3; i++) writer.write(logEntry({ traceId: `late-${i}` }));
+      await writer.close();
+      assert.equal(await count(), 18);
+      assert.deepEqual(writer.stats(), { ...writer.stats(), flushed: 18, dropped: 0, depth: 0 });
+      assert.deepEqual(errors, []);
+    });
 
     it('every entry is a record in the store after close(), with its tokens and cost reported back', async () => {
       const writer = writerOn();

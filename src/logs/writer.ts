@@ -20,6 +20,11 @@
  * entries it had not written are counted as dropped, said, and a new thread
  * is started; its spill files are replayed by the new one. Entries made
  * meanwhile wait for it, within the same bounds.
+ *
+ * A thread with nothing to do for `idleMs` (its queue empty, the store
+ * reachable) is closed, and the next entry starts another: an idle gateway
+ * does not keep its isolate (some 17 MiB, more once the tokenizer loaded).
+ * Entries made while one closes wait for the next, within the same bounds.
  */
 import { Worker } from 'node:worker_threads';
 import { DEFAULT_LOG_QUEUE_BYTES } from '../settings.js';
@@ -59,6 +64,8 @@ export interface LogWriterOptions extends DbSettings {
   maxInFlight?: number;
   /** Bodies (PackedBatch.size) handed over and not yet taken plus those in the writer's queue (its `bytes`), past which more are dropped (default GATEWAY_LOG_QUEUE_BYTES's). */
   maxBytes?: number;
+  /** How long the thread may have nothing to do before it is closed (default IDLE_MS). */
+  idleMs?: number;
 }
 
 /** Where the request path's log entries go: the writer thread (LogWriter), or a cluster's primary, which holds it (src/cluster). */
@@ -80,6 +87,8 @@ export const SEND_EVERY = 256;
 export const SEND_AFTER_MS = 10;
 /** Or once its bodies weigh this much: large bodies leave the request thread's memory at once. */
 const SEND_BYTES = 1024 * 1024;
+/** A thread given nothing for this long is closed (its start, on the next entry, takes some 50 ms off the request path). */
+export const IDLE_MS = 60_000;
 
 export class LogWriter implements LogSink {
   /** Null between a thread's death and its successor's start. */
@@ -95,6 +104,11 @@ export class LogWriter implements LogSink {
   private batch = new EntryBatch();
   private timer: NodeJS.Timeout | null = null;
   private closing: Promise<void> | null = null;
+  /** The thread was closed for want of work: the next entry starts one. */
+  private idle = false;
+  /** A thread closing for want of work, until it has exited. */
+  private retiring: Promise<void> | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
   private readonly maxInFlight: number;
   private readonly maxBytes: number;
   private readonly shedding: Shedding;
@@ -115,6 +129,7 @@ export class LogWriter implements LogSink {
     }
     this.shedding.end();
     this.batch.add(e);
+    if (this.idle) this.wake();
     if (this.batch.count >= SEND_EVERY || this.batch.size >= SEND_BYTES) this.send();
     else if (this.timer === null) this.timer = setTimeout(this.send, SEND_AFTER_MS);
   }
@@ -130,8 +145,9 @@ export class LogWriter implements LogSink {
       return this.shedding.drop();
     }
     this.shedding.end();
+    if (this.idle) this.wake();
     this.send();
-    // Between threads (one died, the next not started): its entries wait with this process's own.
+    // Between threads (one died or retired, the next not started): its entries wait with this process's own.
     if (this.worker === null) for (const e of unpack(batch)) this.batch.add(e);
     else this.post(batch);
   }
@@ -151,7 +167,19 @@ export class LogWriter implements LogSink {
 
   /** Sends what is gathered, and resolves once the thread has written everything (or spilled it, after timeoutMs). */
   close(timeoutMs = 10_000): Promise<void> {
-    this.closing ??= new Promise<void>((resolve) => {
+    this.closing ??= this.closeThread(timeoutMs);
+    return this.closing;
+  }
+
+  private async closeThread(timeoutMs: number): Promise<void> {
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    if (this.retiring !== null) await this.retiring;
+    // Closed for want of work: entries that came since get a thread to write them.
+    if (this.idle && this.batch.count > 0) {
+      this.idle = false;
+      this.spawn();
+    }
+    return new Promise<void>((resolve) => {
       this.send();
       this.shedding.end();
       const w = this.worker;
@@ -168,7 +196,6 @@ export class LogWriter implements LogSink {
       // The thread closes its queue within timeoutMs; past that, it is stuck.
       setTimeout(() => void w.terminate(), timeoutMs + 5000).unref();
     });
-    return this.closing;
   }
 
   private readonly send = (): void => {
@@ -182,7 +209,40 @@ export class LogWriter implements LogSink {
     this.sent = (this.sent + batch.count) | 0;
     this.sentSize = (this.sentSize + batch.size) | 0;
     this.worker!.postMessage({ type: 'batch', batch } satisfies ToWriter, [batch.bytes]);
+    this.idleTimer?.refresh();
   }
+
+  /** Starts a thread for entries that arrived after the last one was closed for want of work. */
+  private wake(): void {
+    if (this.retiring !== null || this.closing !== null) return; // its exit, or close(), starts one
+    this.idle = false;
+    this.spawn();
+  }
+
+  /** Closes the thread if it has nothing to do; else looks again after another idleMs. */
+  private readonly retire = (): void => {
+    const w = this.worker;
+    const s = this.stats();
+    if (w === null || this.closing !== null || this.retiring !== null) return;
+    if (s.depth > 0 || s.bytes > 0 || s.storeDown) {
+      this.idleTimer?.refresh();
+      return;
+    }
+    this.worker = null;
+    this.idle = true;
+    this.retiring = new Promise<void>((resolve) => {
+      w.on('message', (m: FromWriter) => {
+        if (m.type === 'closed') void w.terminate();
+      });
+      w.once('exit', () => {
+        this.keepCounts();
+        this.retiring = null;
+        resolve();
+        if (this.batch.count > 0 && this.closing === null) this.wake();
+      });
+      w.postMessage({ type: 'close', timeoutMs: 10_000 } satisfies ToWriter);
+    });
+  };
 
   /** Sent and not yet taken: the shared counter wraps past 2^31, and `sent` with it, so the difference stays right. */
   private untaken(slot: number, sent: number): number {
@@ -214,14 +274,16 @@ export class LogWriter implements LogSink {
       else if (m.type === 'error') this.o.onError(m.err, m.message);
     });
     w.on('error', (err) => this.o.onError(err, 'the log writer thread failed'));
-    w.on('exit', (code) => (this.closing === null ? this.died(code) : undefined));
+    w.on('exit', (code) => (this.closing === null && this.worker === w ? this.died(code) : undefined));
     this.worker = w;
     if (this.batch.count > 0 && this.timer === null) this.timer = setTimeout(this.send, SEND_AFTER_MS);
+    if (this.idleTimer === null) this.idleTimer = setTimeout(this.retire, this.o.idleMs ?? IDLE_MS).unref();
+    else this.idleTimer.refresh();
   }
 
-  private died(code: number): void {
+  /** A thread's counters kept as the past (they never go back) and the shared ones reset for the next. */
+  private keepCounts(): void {
     const s = this.stats();
-    const unwritten = s.depth - this.batch.count;
     this.past.flushed = s.flushed;
     this.past.spilled = s.spilled;
     this.past.replayed = s.replayed;
@@ -230,6 +292,11 @@ export class LogWriter implements LogSink {
     this.taken.fill(0);
     this.sent = 0;
     this.sentSize = 0;
+  }
+
+  private died(code: number): void {
+    const unwritten = this.stats().depth - this.batch.count;
+    this.keepCounts();
     this.worker = null;
     this.drop(unwritten, `the log writer thread exited (code ${code}): ${unwritten} request logs it held are lost; a new one starts in ${RESTART_DELAY_MS} ms`);
     setTimeout(() => {

@@ -80,7 +80,7 @@ export async function measureBatch(p: BatchPlan): Promise<BatchFigure> {
   const proc = spawnGateway({ port, dir: p.dir, wrap: ['taskset', '-c', String(p.serverCore)], nodeArgs: p.nodeArgs, env: p.env, root: p.root });
   try {
     await waitHealthy(base, proc);
-    if (p.env?.GATEWAY_REQUEST_LOGS !== 'off') await pinLogWriter(proc.pid!, p.loadCore);
+    if (p.env?.GATEWAY_REQUEST_LOGS !== 'off') pinLogWriter(proc.pid!, p.loadCore);
     const vk = (await admin(base, '/v1/virtual-keys', { method: 'POST', body: { name: 'bench batch', provider: 'openai', key: 'sk-bench', custom_host: p.upstream } })) as { id: string };
     const input = batchInput(BATCH_LINES);
     const form = new FormData();

@@ -108,23 +108,40 @@ export async function waitHealthy(base: string, proc: ChildProcess, timeoutMs = 
 
 /**
  * The gateway's log writer thread (named sy-log-writer, src/logs/writer-thread.ts)
- * moved to `core`, the load core: the request thread keeps the server core, as a
+ * kept on `core`, the load core: the request thread keeps the server core, as a
  * deployment with a second core would have it. Everything else of the process stays there.
+ * A writer thread starts with the first log entry and is replaced by a new one after a
+ * minute without any (src/logs/writer.ts), so the process's threads are looked at every
+ * 100 ms until it exits, and each new writer thread is moved as it appears.
  */
-export async function pinLogWriter(pid: number, core: number): Promise<void> {
-  for (let tries = 0; tries < 50; tries++) {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+export function pinLogWriter(pid: number, core: number): void {
+  const moved = new Set<string>();
+  const look = (): void => {
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return clearInterval(timer); // the process is gone
+    }
+    for (const tid of tids) {
+      if (moved.has(tid)) continue;
       let comm = '';
       try {
         comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
       } catch {
         continue;
       }
-      if (comm === 'sy-log-writer') return void execFileSync('taskset', ['-pc', String(core), tid], { stdio: 'ignore' });
+      if (comm !== 'sy-log-writer') continue;
+      moved.add(tid);
+      try {
+        execFileSync('taskset', ['-pc', String(core), tid], { stdio: 'ignore' });
+      } catch {
+        // the thread ended meanwhile
+      }
     }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('no sy-log-writer thread in the gateway to pin');
+  };
+  const timer = setInterval(look, 100).unref();
+  look();
 }
 
 /** The last lines of a gateway's log, for a failure's report. */

@@ -58,7 +58,7 @@ async function main(tmp: string): Promise<void> {
   const proc = spawnGateway({ port, dir: join(tmp, 'gateway'), wrap: ['taskset', '-c', String(SERVER_CORE)], env, root: process.env.BENCH_BASELINE });
   try {
     await waitHealthy(base, proc);
-    if (env?.GATEWAY_REQUEST_LOGS !== 'off') await pinLogWriter(proc.pid!, LOAD_CORE);
+    if (env?.GATEWAY_REQUEST_LOGS !== 'off') pinLogWriter(proc.pid!, LOAD_CORE);
     const rss = (): number => memMiB(processTree(proc.pid!), 'VmRSS');
     await sleep(IDLE_MS);
     console.log(`idle after start: ${rss().toFixed(1)} MiB`);

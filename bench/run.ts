@@ -154,7 +154,7 @@ async function startGateway(variant: GatewayVariant, tmp: string, upstream: { ch
   const run: GatewayRun = { variant, proc, base, dir, extraRequests: 0 };
   try {
     await waitHealthy(base, proc);
-    if (variant.env.GATEWAY_REQUEST_LOGS !== 'off') await pinLogWriter(proc.pid!, LOAD_CORE);
+    if (variant.env.GATEWAY_REQUEST_LOGS !== 'off') pinLogWriter(proc.pid!, LOAD_CORE);
     run.extraRequests += (await variant.setUp?.({ base, target })) ?? 0;
     await checkTarget(target);
     run.extraRequests += CHECKED_KINDS.length;
@@ -333,7 +333,7 @@ async function main(tmp: string): Promise<number> {
       machine: machineAndSoftware(),
       pinning: [
         `core ${SERVER_CORE}: the proxy under load, nginx (1 worker), the node floor or a gateway variant (\`taskset -c ${SERVER_CORE}\`; one is loaded at a time, the others idle), and the upstream: nginx (1 worker, fixed non-streaming answers via \`return\`) and bench/upstream.ts (node:http, SSE)`,
-        `core ${LOAD_CORE}: wrk (\`taskset -c ${LOAD_CORE} wrk -t1\`), the streaming client, this orchestrator (samples /proc every 100 ms), and the log writer thread of the gateway variants that log (\`sy-log-writer\`, moved with \`taskset -pc ${LOAD_CORE} <tid>\` once the gateway is up: request logs are made and written there, off the request thread, as on any machine with a second core; the rest of the process, V8's helper threads included, stays on core ${SERVER_CORE})`,
+        `core ${LOAD_CORE}: wrk (\`taskset -c ${LOAD_CORE} wrk -t1\`), the streaming client, this orchestrator (samples /proc every 100 ms), and the log writer thread of the gateway variants that log (\`sy-log-writer\`, moved with \`taskset -pc ${LOAD_CORE} <tid>\` as each one starts (the first log entry starts one; one idle for a minute is replaced by the next): request logs are made and written there, off the request thread, as on any machine with a second core; the rest of the process, V8's helper threads included, stays on core ${SERVER_CORE})`,
         "why the upstream shares the proxy's core: a wake-up across cores costs tens of µs on this VM, so with the upstream there direct and proxied requests each cross cores once per direction, and added latency is the proxy's own; the upstream's CPU per request on that core is in Run details",
       ],
       load: `first a ${BURN_IN_S} s run of chat with 16 connections per proxy (discarded: JIT tiers and heap sizes settle); then per scenario, ${ROUNDS} rounds of ${SLICE_S} s runs interleaving the targets, after a ${WARMUP_S} s warm-up run per target (discarded), ${SETTLE_MS} ms idle after each run; wrk -t1; streaming: ${STREAMS_PER_SLICE} sequential requests per round on one keep-alive connection, after ${STREAM_WARMUP} discarded`,

@@ -14,7 +14,7 @@
  * has. Files left by a process that died are claimed like any other.
  */
 import { randomBytes } from 'node:crypto';
-import { createReadStream, mkdirSync, readdirSync, appendFileSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readdirSync, appendFileSync } from 'node:fs';
 import { appendFile, readdir, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -65,7 +65,7 @@ export class SpillFiles {
 
   /** Whether any records wait on disk (checked at start). */
   pending(): boolean {
-    return readdirSync(this.dir).some((n) => n.endsWith(PENDING) || n.endsWith(CLAIMED));
+    return spillPending(this.dir);
   }
 
   /**
@@ -143,4 +143,14 @@ function toLines(records: readonly LogRecord[]): string {
   let s = '';
   for (const r of records) s += `${JSON.stringify(r)}\n`;
   return s;
+}
+
+/** Where the log writer spills, under the gateway's data directory. */
+export function spillDir(dataDir: string): string {
+  return join(dataDir, 'log-spill');
+}
+
+/** Whether records wait in the spill files under `dir` (a directory not made yet holds none). */
+export function spillPending(dir: string): boolean {
+  return existsSync(dir) && readdirSync(dir).some((n) => n.endsWith(PENDING) || n.endsWith(CLAIMED));
 }

@@ -13,7 +13,6 @@
  */
 import { writeFileSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { isDataError } from '../store/db.js';
 import type { LogRecord } from '../store/log-record.js';
@@ -22,7 +21,7 @@ import { openDb } from '../store/open-db.js';
 import { buildRecord } from './build.js';
 import { unpack, type PackedBatch } from './entry.js';
 import { LogQueue } from './queue.js';
-import { SpillFiles } from './spill.js';
+import { SpillFiles, spillDir } from './spill.js';
 import { STAT_SLOTS, TAKEN, type FromWriter, type ToWriter, type UsageRow, type WriterData } from './writer.js';
 
 const port = parentPort!;
@@ -59,7 +58,7 @@ const db = await openDb(data);
 const repo = new LogRepo(db, db);
 const queue = new LogQueue({
   sink: { insert: (records) => repo.insert(records), isDataError },
-  spill: new SpillFiles(join(data.dataDir, 'log-spill')),
+  spill: new SpillFiles(spillDir(data.dataDir)),
   onError: report,
   onProgress: publish,
   // What it holds counts against the request thread's bound (writer.ts): it takes no more than that.

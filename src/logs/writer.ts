@@ -21,9 +21,11 @@
  * is started; its spill files are replayed by the new one. Entries made
  * meanwhile wait for it, within the same bounds.
  *
- * A thread with nothing to do for `idleMs` (its queue empty, the store
- * reachable) is closed, and the next entry starts another: an idle gateway
- * does not keep its isolate (some 17 MiB, more once the tokenizer loaded).
+ * A thread starts with the first entry (or at once, for records an earlier
+ * run spilled), and one with nothing to do for `idleMs` (its queue empty,
+ * the store reachable) is closed, and the next entry starts another: an idle
+ * gateway does not keep its isolate (some 17 MiB, more once the tokenizer
+ * loaded).
  * Entries made while one closes wait for the next, within the same bounds.
  */
 import { Worker } from 'node:worker_threads';
@@ -32,6 +34,7 @@ import type { DbSettings } from '../store/open-db.js';
 import { EntryBatch, unpack, type LogEntry, type PackedBatch } from './entry.js';
 import type { LogQueueStats } from './queue.js';
 import { Shedding } from './shedding.js';
+import { spillDir, spillPending } from './spill.js';
 
 /** Slots of WriterData.taken: entries, and the PackedBatch sizes of their batches. */
 export const TAKEN = { entries: 0, size: 1 } as const;
@@ -117,7 +120,9 @@ export class LogWriter implements LogSink {
     this.maxInFlight = o.maxInFlight ?? 20_000;
     this.maxBytes = o.maxBytes ?? DEFAULT_LOG_QUEUE_BYTES;
     this.shedding = new Shedding((m) => o.onError(null, m), 'the log writer thread fell behind');
-    this.spawn();
+    // A thread now only for records an earlier run left on disk; else the first entry starts it.
+    if (spillPending(spillDir(o.dataDir))) this.spawn();
+    else this.idle = true;
   }
 
   write(e: LogEntry): void {

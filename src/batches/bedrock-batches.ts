@@ -26,6 +26,7 @@ import type { Readable } from 'node:stream';
 import { batchState, BedrockJobs, inputRecord, jobId, jobSettings, outputLine, s3Object, s3Uri, unixSeconds, type InvocationJob, type JobSettings, type S3Location } from '../providers/bedrock/batch.js';
 import type { BedrockSettings } from '../providers/bedrock/settings.js';
 import { modelRefused, type CredentialSource, type StoredCredential } from '../routing/credentials.js';
+import type { OnEvict } from '../shared/bounded.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { policedAgents } from '../upstream/client.js';
 import { UpstreamAddressDenied } from '../upstream/policy.js';
@@ -47,6 +48,8 @@ export interface BedrockBatchDeps {
   credentials: CredentialSource;
   now: () => number;
   maxLineBytes: number;
+  /** Told of each S3 client dropped to make room for another (counted in /metrics). */
+  onS3ClientEvict?: OnEvict;
 }
 
 /** Bedrock's shortest job timeout, and OpenAI's 24h window. */
@@ -63,11 +66,15 @@ export class BedrockBatches {
   private s3: typeof import('./s3-storage.js') | null = null;
   // The endpoint is the key writer's choice: the clients' connections pass the upstream policy, as a chat call's do.
   // Clients are made only inside bucket(), after it has loaded this.s3.
-  private readonly clients = new S3Clients(S3_CLIENTS, (k) =>
-    this.s3!.s3Client({ region: k.region, endpoint: k.endpoint, forcePathStyle: k.endpoint !== undefined }, k.credentials, policedAgents()),
-  );
+  private readonly clients: S3Clients;
 
-  constructor(private readonly d: BedrockBatchDeps) {}
+  constructor(private readonly d: BedrockBatchDeps) {
+    this.clients = new S3Clients(
+      S3_CLIENTS,
+      (k) => this.s3!.s3Client({ region: k.region, endpoint: k.endpoint, forcePathStyle: k.endpoint !== undefined }, k.credentials, policedAgents()),
+      d.onS3ClientEvict,
+    );
+  }
 
   /** Closes the S3 clients kept (the process stops). */
   close(): void {

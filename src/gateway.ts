@@ -227,7 +227,7 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
   const storage = s3 === undefined ? new DiskStorage(settings.batches.filesDir) : new (await import('./batches/s3-storage.js')).S3Storage(s3, settings.batches.filesDir);
   await storage.init();
   const files = new Files(store.files, storage);
-  const bedrock = new BedrockBatches({ files, batches: store.batches, credentials, now, maxLineBytes: settings.maxBodyBytes });
+  const bedrock = new BedrockBatches({ files, batches: store.batches, credentials, now, maxLineBytes: settings.maxBodyBytes, onS3ClientEvict: metrics.evicted('s3_clients') });
   const engine = new BatchEngine(
     store.batches,
     {

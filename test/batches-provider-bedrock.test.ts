@@ -463,3 +463,43 @@ for (const engine of engines()) {
     });
   });
 }
+
+// A finalizing batch whose virtual key's batch settings were made invalid after the job was created: the engine's
+// collection fails it once, naming the field, rather than throwing at every poll (the batch finalizing forever).
+for (const engine of engines()) {
+  describe(`Bedrock batches: a key whose batch settings are no longer valid (${engine.name})`, () => {
+    const filesDir = mkdtempSync(join(tmpdir(), 'switchyard-files-'));
+    after(() => rmSync(filesDir, { recursive: true, force: true }));
+    // A change of where the secret goes is made with the secret given again.
+    const S3_CREDENTIALS_FIELDS = { cloud1_access_key_id: S3_CREDENTIALS.accessKeyId, cloud1_secret_access_key: S3_CREDENTIALS.secretAccessKey };
+    // Polling often: a collection retried at each poll would be seen within the test.
+    const gw = useGateway(engine, { settings: { batches: { concurrency: 4, maxRunning: 4, pollMs: 20, leaseMs: 2_000, maxFileBytes: 1024 * 1024, filesDir } } });
+
+    it('the collection fails the batch once with invalid_batch_settings naming the field; it is not leased again', async () => {
+      const vk = (await expectJson(await gw.call('/virtual-keys', { body: { name: 'broken later', ...bedrockKey(`broken/${engine.name}`) } }), 201)).id as string;
+      const sdk = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY, 'x-gateway-virtual-key': vk }, maxRetries: 0 });
+      const files = new OpenAI({ apiKey: 'unused', baseURL: gw.v1, defaultHeaders: { 'x-gateway-api-key': ADMIN_KEY }, maxRetries: 0 });
+      const input = await files.files.create({ file: await toFile(Buffer.from(line('a', 'one') + '\n'), 'in.jsonl'), purpose: 'batch' });
+      const b = await sdk.batches.create({ input_file_id: input.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+      const job = [...control.jobs.values()].at(-1)!;
+      control.finish(job.jobArn, s3, () => ({ modelOutput: converseAnswer('hi') }));
+      await expectJson(await gw.call(`/virtual-keys/${vk}`, { method: 'PUT', body: { ...S3_CREDENTIALS_FIELDS, cloud1_batch_role_arn: 'not-an-arn' } }), 200);
+      // The job ended (as a read would have found it before the key was edited): the engine leases it to collect.
+      const row = (await gw.store.batches.load(b.id))!;
+      const at = row.createdAt + 1;
+      await gw.store.batches.providerState(row.workspaceId, b.id, { status: 'finalizing', total: 1, completed: 1, failed: 0, in_progress_at: at, finalizing_at: at, completed_at: at, failed_at: null, expired_at: null, cancelling_at: null, cancelled_at: null, errors: null, output_file_id: null, error_file_id: null });
+      const failed = await until('failed', () => sdk.batches.retrieve(b.id), (x) => x.status !== 'finalizing');
+      assert.equal(failed.status, 'failed');
+      assert.deepEqual([failed.output_file_id, failed.error_file_id, typeof failed.failed_at], [null, null, 'number']);
+      const e = failed.errors?.data?.[0];
+      assert.deepEqual([e?.code, e?.param], ['invalid_batch_settings', 'cloud1_batch_role_arn']);
+      assert.match(e!.message!, /cloud1_batch_role_arn: 'not-an-arn' is not an IAM role ARN/);
+      assert.ok(e!.message!.includes(row.providerJob!.outputUri), e!.message);
+      // Ended: no poll leases it again, and it stays as it was failed.
+      assert.equal((await gw.store.batches.claimable(Date.now(), 1000)).some((c) => c.id === b.id), false);
+      await new Promise((r) => setTimeout(r, 100));
+      const after = (await gw.store.batches.load(b.id))!;
+      assert.deepEqual([after.status, after.errors?.length], ['failed', 1]);
+    });
+  });
+}

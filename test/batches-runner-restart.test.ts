@@ -4,6 +4,7 @@
 //   - a process that stops: its lines in flight finish and are recorded, the next runner resumes at the cursor;
 //   - a process that dies right after the early record: its lines in flight may have been sent, so the next
 //     runner (once the lease lapsed) sends none of the claimed lines again: batch_line_interrupted.
+//   - a process told to stop while it claims the next window: that window's claim goes back to the cursor.
 // The upstream counts each line (by its custom_id) as it is sent.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -143,6 +144,43 @@ for (const engine of engines()) {
       const { b: done, ok, errors } = await results(b.id);
       assert.deepEqual([done.completed, done.failed], [LINES, 0]);
       assert.deepEqual(errors, []);
+      const ids = Array.from({ length: LINES }, (_, i) => `req-${i}`);
+      assert.deepEqual(ok.map((o) => o.custom_id), ids);
+      for (const id of ids) assert.equal(sent.get(id), 1, `${id} sent ${sent.get(id)} times`);
+    });
+
+    // The claim of the next window is written while the process is told to stop: no line of that window starts, so its
+    // claim goes back to the cursor (none was sent) and the next runner sends them all, none failed as interrupted.
+    it('a process that stops while claiming a window: the claim goes back to the cursor, the next runner sends every line once', async () => {
+      const b = await batch();
+      let one!: BatchRunner;
+      const claims: number[] = [];
+      const repo = new Proxy(store.batches, {
+        get(target, name, receiver) {
+          const v = Reflect.get(target, name, receiver) as unknown;
+          if (name !== 'claim' || typeof v !== 'function') return v;
+          return async (...args: Parameters<BatchRepo['claim']>) => {
+            const status = await target.claim(...args);
+            claims.push(args[2]);
+            // The second window's claim: the first was run and recorded, the cursor is past 0.
+            if (claims.length === 2) one.close();
+            return status;
+          };
+        },
+      });
+      one = runner(b.id, 'one', repo);
+      assert.equal(await store.batches.takeLease(b.id, 'one', clock, clock + LEASE_MS), true);
+      await one.run();
+      const stopped = (await store.batches.load(b.id))!;
+      assert.deepEqual(claims, [24, 40, 24], 'the first window, the second, the second given back');
+      assert.equal(stopped.nextLine, 8 * 3, 'the first window recorded');
+      assert.equal(stopped.claimedLine, stopped.nextLine, 'the claim of a runner that stopped while claiming ends at its cursor');
+
+      assert.equal(await store.batches.takeLease(b.id, 'two', clock, clock + LEASE_MS), true);
+      await runner(b.id, 'two', store.batches).run();
+      const { b: done, ok, errors } = await results(b.id);
+      assert.deepEqual(errors, []);
+      assert.deepEqual([done.completed, done.failed], [LINES, 0]);
       const ids = Array.from({ length: LINES }, (_, i) => `req-${i}`);
       assert.deepEqual(ok.map((o) => o.custom_id), ids);
       for (const id of ids) assert.equal(sent.get(id), 1, `${id} sent ${sent.get(id)} times`);

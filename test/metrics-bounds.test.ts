@@ -49,5 +49,6 @@ describe('metric labels are bounded', () => {
     const evictions = await series(m, 'switchyard_bounded_evictions_total');
     assert.ok(evictions.includes(`switchyard_bounded_evictions_total{map="circuit_series"} ${extra}`), evictions.join('\n'));
     assert.ok(evictions.includes('switchyard_bounded_evictions_total{map="rate_counters"} 0'), 'every map exposed from the start');
+    assert.ok(evictions.includes('switchyard_bounded_evictions_total{map="s3_clients"} 0'), 'the S3 clients of Bedrock batches counted too');
   });
 });

@@ -26,6 +26,7 @@ import type { Readable } from 'node:stream';
 import { batchState, BedrockJobs, inputRecord, jobId, jobSettings, outputLine, s3Object, s3Uri, unixSeconds, type InvocationJob, type JobSettings, type S3Location } from '../providers/bedrock/batch.js';
 import type { BedrockSettings } from '../providers/bedrock/settings.js';
 import { modelRefused, type CredentialSource, type StoredCredential } from '../routing/credentials.js';
+import type { OnEvict } from '../shared/bounded.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { policedAgents } from '../upstream/client.js';
 import { UpstreamAddressDenied } from '../upstream/policy.js';
@@ -47,12 +48,16 @@ export interface BedrockBatchDeps {
   credentials: CredentialSource;
   now: () => number;
   maxLineBytes: number;
+  /** Told of each S3 client dropped to make room for another (counted in /metrics). */
+  onS3ClientEvict?: OnEvict;
 }
 
 /** Bedrock's shortest job timeout, and OpenAI's 24h window. */
 const JOB_HOURS = 24;
 /** An ended job whose output object is not where the job was told to write it. */
 const OUTPUT_MISSING = 'bedrock_output_missing';
+/** A finalizing batch whose virtual key's batch settings are not valid: its output cannot be reached. */
+const INVALID_SETTINGS = 'invalid_batch_settings';
 /** Statuses after which Bedrock changes nothing. */
 const ENDED = new Set(['completed', 'failed', 'expired', 'cancelled']);
 /** S3 clients kept, one per region, endpoint and credential: past this, the least recently used is closed. */
@@ -63,11 +68,15 @@ export class BedrockBatches {
   private s3: typeof import('./s3-storage.js') | null = null;
   // The endpoint is the key writer's choice: the clients' connections pass the upstream policy, as a chat call's do.
   // Clients are made only inside bucket(), after it has loaded this.s3.
-  private readonly clients = new S3Clients(S3_CLIENTS, (k) =>
-    this.s3!.s3Client({ region: k.region, endpoint: k.endpoint, forcePathStyle: k.endpoint !== undefined }, k.credentials, policedAgents()),
-  );
+  private readonly clients: S3Clients;
 
-  constructor(private readonly d: BedrockBatchDeps) {}
+  constructor(private readonly d: BedrockBatchDeps) {
+    this.clients = new S3Clients(
+      S3_CLIENTS,
+      (k) => this.s3!.s3Client({ region: k.region, endpoint: k.endpoint, forcePathStyle: k.endpoint !== undefined }, k.credentials, policedAgents()),
+      d.onS3ClientEvict,
+    );
+  }
 
   /** Closes the S3 clients kept (the process stops). */
   close(): void {
@@ -170,7 +179,8 @@ export class BedrockBatches {
   /**
    * A finalizing batch's output collected, then its end written: by the batch engine, which holds the row's lease
    * (`holder`), so one process of the deployment reads the output, once. Returns quietly when `signal` aborts it
-   * (the process stops, the lease was lost); throws what a later poll may retry (the store, S3, the key's settings).
+   * (the process stops, the lease was lost); throws what a later poll may retry (the store, S3); fails the batch
+   * once on what no retry mends (the key gone, its batch settings not valid, no output where the job wrote it).
    */
   async collect(b: BatchRecord, holder: string, signal: AbortSignal): Promise<void> {
     const job = b.providerJob!;
@@ -184,23 +194,29 @@ export class BedrockBatches {
       u = this.failure(b, 'virtual_key_gone', `the virtual key that created this batch is gone: the job's output ${job.outputUri} was not read`);
     } else {
       const settings = jobSettings(cred.value.fields as BedrockSettings);
-      if (!settings.ok) throw settings.error;
-      const out = await this.output(b, settings.value, job, signal);
-      if (out.ok) u = { status: end, ...out.value };
-      // Given up (the process stops, or the lease was lost): the next holder reads it.
-      else if (signal.aborted) return;
-      else if (out.error.code !== OUTPUT_MISSING) throw out.error;
-      // Bedrock says done but wrote nothing where it was told: a failed batch saying so, not a completed one with no files.
-      else if (end === 'completed') u = this.failure(b, OUTPUT_MISSING, out.error.message);
-      // A job stopped or expired before it wrote anything: no files, as its status says.
-      else u = { status: end };
+      // Settings the key holds that are not valid stay so until someone edits the key: failed once, naming the field,
+      // rather than a collection that throws at every poll. The output stays in S3, where the message says.
+      if (!settings.ok) {
+        const why = `the virtual key's batch settings are not valid, so the job's output ${job.outputUri} was not read: ${settings.error.message}`;
+        u = this.failure(b, INVALID_SETTINGS, why, settings.error.param);
+      } else {
+        const out = await this.output(b, settings.value, job, signal);
+        if (out.ok) u = { status: end, ...out.value };
+        // Given up (the process stops, or the lease was lost): the next holder reads it.
+        else if (signal.aborted) return;
+        else if (out.error.code !== OUTPUT_MISSING) throw out.error;
+        // Bedrock says done but wrote nothing where it was told: a failed batch saying so, not a completed one with no files.
+        else if (end === 'completed') u = this.failure(b, OUTPUT_MISSING, out.error.message);
+        // A job stopped or expired before it wrote anything: no files, as its status says.
+        else u = { status: end };
+      }
     }
     // Not written when the lease was lost: the next holder collects again, into files of the same ids.
     await this.d.batches.finish(b.id, holder, 'finalizing', u);
   }
 
-  private failure(b: BatchRecord, code: string, message: string): BatchUpdate {
-    return { status: 'failed', completed_at: null, failed_at: b.completedAt ?? seconds(this.d.now()), errors: [{ code, message, param: null, line: null }] };
+  private failure(b: BatchRecord, code: string, message: string, param: string | null = null): BatchUpdate {
+    return { status: 'failed', completed_at: null, failed_at: b.completedAt ?? seconds(this.d.now()), errors: [{ code, message, param, line: null }] };
   }
 
   async cancel(b: BatchRecord): Promise<Result<BatchRecord>> {

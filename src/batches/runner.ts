@@ -199,9 +199,15 @@ export class BatchRunner {
     const last = window[window.length - 1]!;
     if (expiredAt === null) {
       const status = await this.d.repo.claim(b.id, this.d.holder, last.line + 1, this.d.now() + this.d.leaseMs);
-      if (status === null) this.lose();
-      if (status !== 'in_progress') {
+      if (status === null) {
+        this.lose();
+        return expiredAt;
+      }
+      if (status !== 'in_progress' || this.stopping) {
+        // Stopped (or cancelled) while the claim was written: no line of the window starts, so the claim goes back to
+        // the cursor, the window's first line; left past it, the next runner would fail those lines as interrupted.
         this.stopping = true;
+        if ((await this.d.repo.claim(b.id, this.d.holder, window[0]!.line, this.d.now() + this.d.leaseMs)) === null) this.lose();
         return expiredAt;
       }
     }

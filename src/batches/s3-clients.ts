@@ -2,11 +2,14 @@
  * S3 clients for the buckets virtual keys name (Bedrock batches), one per
  * region, endpoint and credential, reused: a client per call would open new
  * connections (and policed agents) for every batch read. At most `max` are
- * kept; past that the least recently used is dropped, and closed once no call
- * still uses it (closing destroys its sockets, a read in progress with them).
+ * kept (a bounded map); past that the least recently used is dropped, and
+ * closed once no call still uses it (closing destroys its sockets, a read in
+ * progress with them).
  */
 import { createHash } from 'node:crypto';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { LRUCache } from 'lru-cache';
+import { boundedMap, type OnEvict } from '../shared/bounded.js';
 
 export interface S3ClientKey {
   region: string;
@@ -21,13 +24,19 @@ interface Entry {
 }
 
 export class S3Clients {
-  /** In use order, least recent first (a Map keeps insertion order). */
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries: LRUCache<string, Entry>;
 
+  /** `onEvict`: told of each client dropped to make room (counted in /metrics). */
   constructor(
-    private readonly max: number,
+    max: number,
     private readonly make: (k: S3ClientKey) => S3Client,
-  ) {}
+    onEvict?: OnEvict,
+  ) {
+    this.entries = boundedMap<Entry>(max, (id, e) => {
+      drop(e);
+      onEvict?.(id);
+    });
+  }
 
   /** Runs `fn` with the client of `k` (made, or the one kept), which stays open until `fn` settles. */
   async use<T>(k: S3ClientKey, fn: (client: S3Client) => Promise<T>): Promise<T> {
@@ -36,12 +45,8 @@ export class S3Clients {
     let e = this.entries.get(id);
     if (e === undefined) {
       e = { client: this.make(k), users: 0, dropped: false };
-      for (const [old, o] of this.entries) {
-        if (this.entries.size < this.max) break;
-        this.drop(old, o);
-      }
-    } else this.entries.delete(id);
-    this.entries.set(id, e);
+      this.entries.set(id, e);
+    }
     e.users++;
     try {
       return await fn(e.client);
@@ -53,16 +58,16 @@ export class S3Clients {
 
   /** Closes every client (the process stops); one still in use when its call settles. */
   close(): void {
-    for (const [id, e] of this.entries) this.drop(id, e);
+    for (const e of this.entries.values()) drop(e);
+    this.entries.clear();
   }
 
   get size(): number {
     return this.entries.size;
   }
+}
 
-  private drop(id: string, e: Entry): void {
-    this.entries.delete(id);
-    e.dropped = true;
-    if (e.users === 0) e.client.destroy();
-  }
+function drop(e: Entry): void {
+  e.dropped = true;
+  if (e.users === 0) e.client.destroy();
 }

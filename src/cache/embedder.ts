@@ -15,6 +15,7 @@ import type { Plan, PlanLeaf, PlanNode } from '../routing/plan.js';
 import type { Router } from '../routing/router.js';
 import { single as first } from '../shared/headers.js';
 import { err, GatewayError, ok, type Result } from '../shared/errors.js';
+import { AnswerTooLarge } from '../upstream/answer.js';
 import { Cancel } from '../upstream/cancel.js';
 import { unitVector } from './vectors.js';
 
@@ -79,7 +80,8 @@ export class RouterEmbedder implements Embedder {
       let answer: Buffer;
       try {
         answer = result.response.whole ?? (await result.response.body.bytes());
-      } catch {
+      } catch (e) {
+        if (e instanceof AnswerTooLarge) return err(e);
         return cancel.aborted ? timedOut() : err(new GatewayError(502, `embedding answer from ${result.provider} was cut short`, { code: 'upstream_unreachable' }));
       }
       const tr = result.answer;

@@ -15,7 +15,7 @@ import { boundedMap, type OnEvict } from '../shared/bounded.js';
 import { FastCounter, FastHistogram, type CounterSeries, type HistogramSeries } from './series.js';
 
 /** The bounded maps whose evictions are counted (switchyard_bounded_evictions_total{map}). */
-const BOUNDED_MAPS = ['circuits', 'circuit_series', 'rate_counters', 'rate_leases', 'budget_counters', 'saved_guardrails', 'saved_prompts'] as const;
+const BOUNDED_MAPS = ['circuits', 'circuit_series', 'rate_counters', 'rate_leases', 'budget_counters', 'saved_guardrails', 'saved_prompts', 's3_clients'] as const;
 export type BoundedMapName = (typeof BOUNDED_MAPS)[number];
 
 /** Circuit state series kept: past this many circuits, the least recently seen one's series is removed. */

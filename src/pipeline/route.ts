@@ -10,6 +10,7 @@ import type { Router, RouteRequest } from '../routing/router.js';
 import type { Answer } from '../providers/contract.js';
 import { single } from '../shared/headers.js';
 import { Cancel } from '../upstream/cancel.js';
+import { AnswerTooLarge } from '../upstream/answer.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import type { Outcome, RequestContext, Stage } from './context.js';
 import { stripsAddedUsage } from './usage-strip.js';
@@ -88,7 +89,12 @@ async function translated(ctx: RequestContext, tr: Answer, upstream: UpstreamRes
   let raw: Buffer;
   try {
     raw = upstream.whole ?? (await upstream.body.bytes());
-  } catch {
+  } catch (e) {
+    // More than the gateway holds of an answer: the contract's 502, nothing was written yet.
+    if (e instanceof AnswerTooLarge) {
+      void ctx.usage!.release();
+      return ctx.refuse(e);
+    }
     ctx.res.destroy();
     ctx.cut = true;
     return 'done';

@@ -1,11 +1,11 @@
 // The pool's dispatch handler against a real HTTP server on loopback: which answers are read whole,
-// which stream, and what aborting, cutting and over-long answers do.
+// which stream, what aborting, cutting and over-long answers do, and the bound on a body read whole.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { WHOLE_ANSWER_BYTES } from './answer.js';
+import { AnswerTooLarge, WHOLE_ANSWER_BYTES } from './answer.js';
 import { Cancel } from './cancel.js';
 import { send } from './client.js';
 
@@ -158,6 +158,49 @@ describe('upstream answers: read whole or streamed', () => {
     // Both calls were aborted: their connections closed, not left open for answers that never end.
     for (let i = 0; i < 100 && closed < 2; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(closed, 2);
+  });
+
+  it('a body read whole is bounded: within the limit its bytes exact; past it a 502 naming the limit, the rest not read, the call aborted', { timeout: 5_000 }, async () => {
+    const LIMIT = 256 * 1024;
+    const exact = Buffer.alloc(LIMIT, 98);
+    routes.set('/at-limit', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(exact);
+    });
+    assert.deepEqual(await (await get('/at-limit')).body.bytes(LIMIT), exact);
+    assert.equal(await (await get('/at-limit')).body.text(LIMIT), exact.toString('utf8'));
+
+    // An answer that never ends: read unbounded it would fill the memory; its server writes as the reader reads.
+    let written = 0;
+    let socketClosed = false;
+    routes.set('/endless-bytes', (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      req.socket.once('close', () => (socketClosed = true));
+      const chunk = Buffer.alloc(64 * 1024, 97);
+      const pump = (): void => {
+        while (!res.destroyed) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+      };
+      pump();
+    });
+    for (const read of [(r: Awaited<ReturnType<typeof get>>) => r.body.bytes(LIMIT), (r: Awaited<ReturnType<typeof get>>) => r.body.text(LIMIT)]) {
+      socketClosed = false;
+      written = 0;
+      const r = await get('/endless-bytes');
+      await assert.rejects(read(r), (e: unknown) => {
+        assert.ok(e instanceof AnswerTooLarge);
+        assert.deepEqual([e.status, e.code, e.limit], [502, 'upstream_answer_too_large', LIMIT]);
+        assert.match(e.message, /larger than the 262144 bytes/);
+        return true;
+      });
+      assert.equal(r.body.destroyed, true);
+      for (let i = 0; i < 100 && !socketClosed; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal(socketClosed, true, 'the call was aborted: its connection closed');
+      // Only what the socket buffers held past the limit was sent, not the endless rest.
+      assert.ok(written < 16 * 1024 * 1024, `server wrote ${written} bytes`);
+    }
   });
 
   it('a finished call leaves no listener on its signal', async () => {

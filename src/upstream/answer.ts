@@ -13,10 +13,25 @@
  */
 import { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { GatewayError } from '../shared/errors.js';
 import type { Cancel } from './cancel.js';
 
 /** The largest declared content-length read whole. */
 export const WHOLE_ANSWER_BYTES = 64 * 1024;
+/**
+ * The most a streamed answer read whole (UpstreamBody.bytes) holds by default: a translated provider's JSON answer
+ * (a chat completion, a large embeddings answer) fits many times over; a provider that sends more is not buffered.
+ */
+export const MAX_READ_BYTES = 64 * 1024 * 1024;
+/** The most a token endpoint's answer (OAuth, a few KiB) is read to. */
+export const TOKEN_ANSWER_BYTES = 1024 * 1024;
+
+/** An answer read whole that was longer than its reader's limit: a 502 naming the limit; the call was aborted. */
+export class AnswerTooLarge extends GatewayError {
+  constructor(readonly limit: number) {
+    super(502, `the upstream answer is larger than the ${limit} bytes the gateway reads of it`, { code: 'upstream_answer_too_large' });
+  }
+}
 
 type Headers = Record<string, string | string[] | undefined>;
 
@@ -68,15 +83,27 @@ export class UpstreamBody extends Readable {
     callback(err);
   }
 
-  /** The whole body as text (token endpoints, small answers). */
-  async text(): Promise<string> {
-    return (await this.bytes()).toString('utf8');
+  /** The whole body as text (token endpoints, small answers), at most `limit` bytes (see bytes()). */
+  async text(limit = MAX_READ_BYTES): Promise<string> {
+    return (await this.bytes(limit)).toString('utf8');
   }
 
-  async bytes(): Promise<Buffer> {
+  /**
+   * The whole body, at most `limit` bytes: past it the rest is not read (the body is closed, which aborts the
+   * provider's call) and the read rejects with an AnswerTooLarge, rather than holding whatever a provider sends.
+   */
+  async bytes(limit = MAX_READ_BYTES): Promise<Buffer> {
     const chunks: Buffer[] = [];
-    for await (const chunk of this) chunks.push(chunk as Buffer);
-    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    let size = 0;
+    for await (const chunk of this) {
+      size += (chunk as Buffer).length;
+      if (size > limit) {
+        this.destroy();
+        throw new AnswerTooLarge(limit);
+      }
+      chunks.push(chunk as Buffer);
+    }
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
   }
 
   /**

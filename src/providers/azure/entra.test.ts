@@ -1,4 +1,4 @@
-// The Entra ID authority host from the environment, and the token cache's bound.
+// The Entra ID authority host from the environment, the token cache's bound, and the token answer's.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -22,9 +22,19 @@ describe('entraToken cache', () => {
   before(async () => {
     // An identity platform that issues a fresh hour-long token per exchange.
     server = createServer((req, res) => {
-      req.resume();
+      let form = '';
+      req.on('data', (c: Buffer) => (form += c.toString()));
       req.on('end', () => {
         exchanges++;
+        // A token endpoint that never ends its answer: read whole, it would fill the gateway's memory.
+        if (form.includes('client_id=endless')) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          const chunk = Buffer.alloc(64 * 1024, 32);
+          const pump = (): void => {
+            while (!res.destroyed) if (!res.write(chunk)) return void res.once('drain', pump);
+          };
+          return pump();
+        }
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token_type: 'Bearer', expires_in: 3600, access_token: `token-${exchanges}` }));
       });
     });
@@ -54,5 +64,12 @@ describe('entraToken cache', () => {
     assert.equal(exchanges, before + 1);
     await token(1);
     assert.equal(exchanges, before + 2, "the dropped credential's token is asked for again");
+  });
+
+  it('an answer past the token answer bound is refused (502 naming the bound), not read to its end', { timeout: 10_000 }, async () => {
+    const r = await entraToken({ tenantId: 'tenant', clientId: 'endless', clientSecret: 'secret', scope: 'https://cognitiveservices.azure.com/.default' });
+    assert.ok(!r.ok);
+    assert.deepEqual([r.error.status, r.error.code], [502, 'upstream_answer_too_large']);
+    assert.match(r.error.message, /more than the 1048576 bytes a token answer may have/);
   });
 });

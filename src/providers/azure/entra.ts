@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
+import { AnswerTooLarge, TOKEN_ANSWER_BYTES } from '../../upstream/answer.js';
 import { Cancel } from '../../upstream/cancel.js';
 import { isRedirect, REDIRECT_CODE, send } from '../../upstream/client.js';
 import { UpstreamAddressDenied } from '../../upstream/policy.js';
@@ -124,9 +125,10 @@ async function requestToken(authority: string, c: EntraCredentials): Promise<Res
       timer.cancel,
     );
     status = res.statusCode;
-    text = await res.body.text();
+    text = await res.body.text(TOKEN_ANSWER_BYTES);
   } catch (e) {
     if (e instanceof UpstreamAddressDenied) return { ok: false, error: e };
+    if (e instanceof AnswerTooLarge) return fail(502, `the Entra ID token endpoint answered more than the ${e.limit} bytes a token answer may have`, 'upstream_answer_too_large');
     if (timer.timedOut()) return fail(504, `the Entra ID token endpoint did not answer within ${TOKEN_TIMEOUT_MS} ms`, 'gateway_timeout');
     return fail(502, `could not reach the Entra ID token endpoint: ${(e as { code?: string }).code ?? (e as Error).message}`, 'upstream_unreachable');
   } finally {

@@ -21,6 +21,7 @@ import { createHash, createPrivateKey, createSign, type KeyObject } from 'node:c
 import { LRUCache } from 'lru-cache';
 import { GatewayError, invalid, ok, type Result } from '../../shared/errors.js';
 import { upstreamUrlProblem } from '../../shared/upstream-url.js';
+import { AnswerTooLarge, TOKEN_ANSWER_BYTES } from '../../upstream/answer.js';
 import { Cancel } from '../../upstream/cancel.js';
 import { isRedirect, REDIRECT_CODE, send } from '../../upstream/client.js';
 import { UpstreamAddressDenied } from '../../upstream/policy.js';
@@ -119,9 +120,10 @@ export const exchangeAtTokenUri: Exchange = async (sa) => {
       timer.cancel,
     );
     status = res.statusCode;
-    text = await res.body.text();
+    text = await res.body.text(TOKEN_ANSWER_BYTES);
   } catch (e) {
     if (e instanceof UpstreamAddressDenied) return { ok: false, error: e };
+    if (e instanceof AnswerTooLarge) return { ok: false, error: exchangeFailed(502, `${sa.tokenUri} answered more than the ${e.limit} bytes a token answer may have`, 'token_exchange_failed') };
     const reason = timer.timedOut() ? `no answer within ${EXCHANGE_TIMEOUT_MS} ms` : ((e as { code?: string }).code ?? (e as Error).message);
     return { ok: false, error: exchangeFailed(502, `could not reach ${sa.tokenUri}: ${reason}`, 'token_exchange_failed') };
   } finally {

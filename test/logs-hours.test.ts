@@ -6,16 +6,12 @@
 // counted exactly. Metadata filters with a window read only its days' pairs.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Db, SqlValue } from '../src/store/db.js';
 import type { LogRecord } from '../src/store/log-record.js';
 import { HOUR_MS, hoursHolding, MAX_HOUR_RUNS } from '../src/store/log-rollup.js';
 import { GROUP_COLUMNS, LogRepo, type GroupBy, type LogFilter, type LogScope } from '../src/store/logs.js';
-import { openStore } from '../src/store/open.js';
 import type { Store } from '../src/store/store.js';
-import { engines } from './support/engines.js';
+import { twoStores, type TwoStores } from './support/log-stores.js';
 import { logRecord } from './support/logs.js';
 import { random } from './support/random.js';
 
@@ -52,28 +48,18 @@ function generate(): LogRecord[] {
 }
 
 describe('log reads narrowed to the hours the rollup holds a value in', { timeout: 60_000 }, () => {
-  const [sqlite, postgres] = engines();
   let pg: Store;
   let lite: Store;
-  let dir: string;
+  let stores: TwoStores;
   const logs = generate();
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'switchyard-hours-'));
-    pg = await openStore({ dataDir: dir, databaseUrl: (await postgres!.fresh()).DATABASE_URL });
-    lite = await openStore({ dataDir: (await sqlite!.fresh()).GATEWAY_DATA_DIR!, databaseUrl: undefined });
-    await pg.migrate();
-    await lite.migrate();
+    stores = await twoStores();
+    ({ pg, lite } = stores);
     for (let i = 0; i < logs.length; i += 100) await pg.logs.insert(logs.slice(i, i + 100));
     await lite.logs.insert(logs);
   });
-  after(async () => {
-    await pg.close();
-    await lite.close();
-    await postgres!.cleanup();
-    await sqlite!.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => stores.close());
 
   /** The list and a group on both engines: Postgres (narrowed) must answer as SQLite (every row). */
   async function same(filter: LogFilter, by: GroupBy = 'status_code'): Promise<number> {

@@ -18,7 +18,10 @@
  * machine is shared with throughput benchmarks.
  *
  * Env: ANALYTICS_BENCH_ROWS (default 10000000), ANALYTICS_BENCH_DAYS (30),
- * ANALYTICS_BENCH_ONLY (only the cases whose name holds it), DATABASE_URL_BENCH
+ * ANALYTICS_BENCH_ONLY (only the cases whose name holds it), ANALYTICS_BENCH_KEEP
+ * (a schema name: generated into on the first run and kept, reused as it is by
+ * the next ones, so query changes can be tried without minutes of generation;
+ * drop it by hand when done), DATABASE_URL_BENCH
  * (default postgres://postgres@127.0.0.1:5432/test).
  * The report goes to stdout as Markdown (bench/ANALYTICS.md keeps a run).
  */
@@ -35,6 +38,7 @@ import { Store } from '../src/store/store.js';
 const ROWS = Number(process.env.ANALYTICS_BENCH_ROWS ?? 10_000_000);
 const DAYS = Number(process.env.ANALYTICS_BENCH_DAYS ?? 30);
 const PG_URL = process.env.DATABASE_URL_BENCH ?? 'postgres://postgres@127.0.0.1:5432/test';
+const KEEP = process.env.ANALYTICS_BENCH_KEEP;
 const APP = `sy-analytics-bench-${process.pid}`;
 const TARGET_MS = 1000;
 
@@ -119,8 +123,10 @@ interface Case {
 async function main(): Promise<void> {
   const admin = new pg.Client({ connectionString: PG_URL, application_name: APP });
   await admin.connect();
-  const schema = `sy_bench_${randomBytes(5).toString('hex')}`;
-  await admin.query(`CREATE SCHEMA ${schema}`);
+  if (KEEP !== undefined && !/^[a-z_][a-z0-9_]*$/.test(KEEP)) throw new Error('ANALYTICS_BENCH_KEEP: a lower-case schema name');
+  const schema = KEEP ?? `sy_bench_${randomBytes(5).toString('hex')}`;
+  const reused = KEEP !== undefined && (await admin.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [KEEP])).rowCount === 1;
+  if (!reused) await admin.query(`CREATE SCHEMA ${schema}`);
   const url = new URL(PG_URL);
   url.searchParams.set('options', `-c search_path=${schema}`);
   url.searchParams.set('application_name', APP);
@@ -146,19 +152,22 @@ async function main(): Promise<void> {
     const started = Date.now();
     await store.migrate();
     await renice();
-    const today = dayOf(Date.now());
-    const days = Array.from({ length: DAYS }, (_, i) => today - (DAYS - 1 - i) * DAY_MS);
-    await db.transaction((tx) => createDays(tx, days));
-    const perDay = Math.ceil(ROWS / DAYS);
-    for (const [i, day] of days.entries()) {
-      await db.exec(daySql(day, i * perDay, perDay));
-      process.stderr.write(`day ${i + 1}/${DAYS} written (${Math.round((Date.now() - started) / 1000)} s)\n`);
+    let rolledS = 0;
+    if (!reused) {
+      const today = dayOf(Date.now());
+      const days = Array.from({ length: DAYS }, (_, i) => today - (DAYS - 1 - i) * DAY_MS);
+      await db.transaction((tx) => createDays(tx, days));
+      const perDay = Math.ceil(ROWS / DAYS);
+      for (const [i, day] of days.entries()) {
+        await db.exec(daySql(day, i * perDay, perDay));
+        process.stderr.write(`day ${i + 1}/${DAYS} written (${Math.round((Date.now() - started) / 1000)} s)\n`);
+      }
+      // Migration 22 made the rollup from no rows; the generated ones are rolled up in SQL as it would have (the writer does it per batch).
+      const rolling = Date.now();
+      await rollUpRows(db, 'TRUE');
+      rolledS = Math.round((Date.now() - rolling) / 1000);
+      await db.exec('ANALYZE request_logs; ANALYZE log_metadata; ANALYZE request_log_rollup');
     }
-    // Migration 22 made the rollup from no rows; the generated ones are rolled up in SQL as it would have (the writer does it per batch).
-    const rolling = Date.now();
-    await rollUpRows(db, 'TRUE');
-    const rolledS = Math.round((Date.now() - rolling) / 1000);
-    await db.exec('ANALYZE request_logs; ANALYZE log_metadata; ANALYZE request_log_rollup');
     const total = Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM request_logs'))?.n);
     const metadata = Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM log_metadata'))?.n);
     const size = (await db.get<{ s: string }>("SELECT pg_size_pretty(SUM(pg_total_relation_size(c.oid))) AS s FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'request_logs'::regclass"))?.s;
@@ -238,7 +247,7 @@ async function main(): Promise<void> {
   } finally {
     clearInterval(nicer);
     await store.close();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    if (KEEP === undefined) await admin.query(`DROP SCHEMA ${schema} CASCADE`);
     await admin.end();
   }
 }

@@ -5,16 +5,12 @@
 // the rows; retention removes its old hours.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { deleteLogsBefore } from '../src/logs/retention.js';
 import type { LogRecord } from '../src/store/log-record.js';
 import { bucketOf, BUCKET_NAMES, HOUR_MS, LATENCY_BOUNDS, latencyEstimate, MEASURE_NAMES, rollUpRows } from '../src/store/log-rollup.js';
 import { GROUP_BY, GROUP_COLUMNS, type GroupBy, type GroupPage, type LogFilter, type LogScope } from '../src/store/logs.js';
-import { openStore } from '../src/store/open.js';
 import type { Store } from '../src/store/store.js';
-import { engines } from './support/engines.js';
+import { twoStores, type TwoStores } from './support/log-stores.js';
 import { logRecord } from './support/logs.js';
 import { random } from './support/random.js';
 
@@ -67,10 +63,9 @@ function close(actual: unknown, wanted: unknown, what: string): void {
 }
 
 describe('hourly log rollup (postgres)', { timeout: 60_000 }, () => {
-  const [sqlite, postgres] = engines();
   let pg: Store;
   let lite: Store;
-  let dir: string;
+  let stores: TwoStores;
   const logs = generate();
   /** A log written straight into request_logs, past the writer: only a query reading rows sees it. */
   const bypass = logRecord({
@@ -79,22 +74,13 @@ describe('hourly log rollup (postgres)', { timeout: 60_000 }, () => {
   });
 
   before(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'switchyard-rollup-'));
-    pg = await openStore({ dataDir: dir, databaseUrl: (await postgres!.fresh()).DATABASE_URL });
-    lite = await openStore({ dataDir: (await sqlite!.fresh()).GATEWAY_DATA_DIR!, databaseUrl: undefined });
-    await pg.migrate();
-    await lite.migrate();
+    stores = await twoStores();
+    ({ pg, lite } = stores);
     // Each batch after the first repeats half of the one before (a replay after a partial write): counted once.
     for (let i = 0; i < logs.length; i += 100) await pg.logs.insert(logs.slice(Math.max(0, i - 50), i + 100));
     await lite.logs.insert(logs);
   });
-  after(async () => {
-    await pg.close();
-    await lite.close();
-    await postgres!.cleanup();
-    await sqlite!.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => stores.close());
 
   /** Both engines' answers to one group query: Postgres's must be SQLite's (rows), percentiles as bucket estimates where `rolled` (from the rollup). */
   async function same(by: GroupBy, filter: LogFilter, { scope = ALL, rolled = true, extra = [] as LogRecord[] } = {}): Promise<GroupPage> {

@@ -251,3 +251,74 @@ export async function addToRollup(tx: Db, logs: readonly RolledLog[]): Promise<v
 export function deleteRollupBefore(db: Db, cutoffMs: number): Promise<number> {
   return db.run('DELETE FROM request_log_rollup WHERE hour_ms <= ?', [cutoffMs - HOUR_MS]);
 }
+
+/** A log filter's condition on one rolled-up dimension: the values it accepts, or status classes (4 = 400..499). */
+export interface DimFilter {
+  dim: keyof typeof COLUMN_DIMS;
+  values: readonly string[];
+  classes?: readonly number[];
+}
+
+/** More runs of hours than this and a list or group reads rows unrestricted: a value in that many hours is common enough to be found by walking. */
+export const MAX_HOUR_RUNS = 48;
+
+/**
+ * The runs of hours [fromMs, toMs) that can hold logs matching every one of
+ * `dims` (of `workspaceId` when given, within [fromMs, toMs] when given),
+ * from the rollup: a log is counted in its hour's row of each dimension's
+ * value, in the transaction that stores it, so no matching log lies outside
+ * them (retention aside: its rollup rows go just before its rows).
+ * Consecutive hours are one run. [] when no log can match; null when there
+ * are more than MAX_HOUR_RUNS runs.
+ */
+export async function hoursHolding(
+  db: Db,
+  dims: readonly DimFilter[],
+  workspaceId: string | undefined,
+  fromMs: number | undefined,
+  toMs: number | undefined,
+): Promise<[number, number][] | null> {
+  const where: string[] = [];
+  const params: SqlValue[] = [];
+  const any: string[] = [];
+  for (const d of dims) {
+    const match: string[] = [];
+    if (d.values.length === 0 && (d.classes ?? []).length === 0) throw new Error(`hoursHolding: no value for ${d.dim}`);
+    if (d.values.length > 0) {
+      match.push(`value IN (${d.values.map(() => '?').join(', ')})`);
+      params.push(d.dim, ...d.values);
+    } else params.push(d.dim);
+    // Status values are the integer as text: a class is a range of integers.
+    for (const c of d.classes ?? []) {
+      match.push('CAST(value AS INTEGER) BETWEEN ? AND ?');
+      params.push(c * 100, c * 100 + 99);
+    }
+    any.push(`(dim = ? AND has_value AND (${match.join(' OR ')}))`);
+  }
+  where.push(`(${any.join(' OR ')})`);
+  if (workspaceId !== undefined) {
+    where.push('workspace_id = ?');
+    params.push(workspaceId);
+  }
+  if (fromMs !== undefined) {
+    where.push('hour_ms >= ?');
+    params.push(Math.floor(fromMs / HOUR_MS) * HOUR_MS);
+  }
+  if (toMs !== undefined) {
+    where.push('hour_ms <= ?');
+    params.push(toMs);
+  }
+  // An hour qualifies when every dimension has a matching value in it.
+  const rows = await db.all<{ hour_ms: number | string }>(
+    `SELECT hour_ms FROM request_log_rollup WHERE ${where.join(' AND ')} GROUP BY hour_ms HAVING COUNT(DISTINCT dim) = ? ORDER BY hour_ms`,
+    [...params, new Set(dims.map((d) => d.dim)).size],
+  );
+  const runs: [number, number][] = [];
+  for (const r of rows) {
+    const h = Number(r.hour_ms);
+    const last = runs.at(-1);
+    if (last !== undefined && last[1] === h) last[1] = h + HOUR_MS;
+    else if (runs.push([h, h + HOUR_MS]) > MAX_HOUR_RUNS) return null;
+  }
+  return runs;
+}

@@ -9,7 +9,7 @@
  */
 import type { Db, SqlValue } from './db.js';
 import { dropDaysBefore, prepareDays } from './log-partitions.js';
-import { addToRollup, BUCKET_NAMES, COLUMN_DIMS, BUCKET_SQL, deleteRollupBefore, HOUR_MS, MEASURE_NAMES, percentileOf, RAW_MEASURES, type RolledLog } from './log-rollup.js';
+import { addToRollup, BUCKET_NAMES, COLUMN_DIMS, BUCKET_SQL, deleteRollupBefore, type DimFilter, HOUR_MS, hoursHolding, MEASURE_NAMES, percentileOf, RAW_MEASURES, type RolledLog } from './log-rollup.js';
 import { CHECK_OUTCOMES, type CheckOutcome, type HookStatus, type LogRecord } from './log-record.js';
 import { fromJson, toJson, type Page, type PageRequest } from './page.js';
 
@@ -289,10 +289,19 @@ function checksOf(engine: Db['engine']): string {
   return engine === 'postgres' ? 'jsonb_each_text(request_logs.hook_checks::jsonb) AS c(key, value)' : 'json_each(request_logs.hook_checks) AS c';
 }
 
-/** WHERE clauses (trusted SQL with `?`) and their values for a filter within a scope. */
-function conditions(engine: Db['engine'], filter: LogFilter, scope: LogScope): { where: string[]; params: SqlValue[] } {
+/**
+ * WHERE clauses (trusted SQL with `?`) and their values for a filter within a
+ * scope; `hours`: runs of hours [from, to) the matching logs lie in
+ * (hoursHolding), a narrowing that selects the same rows through the
+ * created_at_ms index and the day partitions.
+ */
+function conditions(engine: Db['engine'], filter: LogFilter, scope: LogScope, hours: readonly (readonly [number, number])[] | null = null): { where: string[]; params: SqlValue[] } {
   const where: string[] = [];
   const params: SqlValue[] = [];
+  if (hours !== null && hours.length > 0) {
+    where.push(`(${hours.map(() => '(created_at_ms >= ? AND created_at_ms < ?)').join(' OR ')})`);
+    params.push(...hours.flat());
+  }
   const visible: string[] = [];
   if (scope.full === 'any') visible.push('1 = 1');
   else if (scope.full.length > 0) {
@@ -316,14 +325,9 @@ function conditions(engine: Db['engine'], filter: LogFilter, scope: LogScope): {
   eq('api_key_id', filter.apiKeyId);
   eq('prompt_id', filter.promptId);
   eq('config_id', filter.configId);
-  if (filter.fromMs !== undefined) {
-    where.push('created_at_ms >= ?');
-    params.push(filter.fromMs);
-  }
-  if (filter.toMs !== undefined) {
-    where.push('created_at_ms <= ?');
-    params.push(filter.toMs);
-  }
+  const window = timeWindow('created_at_ms', filter);
+  where.push(...window.where);
+  params.push(...window.params);
   if (filter.status !== undefined) {
     const any: string[] = [];
     if (filter.status.exact.length > 0) {
@@ -352,15 +356,48 @@ function conditions(engine: Db['engine'], filter: LogFilter, scope: LogScope): {
     for (const [key, value] of filter.metadata) {
       // Qualified: a per-check group joins SQLite's json_each, which has an id of its own.
       // On Postgres the pair's time too, so each matching log is looked up in its own day's partition.
+      // The window on the pairs too (they carry their log's time): only its days' pairs are read.
+      const window = engine === 'postgres' ? timeWindow('m.created_at_ms', filter) : { where: [], params: [] };
       where.push(
         engine === 'postgres'
-          ? '(request_logs.id, request_logs.created_at_ms) IN (SELECT m.log_id, m.created_at_ms FROM log_metadata m WHERE m.key = ? AND m.value = ?)'
+          ? `(request_logs.id, request_logs.created_at_ms) IN (SELECT m.log_id, m.created_at_ms FROM log_metadata m WHERE m.key = ? AND m.value = ?${window.where.map((w) => ` AND ${w}`).join('')})`
           : 'request_logs.id IN (SELECT m.log_id FROM log_metadata m WHERE m.key = ? AND m.value = ?)',
       );
-      params.push(key, value);
+      params.push(key, value, ...window.params);
     }
   }
   return { where, params };
+}
+
+/** The filter's time window on a column of log time (both ends inclusive). */
+function timeWindow(column: string, filter: LogFilter): { where: string[]; params: SqlValue[] } {
+  const where: string[] = [];
+  const params: SqlValue[] = [];
+  if (filter.fromMs !== undefined) {
+    where.push(`${column} >= ?`);
+    params.push(filter.fromMs);
+  }
+  if (filter.toMs !== undefined) {
+    where.push(`${column} <= ?`);
+    params.push(filter.toMs);
+  }
+  return { where, params };
+}
+
+/** The filter's conditions on rolled-up dimensions (hoursHolding narrows a query by them). */
+function dimFilters(filter: LogFilter): DimFilter[] {
+  const dims: DimFilter[] = [];
+  const eq = (dim: DimFilter['dim'], value: string | undefined): void => {
+    if (value !== undefined) dims.push({ dim, values: [value] });
+  };
+  eq('ai_service', filter.provider);
+  eq('model', filter.model);
+  eq('config', filter.configId);
+  eq('prompt', filter.promptId);
+  if (filter.status !== undefined && filter.status.exact.length + filter.status.classes.length > 0) {
+    dims.push({ dim: 'status_code', values: filter.status.exact.map(String), classes: filter.status.classes });
+  }
+  return dims;
 }
 
 /** The rows a group query reads: the logs, or for guardrail_check a row per check each ran. */
@@ -472,7 +509,9 @@ export class LogRepo {
 
   /** Newest first (ids are time-ordered), `after` the last id of the previous page. */
   async list(filter: LogFilter, scope: LogScope, page: PageRequest): Promise<Page<LogSummary>> {
-    const { where, params } = conditions(this.reader.engine, filter, scope);
+    const hours = await this.hours(filter);
+    if (hours !== null && hours.length === 0) return { data: [], hasMore: false };
+    const { where, params } = conditions(this.reader.engine, filter, scope, hours);
     if (page.after !== undefined) {
       where.push('id < ?');
       params.push(page.after);
@@ -481,6 +520,16 @@ export class LogRepo {
     const hasMore = rows.length > page.limit;
     if (hasMore) rows.pop();
     return { data: rows.map((r) => hidden(scope, toSummary(r))), hasMore };
+  }
+
+  /**
+   * On Postgres, the runs of hours that can hold the logs of a filter on
+   * rolled-up columns (hoursHolding): [] when none can, null when there is no
+   * such filter or the runs are too many to narrow a query by.
+   */
+  private hours(filter: LogFilter): Promise<[number, number][] | null> {
+    const dims = this.reader.engine === 'postgres' ? dimFilters(filter) : [];
+    return dims.length === 0 ? Promise.resolve(null) : hoursHolding(this.reader, dims, filter.workspaceId, filter.fromMs, filter.toMs);
   }
 
   /**
@@ -498,7 +547,9 @@ export class LogRepo {
   ): Promise<GroupPage> {
     const perCheck = groupBy === 'guardrail_check';
     const window = this.reader.engine === 'postgres' ? rollupWindow(filter, scope) : null;
-    const { sql, params } = window === null ? this.rawGroups(groupBy, columns, filter, scope) : this.rolledGroups(groupBy, columns, filter, scope, window);
+    const hours = window === null ? await this.hours(filter) : null;
+    if (hours !== null && hours.length === 0) return { data: [], hasMore: false, total: 0 };
+    const { sql, params } = window === null ? this.rawGroups(groupBy, columns, filter, scope, hours) : this.rolledGroups(groupBy, columns, filter, scope, window);
     const outer: SqlValue[] = [...params];
     let cursor = '';
     if (page.after !== undefined) {
@@ -535,10 +586,16 @@ export class LogRepo {
   }
 
   /** The groups (k, requests, the columns, per-check outcomes) from every log row the filter selects. */
-  private rawGroups(groupBy: GroupBy, columns: readonly GroupColumn[], filter: LogFilter, scope: LogScope): { sql: string; params: SqlValue[] } {
+  private rawGroups(
+    groupBy: GroupBy,
+    columns: readonly GroupColumn[],
+    filter: LogFilter,
+    scope: LogScope,
+    hours: readonly (readonly [number, number])[] | null,
+  ): { sql: string; params: SqlValue[] } {
     const key = GROUP_BY[groupBy];
     const perCheck = groupBy === 'guardrail_check';
-    const { where, params } = conditions(this.reader.engine, filter, scope);
+    const { where, params } = conditions(this.reader.engine, filter, scope, hours);
     if (perCheck) where.push('request_logs.hook_checks IS NOT NULL');
     const ranked = columns.some((c) => Object.hasOwn(PERCENTILES, c));
     const window = ranked ? `, ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n` : '';

@@ -191,7 +191,9 @@ async function stopGateways(runs: GatewayRun[], results: TargetResult[]): Promis
 }
 
 function printProfile(who: string, dir: string, top: number, requests: number | undefined): void {
-  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
+  // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the request thread (worker threads, such as
+  // the log writer, write profiles of their own).
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => /\.\d+\.0\.\d+\.cpuprofile$/.test(f)) : [];
   const file = files.sort().at(-1);
   if (!file) {
     log(`no .cpuprofile in ${dir}: the ${who} did not exit normally`);

@@ -69,12 +69,11 @@ for (const engine of engines()) {
       const writers = (): number => readdirSync('/proc/self/task').filter((t) => named(t) === 'sy-log-writer').length;
       const writer = new LogWriter({ idleMs: 300, dataDir: dir, databaseUrl: env.DATABASE_URL, onError: (_err, message) => errors.push(message), onUsage: () => {} });
       for (let i = 0; i < 10; i++) writer.write(logEntry({ traceId: `before-${i}` }));
-      await until('the first thread up', () => writers() === 1);
       await until('the first entries written', async () => (await count()) === 10);
       await until('the idle thread closed', () => writers() === 0);
       assert.equal(writer.stats().flushed, 10, 'its counters kept');
       for (let i = 0; i < 5; i++) writer.write(logEntry({ traceId: `after-${i}` }));
-      await until('a thread for the new entries', () => writers() === 1);
+      // Written: a thread was started for them (one that comes and goes between two polls is not looked for).
       await until('the new entries written', async () => (await count()) === 15);
       // Entries that arrive while a thread closes wait for the next one.
       await until('closed again', () => writers() === 0);

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, afterEach, beforeEach, describe, it, mock } from 'node:test';
-import type { Worker } from 'node:worker_threads';
-import { LogWriter } from '../src/logs/writer.js';
+import { Worker } from 'node:worker_threads';
+import { closeWorker, LogWriter } from '../src/logs/writer.js';
 import { openStore } from '../src/store/open.js';
 import type { Store } from '../src/store/store.js';
 import { engines } from './support/engines.js';
@@ -22,6 +22,18 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 10
     await sleep(20);
   }
 }
+
+describe('closing a writer thread', () => {
+  it('terminates a thread that never answers the close (its timeout and a grace), so neither close() nor a retired thread waits forever', async () => {
+    // A thread that ignores every message, as one stuck in a write would.
+    const w = new Worker('setInterval(() => {}, 1000);', { eval: true });
+    await new Promise((r) => w.once('online', r));
+    const started = Date.now();
+    await closeWorker(w, 50);
+    const took = Date.now() - started;
+    assert.ok(took >= 5000 && took < 15_000, `closed after ${took} ms`);
+  });
+});
 
 for (const engine of engines()) {
   describe(`log writer thread on ${engine.name}`, { timeout: 60_000 }, () => {

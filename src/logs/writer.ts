@@ -90,6 +90,8 @@ export const SEND_EVERY = 256;
 export const SEND_AFTER_MS = 10;
 /** Or once its bodies weigh this much: large bodies leave the request thread's memory at once. */
 const SEND_BYTES = 1024 * 1024;
+/** How long a closing thread may take to write what it holds (or spill it) before close() resolves. */
+const CLOSE_TIMEOUT_MS = 10_000;
 /** A thread given nothing for this long is closed (its start, on the next entry, takes some 50 ms off the request path). */
 export const IDLE_MS = 60_000;
 
@@ -171,7 +173,7 @@ export class LogWriter implements LogSink {
   }
 
   /** Sends what is gathered, and resolves once the thread has written everything (or spilled it, after timeoutMs). */
-  close(timeoutMs = 10_000): Promise<void> {
+  close(timeoutMs = CLOSE_TIMEOUT_MS): Promise<void> {
     this.closing ??= this.closeThread(timeoutMs);
     return this.closing;
   }
@@ -180,27 +182,16 @@ export class LogWriter implements LogSink {
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     if (this.retiring !== null) await this.retiring;
     // Closed for want of work: entries that came since get a thread to write them.
-    if (this.idle && this.batch.count > 0) {
-      this.idle = false;
-      this.spawn();
+    if (this.idle && this.batch.count > 0) this.wake();
+    this.send();
+    this.shedding.end();
+    const w = this.worker;
+    if (w === null) {
+      if (this.batch.count > 0) this.drop(this.batch.take().count, 'request logs waiting for a new log writer thread at close; dropped');
+      return;
     }
-    return new Promise<void>((resolve) => {
-      this.send();
-      this.shedding.end();
-      const w = this.worker;
-      if (w === null) {
-        if (this.batch.count > 0) this.drop(this.batch.take().count, 'request logs waiting for a new log writer thread at close; dropped');
-        return resolve();
-      }
-      w.ref();
-      w.once('exit', () => resolve());
-      w.on('message', (m: FromWriter) => {
-        if (m.type === 'closed') void w.terminate();
-      });
-      w.postMessage({ type: 'close', timeoutMs } satisfies ToWriter);
-      // The thread closes its queue within timeoutMs; past that, it is stuck.
-      setTimeout(() => void w.terminate(), timeoutMs + 5000).unref();
-    });
+    w.ref();
+    await closeWorker(w, timeoutMs);
   }
 
   private readonly send = (): void => {
@@ -219,7 +210,7 @@ export class LogWriter implements LogSink {
 
   /** Starts a thread for entries that arrived after the last one was closed for want of work. */
   private wake(): void {
-    if (this.retiring !== null || this.closing !== null) return; // its exit, or close(), starts one
+    if (this.retiring !== null) return; // its exit starts one
     this.idle = false;
     this.spawn();
   }
@@ -227,25 +218,18 @@ export class LogWriter implements LogSink {
   /** Closes the thread if it has nothing to do; else looks again after another idleMs. */
   private readonly retire = (): void => {
     const w = this.worker;
-    const s = this.stats();
     if (w === null || this.closing !== null || this.retiring !== null) return;
+    const s = this.stats();
     if (s.depth > 0 || s.bytes > 0 || s.storeDown) {
       this.idleTimer?.refresh();
       return;
     }
     this.worker = null;
     this.idle = true;
-    this.retiring = new Promise<void>((resolve) => {
-      w.on('message', (m: FromWriter) => {
-        if (m.type === 'closed') void w.terminate();
-      });
-      w.once('exit', () => {
-        this.keepCounts();
-        this.retiring = null;
-        resolve();
-        if (this.batch.count > 0 && this.closing === null) this.wake();
-      });
-      w.postMessage({ type: 'close', timeoutMs: 10_000 } satisfies ToWriter);
+    this.retiring = closeWorker(w, CLOSE_TIMEOUT_MS).then(() => {
+      this.keepCounts();
+      this.retiring = null;
+      if (this.batch.count > 0 && this.closing === null) this.wake();
     });
   };
 
@@ -313,4 +297,22 @@ export class LogWriter implements LogSink {
     this.past.dropped += n;
     this.o.onError(null, message);
   }
+}
+
+/**
+ * Asks `w` to write what it holds and close; resolves once it has exited. The thread closes its queue
+ * within timeoutMs (spilling what the store did not take); past that and a grace, it is stuck and terminated.
+ */
+export function closeWorker(w: Worker, timeoutMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stuck = setTimeout(() => void w.terminate(), timeoutMs + 5000).unref();
+    w.once('exit', () => {
+      clearTimeout(stuck);
+      resolve();
+    });
+    w.on('message', (m: FromWriter) => {
+      if (m.type === 'closed') void w.terminate();
+    });
+    w.postMessage({ type: 'close', timeoutMs } satisfies ToWriter);
+  });
 }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { LogIntake, WARN_EVERY } from '../src/cluster/log-intake.js';
 import { EntryBatch, type PackedBatch } from '../src/logs/entry.js';
 import type { LogQueueStats } from '../src/logs/queue.js';
+import { SEND_EVERY } from '../src/logs/writer.js';
 import { logEntry } from './support/logs.js';
 
 function writer(throws = false): { written: PackedBatch[]; writeBatch(b: PackedBatch): void; stats(): LogQueueStats } {
@@ -48,6 +49,11 @@ describe('LogIntake', () => {
     assert.match(warnings[0]!, /not a packed batch of entries\): 3 entries dropped/);
     for (let i = 3; i < WARN_EVERY + 1; i++) intake.take({ sy: 'garbage' });
     assert.equal(warnings.length, 2);
+    // A count no worker sends (more than SEND_EVERY) is not believed: one entry lost, not a billion.
+    const before = intake.stats().dropped;
+    intake.take({ sy: 'garbage', count: 1e9 });
+    intake.take({ sy: 'garbage', count: SEND_EVERY + 1 });
+    assert.equal(intake.stats().dropped, before + 2);
   });
 
   it('a batch the writer throws on is dropped, not thrown', () => {

@@ -38,8 +38,8 @@ export class MetricsGatherer {
   /** One entry per worker asked, each gone within GATHER_TIMEOUT_MS. */
   private readonly waiting = new Map<number, (series: unknown) => void>();
   private current: Promise<Scrape> | null = null;
-  /** Each live worker's counters and histograms as it last answered: one entry per worker, gone at retire. */
-  private readonly last = new Map<Worker, object[]>();
+  /** Each live worker's series as it last answered: one entry per worker, gone at retire (which keeps its counts). */
+  private readonly last = new Map<Worker, unknown[]>();
   private readonly retired = new WeakSet<Worker>();
   /** Dead workers' last counters and histograms, summed into one set of series. */
   private baseline: Promise<object[]> = Promise.resolve([]);
@@ -60,7 +60,8 @@ export class MetricsGatherer {
   /** A worker exited: its last counts stay in every later sum. */
   retire(w: Worker): void {
     this.retired.add(w);
-    const last = this.last.get(w);
+    // Filtered here, once a worker, rather than on every scrape of every worker.
+    const last = this.last.get(w)?.filter(isCount);
     this.last.delete(w);
     if (last === undefined) return;
     // Series that cannot be summed (a worker of another build) leave the baseline as it was, not every later scrape failing.
@@ -97,7 +98,7 @@ export class MetricsGatherer {
         clearTimeout(timer);
         this.waiting.delete(id);
         if (!Array.isArray(series)) return resolve(null);
-        if (!this.retired.has(w)) this.last.set(w, series.filter(isCount));
+        if (!this.retired.has(w)) this.last.set(w, series);
         resolve(series as object[]);
       });
       w.send({ sy: 'gather', id } satisfies ToWorker);

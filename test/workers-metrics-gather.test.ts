@@ -77,6 +77,21 @@ describe('MetricsGatherer, a worker that dies', () => {
   });
 });
 
+describe('MetricsGatherer, a counter not summed across workers', () => {
+  it('goes with its worker, as a gauge does: the baseline keeps only what is summed', async () => {
+    const g = new MetricsGatherer();
+    const registry = new Registry();
+    new Counter({ name: 'x_peak_total', help: 'x', aggregator: 'max', registers: [registry] }).inc(5);
+    const w = {
+      isConnected: () => true,
+      send: (m: { id: number }) => (void registry.getMetricsAsJSON().then((series) => g.answered(m.id, series)), true),
+    } as unknown as Worker;
+    assert.match((await g.scrape([w])).text, /^x_peak_total 5$/m);
+    g.retire(w);
+    assert.doesNotMatch((await g.scrape([])).text, /^x_peak_total/m);
+  });
+});
+
 describe('MetricsGatherer, a malformed answer', () => {
   it('is no baseline: later scrapes still sum', async () => {
     const g = new MetricsGatherer();

@@ -44,7 +44,11 @@ export function bucketOf(ms: number): number {
 
 /** What a percentile whose exact value is `ms` is answered with from the rollup, in a group whose longest latency is `max`. */
 export function latencyEstimate(ms: number, max: number): number {
-  const b = bucketOf(ms);
+  return upperBound(bucketOf(ms), max);
+}
+
+/** Bucket b's upper bound capped by the longest latency `max` (the last bucket has no bound of its own). */
+function upperBound(b: number, max: number): number {
   return b < LATENCY_BOUNDS.length ? Math.min(LATENCY_BOUNDS[b]!, max) : max;
 }
 
@@ -55,7 +59,7 @@ export function percentileOf(counts: readonly number[], n: number, p: number, ma
   let seen = 0;
   for (let b = 0; b < counts.length; b++) {
     seen += counts[b]!;
-    if (seen >= rank) return b < LATENCY_BOUNDS.length ? Math.min(LATENCY_BOUNDS[b]!, max) : max;
+    if (seen >= rank) return upperBound(b, max);
   }
   return max;
 }

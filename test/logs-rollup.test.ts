@@ -121,7 +121,12 @@ describe('hourly log rollup (postgres)', { timeout: 60_000 }, () => {
     assert.equal(requests, logs.length);
     const checks = Number((await pg.db.get<{ n: number }>(`SELECT SUM(requests) AS n FROM request_log_rollup WHERE dim = 'guardrail_check'`))!.n);
     assert.equal(checks, logs.reduce((n, r) => n + Object.keys(r.hooks?.checks ?? {}).length, 0));
-    assert.ok(MEASURE_NAMES.includes(BUCKET_NAMES.at(-1)!));
+    // The histogram: every log in one bucket, those past the last bound (over 2^20 ms) in the last one.
+    const sumOf = async (column: string): Promise<number> => Number((await pg.db.get<{ n: number }>(`SELECT SUM(${column}) AS n FROM request_log_rollup WHERE dim = 'model'`))!.n);
+    assert.equal(await sumOf(BUCKET_NAMES.join(' + ')), logs.length);
+    const over = logs.filter((r) => r.latencyMs > LATENCY_BOUNDS.at(-1)!).length;
+    assert.ok(over > 0 && MEASURE_NAMES.includes(BUCKET_NAMES.at(-1)!));
+    assert.equal(await sumOf(BUCKET_NAMES.at(-1)!), over);
   });
 
   it('groups from the rollup as from the rows: whole hours, edges of partial hours, a workspace, a list of workspaces', async () => {

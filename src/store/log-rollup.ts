@@ -44,7 +44,11 @@ export function bucketOf(ms: number): number {
 
 /** What a percentile whose exact value is `ms` is answered with from the rollup, in a group whose longest latency is `max`. */
 export function latencyEstimate(ms: number, max: number): number {
-  const b = bucketOf(ms);
+  return upperBound(bucketOf(ms), max);
+}
+
+/** Bucket b's upper bound capped by the longest latency `max` (the last bucket has no bound of its own). */
+function upperBound(b: number, max: number): number {
   return b < LATENCY_BOUNDS.length ? Math.min(LATENCY_BOUNDS[b]!, max) : max;
 }
 
@@ -55,7 +59,7 @@ export function percentileOf(counts: readonly number[], n: number, p: number, ma
   let seen = 0;
   for (let b = 0; b < counts.length; b++) {
     seen += counts[b]!;
-    if (seen >= rank) return b < LATENCY_BOUNDS.length ? Math.min(LATENCY_BOUNDS[b]!, max) : max;
+    if (seen >= rank) return upperBound(b, max);
   }
   return max;
 }
@@ -238,14 +242,15 @@ export async function addToRollup(tx: Db, logs: readonly RolledLog[]): Promise<v
   }
   if (rows.size === 0) return;
   const sorted = [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => [...r.key, ...r.sums]);
-  const columns = [...KEY, ...MEASURE_NAMES];
-  // One JSON parameter of row arrays, as Db.insertMany sends them (WITH ORDINALITY keeps the key order for the locks).
-  await tx.run(
-    upsert(`SELECT ${columns.map((c, i) => `CAST(e.v->>${i} AS ${c === 'has_value' ? 'BOOLEAN' : c === 'dim' || c === 'workspace_id' || c === 'value' ? 'TEXT' : (MEASURES.find((m) => m.name === c)?.type ?? 'BIGINT')})`).join(', ')}
-      FROM json_array_elements(CAST(? AS json)) WITH ORDINALITY AS e(v, i) ORDER BY e.i`),
-    [pgJson(sorted)],
-  );
+  await tx.run(ADD_SQL, [pgJson(sorted)]);
 }
+
+/** The KEY columns' types; the measures' are their own. */
+const KEY_TYPES: Record<(typeof KEY)[number], string> = { dim: 'TEXT', hour_ms: 'BIGINT', workspace_id: 'TEXT', has_value: 'BOOLEAN', value: 'TEXT' };
+
+/** addToRollup's statement, the same for every batch: one JSON parameter of row arrays, as Db.insertMany sends them (WITH ORDINALITY keeps the key order for the locks). */
+const ADD_SQL = upsert(`SELECT ${[...KEY.map((k) => KEY_TYPES[k]), ...MEASURES.map((m) => m.type)].map((type, i) => `CAST(e.v->>${i} AS ${type})`).join(', ')}
+      FROM json_array_elements(CAST(? AS json)) WITH ORDINALITY AS e(v, i) ORDER BY e.i`);
 
 /** Deletes the rollup rows of hours wholly before cutoffMs; resolves to how many. */
 export function deleteRollupBefore(db: Db, cutoffMs: number): Promise<number> {

@@ -629,14 +629,14 @@ export class LogRepo {
     const value = 'CASE WHEN has_value THEN value END';
     const parts = [`SELECT ${groupBy === 'status_code' ? `CAST(${value} AS INTEGER)` : value} AS k, ${MEASURE_NAMES.join(', ')} FROM request_log_rollup WHERE ${rolled.where.join(' AND ')}`];
     const params = rolled.params;
-    const edges: string[] = [];
-    if (filter.fromMs !== undefined && hours.fromMs !== undefined && filter.fromMs < hours.fromMs) edges.push('created_at_ms < ?');
-    if (filter.toMs !== undefined && hours.toMs !== undefined && hours.toMs <= filter.toMs) edges.push('created_at_ms >= ?');
+    // The partial hours at the window's ends, each a condition with its value.
+    const edges: [string, number][] = [];
+    if (filter.fromMs !== undefined && hours.fromMs !== undefined && filter.fromMs < hours.fromMs) edges.push(['created_at_ms < ?', hours.fromMs]);
+    if (filter.toMs !== undefined && hours.toMs !== undefined && hours.toMs <= filter.toMs) edges.push(['created_at_ms >= ?', hours.toMs]);
     if (edges.length > 0) {
       const raw = conditions(this.reader.engine, filter, scope);
-      raw.where.push(`(${edges.join(' OR ')})`);
-      if (edges[0] === 'created_at_ms < ?') raw.params.push(hours.fromMs!);
-      if (edges.at(-1) === 'created_at_ms >= ?') raw.params.push(hours.toMs!);
+      raw.where.push(`(${edges.map(([sql]) => sql).join(' OR ')})`);
+      raw.params.push(...edges.map(([, ms]) => ms));
       if (perCheck) raw.where.push('request_logs.hook_checks IS NOT NULL');
       parts.push(`SELECT k, ${RAW_MEASURES} FROM (
           SELECT ${GROUP_BY[groupBy]} AS k, request_logs.*, ${perCheck ? 'c.value' : 'CAST(NULL AS TEXT)'} AS outcome, ${BUCKET_SQL} AS bucket

@@ -293,10 +293,11 @@ export async function hoursHolding(
       match.push(`value IN (${d.values.map(() => '?').join(', ')})`);
       params.push(d.dim, ...d.values);
     } else params.push(d.dim);
-    // Status values are the integer as text: a class is a range of integers.
+    // Status values are the three-digit code as text: a class is its first digit. (Not a cast to integer: Postgres may
+    // evaluate it on another dimension's row of the same OR, and a model name does not cast.)
     for (const c of d.classes ?? []) {
-      match.push('CAST(value AS INTEGER) BETWEEN ? AND ?');
-      params.push(c * 100, c * 100 + 99);
+      match.push('value LIKE ?');
+      params.push(`${c}__`);
     }
     any.push(`(dim = ? AND has_value AND (${match.join(' OR ')}))`);
   }

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createVerify, generateKeyPairSync } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { endlessAnswer } from '../../../test/support/http.js';
 import { GatewayError, ok } from '../../shared/errors.js';
 import { exchangeAtTokenUri, MAX_CACHED, REFRESH_MARGIN_MS, serviceAccount, signedAssertion, TokenCache, type Exchange, type ServiceAccount } from './auth.js';
 
@@ -119,18 +120,10 @@ describe('signed assertion', () => {
 describe('token exchange', () => {
   it('an answer past the token answer bound is refused (502 naming the bound), not read to its end', { timeout: 10_000 }, async () => {
     // A token_uri that never ends its answer: read whole, it would fill the gateway's memory.
-    let written = 0;
+    let written = (): number => 0;
     const server = createServer((req, res) => {
       req.resume();
-      res.writeHead(200, { 'content-type': 'application/json' });
-      const chunk = Buffer.alloc(64 * 1024, 32);
-      const pump = (): void => {
-        while (!res.destroyed) {
-          written += chunk.length;
-          if (!res.write(chunk)) return void res.once('drain', pump);
-        }
-      };
-      pump();
+      written = endlessAnswer(res);
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
@@ -141,7 +134,7 @@ describe('token exchange', () => {
       assert.ok(!r.ok);
       assert.deepEqual([r.error.status, r.error.code], [502, 'token_exchange_failed']);
       assert.match(r.error.message, /answered more than the 1048576 bytes a token answer may have/);
-      assert.ok(written < 16 * 1024 * 1024, `token_uri wrote ${written} bytes`);
+      assert.ok(written() < 16 * 1024 * 1024, `token_uri wrote ${written()} bytes`);
     } finally {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { endlessAnswer } from '../../test/support/http.js';
 import { AnswerTooLarge, WHOLE_ANSWER_BYTES } from './answer.js';
 import { Cancel } from './cancel.js';
 import { send } from './client.js';
@@ -171,23 +172,14 @@ describe('upstream answers: read whole or streamed', () => {
     assert.equal(await (await get('/at-limit')).body.text(LIMIT), exact.toString('utf8'));
 
     // An answer that never ends: read unbounded it would fill the memory; its server writes as the reader reads.
-    let written = 0;
+    let written = (): number => 0;
     let socketClosed = false;
     routes.set('/endless-bytes', (req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
       req.socket.once('close', () => (socketClosed = true));
-      const chunk = Buffer.alloc(64 * 1024, 97);
-      const pump = (): void => {
-        while (!res.destroyed) {
-          written += chunk.length;
-          if (!res.write(chunk)) return void res.once('drain', pump);
-        }
-      };
-      pump();
+      written = endlessAnswer(res, 'application/json', 97);
     });
     for (const read of [(r: Awaited<ReturnType<typeof get>>) => r.body.bytes(LIMIT), (r: Awaited<ReturnType<typeof get>>) => r.body.text(LIMIT)]) {
       socketClosed = false;
-      written = 0;
       const r = await get('/endless-bytes');
       await assert.rejects(read(r), (e: unknown) => {
         assert.ok(e instanceof AnswerTooLarge);
@@ -199,7 +191,7 @@ describe('upstream answers: read whole or streamed', () => {
       for (let i = 0; i < 100 && !socketClosed; i++) await new Promise((resolve) => setTimeout(resolve, 10));
       assert.equal(socketClosed, true, 'the call was aborted: its connection closed');
       // Only what the socket buffers held past the limit was sent, not the endless rest.
-      assert.ok(written < 16 * 1024 * 1024, `server wrote ${written} bytes`);
+      assert.ok(written() < 16 * 1024 * 1024, `server wrote ${written()} bytes`);
     }
   });
 

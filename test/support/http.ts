@@ -1,5 +1,6 @@
 /** Small helpers shared by the black-box HTTP tests. */
 import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -90,4 +91,22 @@ export async function until(what: string, cond: () => boolean | Promise<boolean>
     if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
     await sleep(10);
   }
+}
+
+/**
+ * Writes an answer that never ends, as fast as the reader reads it, until the connection closes (a provider or token
+ * endpoint that would fill the gateway's memory if read whole). Returns the bytes written so far.
+ */
+export function endlessAnswer(res: ServerResponse, contentType = 'application/json', fill = 32): () => number {
+  let written = 0;
+  res.writeHead(200, { 'content-type': contentType });
+  const chunk = Buffer.alloc(64 * 1024, fill);
+  const pump = (): void => {
+    while (!res.destroyed) {
+      written += chunk.length;
+      if (!res.write(chunk)) return void res.once('drain', pump);
+    }
+  };
+  pump();
+  return () => written;
 }

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { endlessAnswer } from '../../../test/support/http.js';
 import { authorityHost, DEFAULT_AUTHORITY, entraToken, MAX_CACHED } from './entra.js';
 
 describe('authorityHost', () => {
@@ -28,12 +29,7 @@ describe('entraToken cache', () => {
         exchanges++;
         // A token endpoint that never ends its answer: read whole, it would fill the gateway's memory.
         if (form.includes('client_id=endless')) {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          const chunk = Buffer.alloc(64 * 1024, 32);
-          const pump = (): void => {
-            while (!res.destroyed) if (!res.write(chunk)) return void res.once('drain', pump);
-          };
-          return pump();
+          return void endlessAnswer(res);
         }
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token_type: 'Bearer', expires_in: 3600, access_token: `token-${exchanges}` }));
       });

@@ -14,7 +14,10 @@ import { lazy } from '../../shared/memo.js';
  * The signer's libraries, imported on the first Bedrock call: a gateway that
  * never calls Bedrock does not carry them (about 1.7 MiB of heap at idle).
  */
-const smithy = lazy(() => Promise.all([import('@smithy/hash-node'), import('@smithy/signature-v4')]));
+const smithy = lazy(async () => {
+  const [{ Hash }, { SignatureV4 }] = await Promise.all([import('@smithy/hash-node'), import('@smithy/signature-v4')]);
+  return { SignatureV4, sha256: Hash.bind(null, 'sha256') };
+});
 
 export const SIGNING_NAME = 'bedrock';
 
@@ -36,8 +39,8 @@ export interface SignInput {
 
 /** The headers to send: the given ones plus host, x-amz-date, x-amz-content-sha256, x-amz-security-token and authorization. */
 export async function signRequest(input: SignInput): Promise<Record<string, string>> {
-  const [{ Hash }, { SignatureV4 }] = await smithy();
-  const signer = new SignatureV4({ service: SIGNING_NAME, region: input.region, credentials: input.credentials, sha256: Hash.bind(null, 'sha256') });
+  const { SignatureV4, sha256 } = await smithy();
+  const signer = new SignatureV4({ service: SIGNING_NAME, region: input.region, credentials: input.credentials, sha256 });
   const { url } = input;
   const query: Record<string, string | string[]> = {};
   for (const [k, v] of url.searchParams) {

@@ -2,8 +2,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createVerify, generateKeyPairSync } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { endlessAnswer } from '../../../test/support/http.js';
 import { GatewayError, ok } from '../../shared/errors.js';
-import { MAX_CACHED, REFRESH_MARGIN_MS, serviceAccount, signedAssertion, TokenCache, type Exchange, type ServiceAccount } from './auth.js';
+import { exchangeAtTokenUri, MAX_CACHED, REFRESH_MARGIN_MS, serviceAccount, signedAssertion, TokenCache, type Exchange, type ServiceAccount } from './auth.js';
 
 const keys = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const PEM = keys.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
@@ -110,6 +113,31 @@ describe('signed assertion', () => {
       const r = serviceAccount({ client_email: 'x@y', private_key: PEM, token_uri: uri });
       assert.ok(!r.ok, uri);
       assert.equal(r.error.param, 'cloud2_service_account_json.token_uri');
+    }
+  });
+});
+
+describe('token exchange', () => {
+  it('an answer past the token answer bound is refused (502 naming the bound), not read to its end', { timeout: 10_000 }, async () => {
+    // A token_uri that never ends its answer: read whole, it would fill the gateway's memory.
+    let written = (): number => 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      written = endlessAnswer(res);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const uri = `http://127.0.0.1:${(server.address() as AddressInfo).port}/token`;
+      const sa = serviceAccount({ client_email: 'endless@p.iam.gserviceaccount.com', private_key: PEM, token_uri: uri });
+      assert.ok(sa.ok);
+      const r = await exchangeAtTokenUri(sa.value);
+      assert.ok(!r.ok);
+      assert.deepEqual([r.error.status, r.error.code], [502, 'token_exchange_failed']);
+      assert.match(r.error.message, /answered more than the 1048576 bytes a token answer may have/);
+      assert.ok(written() < 16 * 1024 * 1024, `token_uri wrote ${written()} bytes`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
     }
   });
 });

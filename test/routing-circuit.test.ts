@@ -248,8 +248,19 @@ describe('circuit breaker', () => {
     // 500 ms once), and the probe's answer outlasts them.
     A.enqueue(CHAT, answer(A, { delayMs: 1500 }));
     gw.clock.advance(COOLDOWN);
-    const probe = chat(gw, config);
-    await until('the probe to reach A', () => A.requests.length >= 1);
+    // The balancer gives B the probe's turn 1 time in 101; A's circuit then stays half-open, so the next request probes.
+    let probe = chat(gw, config);
+    let answered = false;
+    const watch = (p: Promise<unknown>): void => void p.finally(() => (answered = true)).catch(() => {});
+    watch(probe);
+    await until('the probe to reach A', () => {
+      if (A.requests.length >= 1) return true;
+      if (answered) {
+        answered = false;
+        watch((probe = chat(gw, config)));
+      }
+      return false;
+    });
     const others = await Promise.all(Array.from({ length: 5 }, () => chat(gw, config)));
     for (const r of others) assertRouted(r, { status: 200, index: 'config.targets[1]', by: 'B' });
     assertRouted(await probe, { status: 200, index: 'config.targets[0]', by: 'A' });

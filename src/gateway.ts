@@ -47,6 +47,7 @@ import { SavedPrompts } from './pipeline/saved-prompts.js';
 import { savedGuardrails } from './pipeline/saved-guardrails.js';
 import type { Settings } from './settings.js';
 import { VERSION } from './shared/version.js';
+import { closeInTurn } from './shared/close.js';
 import type { RedisStatus, SharedRedis } from './state/redis.js';
 import { openStore } from './store/open.js';
 import { openSecrets } from './store/key-setup.js';
@@ -276,11 +277,8 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
       server.listen(settings.port, settings.host, () => resolve());
     });
   } catch (e) {
-    await logs.retention?.stop();
-    await logWriter?.close();
-    await tracer.close().catch(() => {});
-    await shared.redis?.close();
-    await store.close().catch(() => {});
+    // The listen's failure is what is said; a close that fails too is not.
+    await closeInTurn([() => logs.retention?.stop(), () => logWriter?.close(), () => tracer.close(), () => shared.redis?.close(), () => store.close()]).catch(() => {});
     throw e;
   }
   const { port } = server.address() as AddressInfo;
@@ -296,23 +294,25 @@ export async function startGateway(settings: Settings, opts: GatewayOptions = {}
     url,
     store,
     rotateDueKeys: () => sweep.run(),
-    async close() {
-      // First: the lines in flight finish through the pipeline and are recorded, the leases go back.
-      await engine.close();
-      await drain(settings.shutdownGraceMs);
-      // After the drain and the engine: no batch call uses its S3 clients any more.
-      bedrock.close();
-      await sweep.stop();
-      await closeUpstreams().catch(() => {});
-      // After the drain, so every request's span has ended; spans still buffered are exported now.
-      await tracer.close().catch((err: unknown) => logger.warn({ err }, 'could not export trace spans'));
-      // After the drain: answers finishing during it still charge their usage and are logged.
-      await logs.retention?.stop();
-      await logWriter?.close();
-      await shared.counter.close();
-      await shared.redis?.close();
-      await store.close();
-    },
+    // Each step runs even when one before it failed: a writer that cannot flush still leaves Redis and the store closed.
+    close: () =>
+      closeInTurn([
+        // First: the lines in flight finish through the pipeline and are recorded, the leases go back.
+        () => engine.close(),
+        () => drain(settings.shutdownGraceMs),
+        // After the drain and the engine: no batch call uses its S3 clients any more.
+        () => bedrock.close(),
+        () => sweep.stop(),
+        () => closeUpstreams().catch(() => {}),
+        // After the drain, so every request's span has ended; spans still buffered are exported now.
+        () => tracer.close().catch((err: unknown) => logger.warn({ err }, 'could not export trace spans')),
+        // After the drain: answers finishing during it still charge their usage and are logged.
+        () => logs.retention?.stop(),
+        () => logWriter?.close(),
+        () => shared.counter.close(),
+        () => shared.redis?.close(),
+        () => store.close(),
+      ]),
   };
 }
 

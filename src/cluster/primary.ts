@@ -22,9 +22,11 @@ import type { Logger } from 'pino';
 import { openReadyStore, requestLogs } from '../gateway.js';
 import { Metrics } from '../metrics/metrics.js';
 import type { Settings } from '../settings.js';
+import { closeInTurn } from '../shared/close.js';
 import { ChangeSender, isChange } from './change-relay.js';
 import { LogIntake } from './log-intake.js';
 import { MetricsGatherer } from './metrics-gather.js';
+import { everyListening } from './listening.js';
 import { isOurs, type ToPrimary, type ToWorker } from './messages.js';
 import { PrimaryState } from './primary-state.js';
 import { RestartBackoff } from './restart-backoff.js';
@@ -33,6 +35,8 @@ import { RestartBackoff } from './restart-backoff.js';
 const CLOSE_MARGIN_MS = 15_000;
 /** After SIGKILL, how long a worker's exit and the end of its channel may take to be seen. */
 const KILLED_MS = 5_000;
+/** How long the first workers may take to listen (a worker's store or Redis hung since the migrations) before the start fails. */
+const START_LIMIT_MS = 60_000;
 
 export async function runPrimary(settings: Settings, logger: Logger): Promise<void> {
   const live = new Set<Worker>();
@@ -70,7 +74,7 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     await Promise.race([Promise.all(gone), new Promise<void>((resolve) => (given = setTimeout(resolve, limitMs + KILLED_MS)))]);
     clearTimeout(late);
     clearTimeout(given);
-    for (const close of closers.reverse()) await close();
+    await closeInTurn(closers.reverse());
   };
   const stop = (why: string, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> => (stopped ??= shutdown(why, signal));
 
@@ -162,20 +166,12 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
   // Every worker listening, or the start fails as a single process's does: said, exit 1.
   const first = Array.from({ length: settings.workers }, (_, slot) => fork(slot));
   try {
-    await Promise.all(
-      first.map(
-        (w) =>
-          new Promise<void>((resolve, reject) => {
-            w.once('listening', () => resolve());
-            w.once('exit', (code) => reject(new Error(`a worker exited (code ${code}) before it listened`)));
-          }),
-      ),
-    );
+    await everyListening(first, START_LIMIT_MS);
   } catch (err) {
     // A signal stopped them: its handler exits once everything is closed.
     if (stopped !== null) return;
     // The start's failure is what is said; a close that fails too is not.
-    await stop('a worker exited before it listened', 'SIGKILL').catch(() => {});
+    await stop('a worker did not start', 'SIGKILL').catch(() => {});
     throw err;
   }
   logger.info({ workers: settings.workers }, 'switchyard primary: every worker listening');

@@ -44,15 +44,16 @@ function time(query: URLSearchParams, param: string): Result<number | undefined>
   return { ok: true, value: ms };
 }
 
+/** Each code and class once, and no code its class already takes: a list repeated to the URL's length is a short filter. */
 function statuses(raw: string): Result<NonNullable<LogFilter['status']>> {
-  const exact: number[] = [];
-  const classes: number[] = [];
+  const exact = new Set<number>();
+  const classes = new Set<number>();
   for (const part of raw.split(',').map((s) => s.trim())) {
-    if (/^[1-5]\d\d$/.test(part)) exact.push(Number(part));
-    else if (/^[1-5]xx$/i.test(part)) classes.push(Number(part[0]));
+    if (/^[1-5]\d\d$/.test(part)) exact.add(Number(part));
+    else if (/^[1-5]xx$/i.test(part)) classes.add(Number(part[0]));
     else return { ok: false, error: invalid(`status: '${part}' is neither a status code nor a class such as 4xx`, 'status') };
   }
-  return { ok: true, value: { exact, classes } };
+  return { ok: true, value: { exact: [...exact].filter((code) => !classes.has(Math.floor(code / 100))), classes: [...classes] } };
 }
 
 function metadataPairs(query: URLSearchParams): Result<[string, string][]> {

@@ -26,4 +26,4 @@ const failed = (err: unknown): never => {
 };
 if (cluster.isWorker) await runWorker(settings, logger).catch(failed);
 else if (settings.workers > 1) await runPrimary(settings, logger).catch(failed);
-else drainOnSignals(await startGateway(settings, { logger }).catch(failed), logger);
+else drainOnSignals(startGateway(settings, { logger }).catch(failed), logger);

@@ -1,25 +1,29 @@
 /**
  * SIGTERM and SIGINT drain a gateway (in-flight requests finish within the
  * grace period), then the process exits: 0 when it closed cleanly. The one
- * process of GATEWAY_WORKERS=1 and every worker of a cluster stop so.
+ * process of GATEWAY_WORKERS=1 and every worker of a cluster stop so. Set
+ * while the gateway still starts: a signal then lets the start end (its
+ * migrations are not cut halfway), then closes what it opened.
  */
 import type { Logger } from 'pino';
 import type { Gateway } from '../gateway.js';
 
 /** Returns the drain, for what else should start it (a worker whose primary is gone). */
-export function drainOnSignals(gateway: Gateway, logger: Logger): (why: string) => void {
+export function drainOnSignals(gateway: Gateway | Promise<Gateway>, logger: Logger): (why: string) => void {
   let stopping = false;
   const drain = (why: string): void => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal: why }, 'draining');
-    gateway.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    Promise.resolve(gateway)
+      .then((g) => g.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => drain(signal));
   return drain;

@@ -15,7 +15,7 @@ import { workerShared } from './worker-state.js';
 
 export async function runWorker(settings: Settings, logger: Logger): Promise<void> {
   const link = new PrimaryLink();
-  const gateway = await startGateway(settings, {
+  const starting = startGateway(settings, {
     logger,
     worker: {
       logs: settings.requestLogs ? new LogForwarder(link, (message) => logger.error(message), settings.logQueueBytes) : null,
@@ -24,7 +24,8 @@ export async function runWorker(settings: Settings, logger: Logger): Promise<voi
       shared: (metrics) => workerShared(link, settings, metrics),
     },
   });
-  const drain = drainOnSignals(gateway, logger);
+  const drain = drainOnSignals(starting, logger);
   // The primary died (it was SIGKILLed): no port, logs or state are left to serve with.
   process.on('disconnect', () => drain('primary gone'));
+  await starting;
 }

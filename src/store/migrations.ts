@@ -652,4 +652,4 @@ export function applyMigration(tx: Db, m: Migration): Promise<void> {
 }
 
 /** Arbitrary constant naming the migration lock; every migrator of the same database takes it. */
-const MIGRATION_LOCK = 0x5377_6d67;
+export const MIGRATION_LOCK = 0x5377_6d67;

@@ -1,5 +1,5 @@
 // A cluster (GATEWAY_WORKERS=2) as a real process tree, SQLite (revocation on Postgres too), no Redis: a rate
-// limit is exact across the workers; a key revoked through one worker is refused
+// limit is exact across the workers, and so are the answer cache and circuit breakers; a key revoked through one worker is refused
 // at once by every worker (store changes relayed by the primary); a worker killed
 // with SIGKILL is replaced while requests go on; SIGTERM to the primary lets a
 // request in flight finish, then the primary exits 0; /metrics answers the sum of
@@ -128,6 +128,31 @@ describe('a cluster of two workers (SQLite unless said, no Redis)', { timeout: 1
     assert.equal(statuses.filter((s) => s === 429).length, k, statuses.join(' '));
     // The minute is spent on both workers.
     for (let i = 0; i < 4; i++) assert.equal((await chat(proc, t.secret)).status, 429);
+  });
+
+  it('the answer cache and circuit breakers are shared: one call for the same request, a circuit both workers opened', async () => {
+    const proc = await start();
+    const t = await tenant(proc);
+    const routed = (config: unknown): Promise<Answer> =>
+      request(proc, '/v1/chat/completions', { headers: { 'x-gateway-api-key': t.secret, 'x-gateway-config': JSON.stringify(config) }, body: CHAT });
+    const target = { provider: 'openai', custom_host: mock.url, api_key: 'sk-mock' };
+
+    // Each on a new connection, so the workers take them in turn: a cache per worker would call the provider twice.
+    const cached = { ...target, cache: { mode: 'simple', max_age: 600 } };
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await routed(cached)).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200]);
+    assert.equal(mock.requests.length, 1, 'the first worker’s answer served the other');
+
+    // A failure on each worker: a count per worker would leave both circuits closed at 1 of 2.
+    mock.reset();
+    const failure = { status: 502, body: { error: { message: 'upstream down', type: 'server_error', param: null, code: null } } };
+    mock.enqueue('/v1/chat/completions', ...Array.from({ length: 6 }, () => failure));
+    const guarded = { strategy: { mode: 'fallback' }, cb_config: { failure_threshold: 2, cooldown_interval: 600_000 }, targets: [target] };
+    const seen = [];
+    for (let i = 0; i < 6; i++) seen.push((await routed(guarded)).status);
+    assert.deepEqual(seen, [502, 502, 503, 503, 503, 503]);
+    assert.equal(mock.requests.length, 2, 'an open circuit sends nothing, whichever worker asks');
   });
 
   it('a key deleted through one worker is refused by every worker at once', async () => {

@@ -1,5 +1,5 @@
 // A cluster (GATEWAY_WORKERS=2) as a real process tree, SQLite (revocation on Postgres too), no Redis: a rate
-// limit is exact across the workers, and so are the answer cache and circuit breakers; a key revoked through one worker is refused
+// limit is exact across the workers, and so are a budget, the answer cache and circuit breakers; a key revoked through one worker is refused
 // at once by every worker (store changes relayed by the primary); a worker killed
 // with SIGKILL is replaced while requests go on; SIGTERM to the primary lets a
 // request in flight finish, then the primary exits 0; /metrics answers the sum of
@@ -128,6 +128,43 @@ describe('a cluster of two workers (SQLite unless said, no Redis)', { timeout: 1
     assert.equal(statuses.filter((s) => s === 429).length, k, statuses.join(' '));
     // The minute is spent on both workers.
     for (let i = 0; i < 4; i++) assert.equal((await chat(proc, t.secret)).status, 429);
+  });
+
+  it('a token budget admits exactly what fits across both workers, then refuses on each', async () => {
+    const proc = await start();
+    const t = await tenant(proc);
+    // 8 prompt tokens estimated + max_tokens 12: each request reserves 20 of the 60, and its answer uses 20.
+    await admin(proc, '/policies/usage-limits', {
+      name: 'cluster budget',
+      conditions: [{ key: 'workspace_id', value: t.workspaceId }],
+      group_by: [{ key: 'workspace_id' }],
+      type: 'tokens',
+      credit_limit: 60,
+      workspace_id: t.workspaceId,
+    });
+    const used = {
+      delayMs: 200,
+      body: {
+        id: 'chatcmpl-budget',
+        object: 'chat.completion',
+        created: 1,
+        model: 'gpt-4o-mini',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+      },
+    };
+    mock.enqueue('/v1/chat/completions', ...Array.from({ length: 10 }, () => used));
+    const budgeted = (): Promise<Answer> =>
+      request(proc, '/v1/chat/completions', {
+        headers: { 'x-gateway-api-key': t.secret, 'x-gateway-provider': 'openai', 'x-gateway-custom-host': mock.url, authorization: 'Bearer sk-mock' },
+        body: { ...CHAT, max_tokens: 12 },
+      });
+    const statuses = (await Promise.all(Array.from({ length: 10 }, budgeted))).map((a) => a.status);
+    assert.equal(statuses.filter((s) => s === 200).length, 3, statuses.join(' '));
+    assert.equal(statuses.filter((s) => s === 412).length, 7, statuses.join(' '));
+    // Spent on both workers: the usage settled is the budget's.
+    for (let i = 0; i < 4; i++) assert.equal((await budgeted()).status, 412);
+    assert.equal(mock.requests.length, 3);
   });
 
   it('the answer cache and circuit breakers are shared: one call for the same request, a circuit both workers opened', async () => {

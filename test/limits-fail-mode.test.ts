@@ -9,23 +9,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { engines } from './support/engines.js';
 import { assertEnvelope, freePort, until } from './support/http.js';
-import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { answerUsing, startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { RedisProxy } from './support/redis.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
 import { useGateway } from './support/use-gateway.js';
 
 const OPENAI_KEY = 'sk-mock-openai-0123456789';
 /** A chat answer using 20 tokens: what each admitted budget request settles to. */
-const USES_20 = {
-  body: {
-    id: 'chatcmpl-fail-mode',
-    object: 'chat.completion',
-    created: 1,
-    model: 'gpt-4o-mini',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
-  },
-};
+const USES_20 = answerUsing(20);
 
 type Kind = 'rate' | 'usage';
 type Mode = 'open' | 'closed';

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { cost } from '../src/catalog/catalog.js';
 import { engines } from './support/engines.js';
 import { assertEnvelope } from './support/http.js';
-import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { answerUsing, startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { createWorkspace, expectJson, workspaceKey } from './support/tenants.js';
 import { useGateway } from './support/use-gateway.js';
 
@@ -43,19 +43,6 @@ interface UsageLimitJson {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const midnight = (ms: number): number => Math.floor(ms / DAY) * DAY;
-
-/** A chat answer of the mock with the given usage, after `delayMs`. */
-const answer = (totalTokens: number, delayMs = 0, prompt = Math.floor(totalTokens / 2)) => ({
-  delayMs,
-  body: {
-    id: 'chatcmpl-budget',
-    object: 'chat.completion',
-    created: 1,
-    model: 'gpt-4o-mini',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: prompt, completion_tokens: totalTokens - prompt, total_tokens: totalTokens },
-  },
-});
 
 /**
  * The messages every request sends: 32 characters of JSON, estimated at 8
@@ -264,7 +251,7 @@ for (const engine of engines()) {
         const t = await tenant('tokens');
         const id = await policy(t.ws, { credit_limit: 100, alert_threshold: 50 });
         // Each request reserves 20 and uses 30: 30, 60, 90 admitted; 90 + 20 does not fit.
-        openai.enqueue('/v1/chat/completions', answer(30), answer(30), answer(30), answer(30));
+        openai.enqueue('/v1/chat/completions', answerUsing(30), answerUsing(30), answerUsing(30), answerUsing(30));
         await ok(await chat(t.secret));
         assert.equal((await get(id)).threshold_alerted_at, null);
         await ok(await chat(t.secret));
@@ -285,7 +272,7 @@ for (const engine of engines()) {
 
         const raised = await expectJson<UsageLimitJson>(await gw.call(`${PATH}/${id}`, { method: 'PUT', body: { credit_limit: 1000 } }), 200);
         assert.deepEqual([raised.status, raised.exhausted_at, raised.threshold_alerted_at], ['active', null, null]);
-        openai.enqueue('/v1/chat/completions', answer(30));
+        openai.enqueue('/v1/chat/completions', answerUsing(30));
         await ok(await chat(t.secret));
         assert.equal(openai.requests.length, 5);
       });
@@ -293,7 +280,7 @@ for (const engine of engines()) {
       it('a concurrent burst cannot overshoot: a budget for 3 reservations lets 3 of 10 through', async () => {
         const t = await tenant('burst');
         await policy(t.ws, { credit_limit: 60 });
-        openai.enqueue('/v1/chat/completions', ...Array.from({ length: 10 }, () => answer(20, 200)));
+        openai.enqueue('/v1/chat/completions', ...Array.from({ length: 10 }, () => answerUsing(20, 200)));
         const statuses = await Promise.all(
           Array.from({ length: 10 }, async () => {
             const res = await chat(t.secret);
@@ -310,7 +297,7 @@ for (const engine of engines()) {
         const t = await tenant('settle');
         await policy(t.ws, { credit_limit: 60 });
         // Reservations of 20 settle to 5: without settlement only 3 would fit; with it, 9 (40 + 20 fits, 45 + 20 does not).
-        openai.enqueue('/v1/chat/completions', ...Array.from({ length: 9 }, () => answer(5)));
+        openai.enqueue('/v1/chat/completions', ...Array.from({ length: 9 }, () => answerUsing(5)));
         for (let i = 0; i < 9; i++) await ok(await chat(t.secret));
         await refused(await chat(t.secret), /no room/);
         assert.equal(openai.requests.length, 9);
@@ -320,7 +307,7 @@ for (const engine of engines()) {
         const failure = { status: 500, body: { error: { message: 'boom', type: 'server_error', param: null, code: null } } };
         openai.enqueue('/v1/chat/completions', failure, failure, failure, failure);
         for (let i = 0; i < 4; i++) assert.equal((await chat(u.secret)).status, 500);
-        openai.enqueue('/v1/chat/completions', answer(10), answer(10));
+        openai.enqueue('/v1/chat/completions', answerUsing(10), answerUsing(10));
         await ok(await chat(u.secret));
         await ok(await chat(u.secret));
         assert.equal(openai.requests.length, 15);
@@ -330,7 +317,7 @@ for (const engine of engines()) {
         const t = await tenant('teams');
         await policy(t.ws, { credit_limit: 30, group_by: [{ key: 'metadata.team' }] });
         const team = (name: string) => ({ 'x-gateway-metadata': JSON.stringify({ team: name }) });
-        openai.enqueue('/v1/chat/completions', answer(30), answer(30));
+        openai.enqueue('/v1/chat/completions', answerUsing(30), answerUsing(30));
         await ok(await chat(t.secret, RESERVES_20, team('red')));
         await refused(await chat(t.secret, RESERVES_20, team('red')), /exhausted/);
         await ok(await chat(t.secret, RESERVES_20, team('blue')));
@@ -344,7 +331,7 @@ for (const engine of engines()) {
         const usage = { prompt_tokens: 5000, completion_tokens: 5000 };
         const limit = cost('openai', 'gpt-4o-mini', usage)!;
         const id = await policy(t.ws, { type: 'cost', credit_limit: limit });
-        openai.enqueue('/v1/chat/completions', answer(10_000, 0, 5000));
+        openai.enqueue('/v1/chat/completions', answerUsing(10_000, 0, 5000));
         await ok(await chat(t.secret));
         assert.equal((await get(id)).status, 'exhausted');
         await refused(await chat(t.secret), new RegExp(`usage limit of ${limit} USD exhausted`));
@@ -354,7 +341,7 @@ for (const engine of engines()) {
       it('a periodic budget resets with its period; last_reset_at and next_usage_reset_at follow it', async () => {
         const t = await tenant('reset');
         const id = await policy(t.ws, { credit_limit: 30, periodic_reset_days: 1 });
-        openai.enqueue('/v1/chat/completions', answer(30), answer(30));
+        openai.enqueue('/v1/chat/completions', answerUsing(30), answerUsing(30));
         await ok(await chat(t.secret));
         await refused(await chat(t.secret), /exhausted/);
         assert.equal((await get(id)).status, 'exhausted');
@@ -370,7 +357,7 @@ for (const engine of engines()) {
       it('a budget that fails closed counts like any other while its counters answer', async () => {
         const t = await tenant('closed');
         await policy(t.ws, { credit_limit: 40, fail_mode: 'closed' });
-        openai.enqueue('/v1/chat/completions', answer(20), answer(20));
+        openai.enqueue('/v1/chat/completions', answerUsing(20), answerUsing(20));
         await ok(await chat(t.secret));
         await ok(await chat(t.secret));
         await refused(await chat(t.secret), /exhausted/);

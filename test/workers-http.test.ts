@@ -12,7 +12,7 @@ import http from 'node:http';
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSchema, dropSchemas, schemaUrl } from './support/engines.js';
-import { chatCompletion, useMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
+import { answerUsing, chatCompletion, useMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
 import { useSpawnedGateway, type GatewayProcess } from './support/process.js';
 
 const ADMIN = 'workers-admin-key-0123456789abcdef';
@@ -142,17 +142,7 @@ describe('a cluster of two workers (SQLite unless said, no Redis)', { timeout: 1
       credit_limit: 60,
       workspace_id: t.workspaceId,
     });
-    const used = {
-      delayMs: 200,
-      body: {
-        id: 'chatcmpl-budget',
-        object: 'chat.completion',
-        created: 1,
-        model: 'gpt-4o-mini',
-        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-        usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
-      },
-    };
+    const used = answerUsing(20, 200);
     mock.enqueue('/v1/chat/completions', ...Array.from({ length: 10 }, () => used));
     const budgeted = (): Promise<Answer> =>
       request(proc, '/v1/chat/completions', {

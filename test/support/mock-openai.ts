@@ -302,6 +302,21 @@ const missing = (param: string): ScriptedResponse =>
   errorReply(400, `Missing required parameter: '${param}'.`, 'invalid_request_error', param, 'missing_required_parameter');
 
 /** OpenAI's chat answer to `body`: an echo of the last user message by `name`, whole or as SSE payloads. */
+/** A scripted chat answer whose usage is `totalTokens` (`prompt` of them the prompt's), after `delayMs`: what a budgeted request settles to. */
+export function answerUsing(totalTokens: number, delayMs = 0, prompt = Math.floor(totalTokens / 2)): ScriptedResponse {
+  return {
+    delayMs,
+    body: {
+      id: 'chatcmpl-usage',
+      object: 'chat.completion',
+      created: 1,
+      model: 'gpt-4o-mini',
+      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: prompt, completion_tokens: totalTokens - prompt, total_tokens: totalTokens },
+    },
+  };
+}
+
 export function chatCompletion(body: any, name: string): ScriptedResponse {
   if (!Array.isArray(body.messages)) return missing('messages');
   const messages: any[] = body.messages;

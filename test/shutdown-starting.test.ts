@@ -4,15 +4,13 @@
 // migrations are held in the middle by taking their Postgres advisory lock.
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { MIGRATION_LOCK } from '../src/store/migrations.js';
 import { createSchema, dropSchemas, PG_URL, schemaUrl } from './support/engines.js';
-import { freePort, until } from './support/http.js';
-import { MAIN_JS } from './support/process.js';
+import { until } from './support/http.js';
+import { spawnMain, type GatewayProcess } from './support/process.js';
 
 const schemas: string[] = [];
 after(() => dropSchemas(schemas));
@@ -33,28 +31,23 @@ for (const workers of ['1', '2']) {
       schemas.push(schema);
       const holder = new pg.Client({ connectionString: PG_URL });
       await holder.connect();
+      let gw: GatewayProcess | undefined;
       try {
         await holder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-        const env: NodeJS.ProcessEnv = {};
-        for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GATEWAY_') && k !== 'DATABASE_URL' && k !== 'REDIS_URL') env[k] = v;
-        const child = spawn(process.execPath, [MAIN_JS], {
-          env: { ...env, HOST: '127.0.0.1', PORT: String(await freePort()), LOG_LEVEL: 'warn', GATEWAY_WORKERS: workers, DATABASE_URL: schemaUrl(schema), GATEWAY_ADMIN_API_KEY: 'starting-admin-key-0123456789abcdef', GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('hex') },
-          stdio: ['ignore', 'ignore', 'pipe'],
-        });
-        let stderr = '';
-        child.stderr!.setEncoding('utf8').on('data', (s: string) => (stderr += s));
-        const exited = once(child, 'exit');
+        gw = await spawnMain({ GATEWAY_WORKERS: workers, DATABASE_URL: schemaUrl(schema), GATEWAY_ADMIN_API_KEY: 'starting-admin-key-0123456789abcdef', GATEWAY_ENCRYPTION_KEY: randomBytes(32).toString('hex') });
+        const { child } = gw;
         await until('the migrations to wait for their lock', async () => (await waiters(holder)) === 1, 15_000);
         child.kill('SIGTERM');
         await sleep(300);
-        assert.equal(child.exitCode, null, `exited on the signal while migrating: ${stderr}`);
+        assert.equal(child.exitCode, null, `exited on the signal while migrating: ${gw.stderr()}`);
         assert.equal(child.signalCode, null);
         await holder.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
-        const [code, signal] = await exited;
-        assert.deepEqual({ code, signal }, { code: 0, signal: null }, stderr);
+        assert.deepEqual(await gw.exited, { code: 0, signal: null }, gw.stderr());
         const applied = await holder.query(`SELECT count(*)::int AS n FROM ${schema}.schema_migrations`);
         assert.ok(applied.rows[0].n > 20, `${applied.rows[0].n} migrations recorded`);
       } finally {
+        // A test that failed midway leaves no gateway behind (its pipes would hold this file's process open).
+        gw?.kill();
         await holder.end();
       }
     });

@@ -31,9 +31,10 @@ export interface GatewayProcess {
 
 /**
  * Starts the gateway on a free port with `env` on top of a clean environment
- * (no inherited GATEWAY_* variables) and waits until /health answers.
+ * (no inherited GATEWAY_*, PORT, HOST, DATABASE_URL or REDIS_URL), without
+ * waiting for it to be ready.
  */
-export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+export async function spawnMain(env: Record<string, string>): Promise<GatewayProcess> {
   const port = await freePort();
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
@@ -48,39 +49,41 @@ export async function spawnGateway(env: Record<string, string>): Promise<Gateway
   child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
   child.stderr!.setEncoding('utf8').on('data', (s: string) => (err += s));
   const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
-  let gone = false;
-  void exited.then(() => (gone = true));
+  return {
+    child,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
 
-  const url = `http://127.0.0.1:${port}`;
+/** spawnMain, then waits until /health answers (15 s at most). */
+export async function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+  const gw = await spawnMain(env);
+  const gone = (): boolean => gw.child.exitCode !== null || gw.child.signalCode !== null;
   const deadline = Date.now() + 15_000;
   for (;;) {
-    if (gone) throw new Error(`gateway exited before it was ready\nstdout: ${out}\nstderr: ${err}`);
+    if (gone()) throw new Error(`gateway exited before it was ready\nstdout: ${gw.stdout()}\nstderr: ${gw.stderr()}`);
     try {
-      const res = await fetch(`${url}/health`);
+      const res = await fetch(`${gw.url}/health`);
       if (res.status === 200) {
         await res.arrayBuffer();
-        break;
+        return gw;
       }
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`gateway not ready within 15 s\nstdout: ${out}\nstderr: ${err}`);
+      gw.kill();
+      throw new Error(`gateway not ready within 15 s\nstdout: ${gw.stdout()}\nstderr: ${gw.stderr()}`);
     }
     await sleep(50);
   }
-  return {
-    child,
-    port,
-    url,
-    stdout: () => out,
-    stderr: () => err,
-    exited,
-    kill: () => {
-      if (!gone) child.kill('SIGKILL');
-    },
-  };
 }
 
 /**

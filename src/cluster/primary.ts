@@ -29,6 +29,7 @@ import { MetricsGatherer } from './metrics-gather.js';
 import { everyListening } from './listening.js';
 import { isOurs, type ToPrimary, type ToWorker } from './messages.js';
 import { PrimaryState } from './primary-state.js';
+import { drainOnSignals } from './signals.js';
 import { RestartBackoff } from './restart-backoff.js';
 
 /** Past the grace period, what a worker's close still does (tracer, log batch, leases back) gets this long before SIGKILL. */
@@ -79,17 +80,7 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
   const stop = (why: string, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> => (stopped ??= shutdown(why, signal));
 
   // First of all: a SIGTERM during the migrations closes the store rather than ending the process with it open.
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(signal, () => {
-      stop(signal, 'SIGTERM').then(
-        () => process.exit(0),
-        (err: unknown) => {
-          logger.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    });
-  }
+  drainOnSignals({ close: (why) => stop(why, 'SIGTERM') }, logger);
 
   const store = await opening;
   if (stopped !== null) return;

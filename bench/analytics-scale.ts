@@ -29,6 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { setPriority } from 'node:os';
 import pg from 'pg';
 import type { Db, SqlValue } from '../src/store/db.js';
+import { PAIR_FACT_NAMES } from '../src/store/log-pairs.js';
 import { createDays, DAY_MS, dayOf } from '../src/store/log-partitions.js';
 import { rollUpRows } from '../src/store/log-rollup.js';
 import { GROUP_BY, GROUP_COLUMNS, type GroupBy, type LogFilter, type LogScope } from '../src/store/logs.js';
@@ -80,8 +81,8 @@ function daySql(day: number, first: number, n: number): string {
             FROM generate_series(${first}, ${first + n - 1}) g) s,
     LATERAL (SELECT lpad(to_hex(s.ms), 12, '0') AS h, s.x % 12 AS m,
                     CASE WHEN s.y % 50 = 0 THEN NULL ELSE s.y % 2000 END AS pt, CASE WHEN s.y % 50 = 0 THEN NULL ELSE s.z % 800 END AS ct) t;
-    INSERT INTO log_metadata (log_id, key, value, created_at_ms)
-      SELECT l.id, p.key, p.value, l.created_at_ms FROM request_logs l, json_each_text(l.metadata::json) p
+    INSERT INTO log_metadata (log_id, key, value, created_at_ms, ${PAIR_FACT_NAMES.join(', ')})
+      SELECT l.id, p.key, p.value, l.created_at_ms, ${PAIR_FACT_NAMES.map((c) => `l.${c}`).join(', ')} FROM request_logs l, json_each_text(l.metadata::json) p
        WHERE l.created_at_ms >= ${day} AND l.created_at_ms < ${day + DAY_MS} AND l.metadata IS NOT NULL;`;
 }
 

@@ -46,6 +46,7 @@ function generate(): LogRecord[] {
       virtualKeyId: pick([null, 'vk-1', 'vk-2']),
       promptId: pick([null, 'prompt-1']),
       hooks: checks === null ? null : { results: '{}', status: Object.values(checks).includes('failed') ? 'failed' : 'passed', checks },
+      metadata: pick<Record<string, string> | null>([null, null, { env: 'prod' }, { env: 'prod', user: 'u-1' }, { env: 'dev', user: 'u-2' }]),
     });
   });
 }
@@ -176,6 +177,39 @@ describe('hourly log rollup (postgres)', { timeout: 60_000 }, () => {
     } finally {
       await pg.db.run('DELETE FROM request_logs WHERE id = ?', [bypass.id]);
       await lite.db.run('DELETE FROM request_logs WHERE id = ?', [bypass.id]);
+    }
+  });
+
+  it("groups filtered by metadata (from the pairs on Postgres, which carry their log's columns) as from the rows", async () => {
+    const prod: LogFilter = { metadata: [['env', 'prod']] };
+    const filters: LogFilter[] = [
+      prod,
+      { metadata: [['env', 'prod'], ['user', 'u-1']] },
+      { metadata: [['user', 'u-2']], model: 'gpt-4o', fromMs: BASE + HOUR_MS + 1 },
+      { ...prod, status: { exact: [], classes: [2] }, guardrailCheck: 'default.regexMatch', apiKeyId: 'key-2' },
+      { ...prod, provider: 'openai', configId: 'cfg-1', hookStatus: ['passed'], toMs: BASE + 4 * HOUR_MS },
+      { metadata: [['env', 'none']] },
+    ];
+    for (const by of Object.keys(GROUP_BY) as GroupBy[]) for (const f of filters) await same(by, f, { rolled: false });
+    await same('model', prod, { scope: { full: [], own: ['ws-a'], userId: 'user-1', hideMetadata: [] }, rolled: false });
+    await same('model', prod, { scope: { full: 'any', own: [], userId: null, hideMetadata: ['ws-b'] }, rolled: false });
+    const counted = (await pg.logs.groups('workspace', [], prod, ALL, PAGE)).data.reduce((n, g) => n + g.requests, 0);
+    assert.equal(counted, logs.filter((r) => r.metadata?.env === 'prod').length);
+  });
+
+  it('a pair without a copy of its log (written by a gateway before migration 23) leaves its log out of groups filtered by metadata, not out of lists', async () => {
+    const old = logRecord({ workspaceId: 'ws-a', createdAtMs: BASE + 5, apiKeyId: 'key-1', model: 'gpt-4o', status: 200, latencyMs: 10 });
+    await pg.db.insertMany('request_logs', ['id', 'created_at_ms', 'trace_id', 'workspace_id', 'api_key_id', 'model', 'endpoint', 'method', 'path', 'status', 'latency_ms', 'tokens_estimated', 'retry_count', 'log_format'], [
+      [old.id, old.createdAtMs, old.traceId, 'ws-a', 'key-1', 'gpt-4o', 'chat', 'POST', '/chat/completions', 200, 10, 0, 0, 'v1'],
+    ]);
+    await pg.db.insertMany('log_metadata', ['log_id', 'key', 'value', 'created_at_ms'], [[old.id, 'env', 'only-old', old.createdAtMs]]);
+    try {
+      const only: LogFilter = { metadata: [['env', 'only-old']] };
+      assert.deepEqual((await pg.logs.list(only, ALL, PAGE)).data.map((l) => l.id), [old.id]);
+      assert.deepEqual((await pg.logs.groups('model', [], only, ALL, PAGE)).data, []);
+    } finally {
+      await pg.db.run('DELETE FROM log_metadata WHERE log_id = ?', [old.id]);
+      await pg.db.run('DELETE FROM request_logs WHERE id = ?', [old.id]);
     }
   });
 

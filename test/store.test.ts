@@ -366,6 +366,35 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
       });
     });
 
+    it("logs written before migration 23 count in groups filtered by metadata: on Postgres their pairs get their log's columns", async () => {
+      await withSchemaBefore(await engine.fresh(), 23, async (s) => {
+        const at = Date.UTC(2026, 2, 3, 12);
+        const log = (id: string, model: string, status: number, latency: number) =>
+          s.db.run(
+            `INSERT INTO request_logs (id, created_at_ms, trace_id, workspace_id, api_key_id, model, endpoint, method, path, status, latency_ms, tokens_estimated, retry_count, log_format)
+             VALUES (?, ?, 't', 'ws', 'k', ?, 'chat', 'POST', '/chat/completions', ?, ?, 0, 0, 'v1')`,
+            [id, at, model, status, latency],
+          );
+        await log('log-a', 'gpt-4o', 200, 10);
+        await log('log-b', 'gpt-4o', 500, 30);
+        await log('log-c', 'claude-3', 200, 20);
+        const pairs = [['log-a', 'env', 'prod'], ['log-b', 'env', 'prod'], ['log-c', 'env', 'dev']];
+        if (s.db.engine === 'postgres') await s.db.insertMany('log_metadata', ['log_id', 'key', 'value', 'created_at_ms'], pairs.map((p) => [...p, at]));
+        else await s.db.insertMany('log_metadata', ['log_id', 'key', 'value'], pairs);
+        await s.migrate();
+        const all = { full: 'any' as const, own: [], userId: null, hideMetadata: [] };
+        const groups = await s.logs.groups('model', ['error_count', 'p50_latency'], { metadata: [['env', 'prod']] }, all, { limit: 10, after: undefined });
+        assert.deepEqual(groups.data, [{ key: 'gpt-4o', requests: 2, values: { error_count: 1, p50_latency: 10 } }]);
+        if (s.db.engine !== 'postgres') return;
+        const copied = await s.db.all('SELECT log_id, workspace_id, model, status, latency_ms FROM log_metadata ORDER BY log_id');
+        assert.deepEqual(copied, [
+          { log_id: 'log-a', workspace_id: 'ws', model: 'gpt-4o', status: 200, latency_ms: 10 },
+          { log_id: 'log-b', workspace_id: 'ws', model: 'gpt-4o', status: 500, latency_ms: 30 },
+          { log_id: 'log-c', workspace_id: 'ws', model: 'claude-3', status: 200, latency_ms: 20 },
+        ]);
+      });
+    });
+
     it('configs made before migration 12 keep their versions and default flag; then slugs are unique per workspace only', async () => {
       await withSchemaBefore(await engine.fresh(), 12, async (s) => {
         const ws = await s.workspaces.default();

@@ -8,6 +8,7 @@
  * caller and the workspaces' settings; every read here applies it.
  */
 import type { Db, SqlValue } from './db.js';
+import { PAIR_FACT_NAMES } from './log-pairs.js';
 import { dropDaysBefore, prepareDays } from './log-partitions.js';
 import { addToRollup, BUCKET_NAMES, COLUMN_DIMS, BUCKET_SQL, deleteRollupBefore, type DimFilter, HOUR_MS, hoursHolding, MEASURE_NAMES, percentileOf, RAW_MEASURES, type RolledLog } from './log-rollup.js';
 import { CHECK_OUTCOMES, type CheckOutcome, type HookStatus, type LogRecord } from './log-record.js';
@@ -72,7 +73,8 @@ const COLUMN_SQL = {
   avg_input_tokens: 'CAST(AVG(prompt_tokens) AS DOUBLE PRECISION)',
   avg_output_tokens: 'CAST(AVG(completion_tokens) AS DOUBLE PRECISION)',
   avg_latency: 'CAST(AVG(latency_ms) AS DOUBLE PRECISION)',
-  // rn is the row's rank by latency within its group, n the group's size; integer division: (p·n + 99) / 100 = ceil(p·n / 100).
+  // SQLite's, from ranked rows (Postgres's: PERCENTILE_DISC). rn is the row's rank by latency within its group, n the group's
+  // size; integer division: (p·n + 99) / 100 = ceil(p·n / 100).
   p50_latency: 'MAX(CASE WHEN rn = (50 * n + 99) / 100 THEN latency_ms END)',
   p95_latency: 'MAX(CASE WHEN rn = (95 * n + 99) / 100 THEN latency_ms END)',
   p99_latency: 'MAX(CASE WHEN rn = (99 * n + 99) / 100 THEN latency_ms END)',
@@ -274,8 +276,19 @@ function toRecord(r: Row): LogRecord {
   };
 }
 
-/** Postgres keeps each pair in its log's day (log-partitions.ts), so it also stores the log's time. */
-const METADATA_COLUMNS = { sqlite: ['log_id', 'key', 'value'], postgres: ['log_id', 'key', 'value', 'created_at_ms'] } as const;
+/** Postgres keeps each pair in its log's day (log-partitions.ts), so it also stores the log's time, and a copy of its log's columns (log-pairs.ts). */
+const METADATA_COLUMNS = { sqlite: ['log_id', 'key', 'value'], postgres: ['log_id', 'key', 'value', 'created_at_ms', ...PAIR_FACT_NAMES] } as const;
+
+/**
+ * The rows a query reads a log's columns from: its row in request_logs, or
+ * (Postgres groups filtered by metadata) its pair of the filter's first key,
+ * which carries them (log-pairs.ts): one row per log either way.
+ */
+const ROWS = {
+  logs: { from: 'request_logs', id: 'request_logs.id', createdAt: 'request_logs.created_at_ms' },
+  pairs: { from: 'log_metadata p', id: 'p.log_id', createdAt: 'p.created_at_ms' },
+} as const;
+type LogRows = keyof typeof ROWS;
 
 function placeholders(n: number): string {
   return Array.from({ length: n }, () => '?').join(', ');
@@ -286,16 +299,24 @@ function placeholders(n: number): string {
  * outcome, from its hook_checks JSON object (none when it ran no hooks).
  */
 function checksOf(engine: Db['engine']): string {
-  return engine === 'postgres' ? 'jsonb_each_text(request_logs.hook_checks::jsonb) AS c(key, value)' : 'json_each(request_logs.hook_checks) AS c';
+  // Unqualified: the log's row or its pair (ROWS); neither json_each nor jsonb_each_text has a column of that name.
+  return engine === 'postgres' ? 'jsonb_each_text(hook_checks::jsonb) AS c(key, value)' : 'json_each(hook_checks) AS c';
 }
 
 /**
  * WHERE clauses (trusted SQL with `?`) and their values for a filter within a
  * scope; `hours`: runs of hours [from, to) the matching logs lie in
  * (hoursHolding), a narrowing that selects the same rows through the
- * created_at_ms index and the day partitions.
+ * created_at_ms index and the day partitions. Read from `rows` (ROWS); from
+ * pairs, the first metadata pair is the row's own key and value.
  */
-function conditions(engine: Db['engine'], filter: LogFilter, scope: LogScope, hours: readonly (readonly [number, number])[] | null = null): { where: string[]; params: SqlValue[] } {
+function conditions(
+  engine: Db['engine'],
+  filter: LogFilter,
+  scope: LogScope,
+  hours: readonly (readonly [number, number])[] | null = null,
+  rows: LogRows = 'logs',
+): { where: string[]; params: SqlValue[] } {
   const where: string[] = [];
   const params: SqlValue[] = [];
   if (hours !== null && hours.length > 0) {
@@ -353,18 +374,25 @@ function conditions(engine: Db['engine'], filter: LogFilter, scope: LogScope, ho
       where.push(`workspace_id NOT IN (${placeholders(scope.hideMetadata.length)})`);
       params.push(...scope.hideMetadata);
     }
-    for (const [key, value] of filter.metadata) {
+    const { id, createdAt } = ROWS[rows];
+    filter.metadata.forEach(([key, value], i) => {
+      if (rows === 'pairs' && i === 0) {
+        // A log always has a workspace: a pair without one has no copy of its log (log-pairs.ts) and is left out.
+        where.push('p.key = ? AND p.value = ? AND p.workspace_id IS NOT NULL');
+        params.push(key, value);
+        return;
+      }
       // Qualified: a per-check group joins SQLite's json_each, which has an id of its own.
       // On Postgres the pair's time too, so each matching log is looked up in its own day's partition.
       // The window on the pairs too (they carry their log's time): only its days' pairs are read.
       const window = engine === 'postgres' ? timeWindow('m.created_at_ms', filter) : { where: [], params: [] };
       where.push(
         engine === 'postgres'
-          ? `(request_logs.id, request_logs.created_at_ms) IN (SELECT m.log_id, m.created_at_ms FROM log_metadata m WHERE m.key = ? AND m.value = ?${window.where.map((w) => ` AND ${w}`).join('')})`
-          : 'request_logs.id IN (SELECT m.log_id FROM log_metadata m WHERE m.key = ? AND m.value = ?)',
+          ? `(${id}, ${createdAt}) IN (SELECT m.log_id, m.created_at_ms FROM log_metadata m WHERE m.key = ? AND m.value = ?${window.where.map((w) => ` AND ${w}`).join('')})`
+          : `${id} IN (SELECT m.log_id FROM log_metadata m WHERE m.key = ? AND m.value = ?)`,
       );
       params.push(key, value, ...window.params);
-    }
+    });
   }
   return { where, params };
 }
@@ -400,13 +428,25 @@ function dimFilters(filter: LogFilter): DimFilter[] {
   return dims;
 }
 
-/** The rows a group query reads: the logs, or for guardrail_check a row per check each ran. */
-function fromOf(engine: Db['engine'], groupBy: GroupBy): string {
+/** The rows a group query reads: the logs (or pairs, ROWS), or for guardrail_check a row per check each ran. */
+function fromOf(engine: Db['engine'], groupBy: GroupBy, rows: LogRows = 'logs'): string {
   // A request is in the group of each check it ran: a row per check, `c.key` its id and `c.value` its outcome.
-  return groupBy === 'guardrail_check' ? `request_logs CROSS JOIN ${checksOf(engine)}` : 'request_logs';
+  return groupBy === 'guardrail_check' ? `${ROWS[rows].from} CROSS JOIN ${checksOf(engine)}` : ROWS[rows].from;
 }
 
 const PERCENTILES = { p50_latency: 50, p95_latency: 95, p99_latency: 99 } as const;
+
+/**
+ * Postgres's percentiles from rows: percentile_disc is the same nearest rank,
+ * and its calls over one ORDER BY share one sort per group, where ranking
+ * sorted every row of the query and ran two window passes over them before
+ * grouping (bench/ANALYTICS.md).
+ */
+const PERCENTILE_DISC: Record<keyof typeof PERCENTILES, string> = {
+  p50_latency: 'percentile_disc(0.5) WITHIN GROUP (ORDER BY latency_ms)',
+  p95_latency: 'percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms)',
+  p99_latency: 'percentile_disc(0.99) WITHIN GROUP (ORDER BY latency_ms)',
+};
 
 /** The group columns but percentiles from summed rollup measures (log-rollup.ts), as COLUMN_SQL makes them from rows. */
 const ROLLED_SQL: Record<Exclude<GroupColumn, keyof typeof PERCENTILES>, string> = {
@@ -477,13 +517,14 @@ export class LogRepo {
     const rows = records.map(values);
     const pg = this.db.engine === 'postgres';
     const pairs: SqlValue[][] = [];
-    for (const r of records) {
-      if (r.metadata === null) continue;
+    records.forEach((r, i) => {
+      if (r.metadata === null) return;
+      const facts = pg ? [rows[i]![at.created_at_ms]!, ...PAIR_FACT_NAMES.map((c) => rows[i]![at[c]]!)] : [];
       for (const key in r.metadata) {
         const v = r.metadata[key];
-        if (typeof v === 'string') pairs.push(pg ? [r.id, text(key), text(v), Math.round(r.createdAtMs)] : [r.id, text(key), text(v)]);
+        if (typeof v === 'string') pairs.push([r.id, text(key), text(v), ...facts]);
       }
-    }
+    });
     await this.db.transaction(async (tx) => {
       // Postgres rolls up the logs it inserted, not those of a batch replayed (already stored, already counted).
       const inserted = await tx.insertMany('request_logs', COLUMNS, rows, pg ? 'id' : undefined);
@@ -595,14 +636,16 @@ export class LogRepo {
   ): { sql: string; params: SqlValue[] } {
     const key = GROUP_BY[groupBy];
     const perCheck = groupBy === 'guardrail_check';
-    const { where, params } = conditions(this.reader.engine, filter, scope, hours);
-    if (perCheck) where.push('request_logs.hook_checks IS NOT NULL');
-    const ranked = columns.some((c) => Object.hasOwn(PERCENTILES, c));
+    const postgres = this.reader.engine === 'postgres';
+    const rows: LogRows = postgres && filter.metadata !== undefined && filter.metadata.length > 0 ? 'pairs' : 'logs';
+    const { where, params } = conditions(this.reader.engine, filter, scope, hours, rows);
+    if (perCheck) where.push('hook_checks IS NOT NULL');
+    const ranked = !postgres && columns.some((c) => Object.hasOwn(PERCENTILES, c));
     const window = ranked ? `, ROW_NUMBER() OVER (PARTITION BY ${key} ORDER BY latency_ms) AS rn, COUNT(*) OVER (PARTITION BY ${key}) AS n` : '';
     const inner = `SELECT ${key} AS k, latency_ms, cost_usd, total_tokens, prompt_tokens, completion_tokens, status, cache_status, created_at_ms${perCheck ? ', c.value AS outcome' : ''}${window}
-      FROM ${fromOf(this.reader.engine, groupBy)} WHERE ${where.join(' AND ')}`;
+      FROM ${fromOf(this.reader.engine, groupBy, rows)} WHERE ${where.join(' AND ')}`;
     const selected =
-      columns.map((c) => `, ${COLUMN_SQL[c]} AS ${c}`).join('') +
+      columns.map((c) => `, ${postgres && Object.hasOwn(PERCENTILES, c) ? PERCENTILE_DISC[c as keyof typeof PERCENTILES] : COLUMN_SQL[c]} AS ${c}`).join('') +
       (perCheck ? CHECK_OUTCOMES.map((o) => `, CAST(SUM(CASE WHEN outcome = '${o}' THEN 1 ELSE 0 END) AS BIGINT) AS outcome_${o}`).join('') : '');
     return { sql: `SELECT k, COUNT(*) AS requests${selected} FROM (${inner}) t GROUP BY k`, params };
   }
@@ -637,7 +680,7 @@ export class LogRepo {
       const raw = conditions(this.reader.engine, filter, scope);
       raw.where.push(`(${edges.map(([sql]) => sql).join(' OR ')})`);
       raw.params.push(...edges.map(([, ms]) => ms));
-      if (perCheck) raw.where.push('request_logs.hook_checks IS NOT NULL');
+      if (perCheck) raw.where.push('hook_checks IS NOT NULL');
       parts.push(`SELECT k, ${RAW_MEASURES} FROM (
           SELECT ${GROUP_BY[groupBy]} AS k, request_logs.*, ${perCheck ? 'c.value' : 'CAST(NULL AS TEXT)'} AS outcome, ${BUCKET_SQL} AS bucket
             FROM ${fromOf(this.reader.engine, groupBy)} WHERE ${raw.where.join(' AND ')}) l

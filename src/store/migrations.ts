@@ -5,6 +5,7 @@
  */
 import type { Db } from './db.js';
 import { nowSeconds } from './ids.js';
+import { addPairFacts } from './log-pairs.js';
 import { partitionLogTables } from './log-partitions.js';
 import { rollUpRows, ROLLUP_TABLE_SQL } from './log-rollup.js';
 
@@ -624,6 +625,16 @@ export const MIGRATIONS: readonly Migration[] = [
       await tx.exec(ROLLUP_TABLE_SQL);
       await rollUpRows(tx, 'TRUE');
     },
+  },
+  {
+    id: 23,
+    // Postgres only (log-pairs.ts): each metadata pair carries a copy of its
+    // log's filtered and summed columns, so a group filtered by metadata
+    // reads the matching pairs instead of every log of its window. Filled
+    // here from the logs already stored.
+    name: "request logs: metadata pairs carry their log's columns on Postgres",
+    sql: '',
+    postgres: addPairFacts,
   },
 ];
 

@@ -31,7 +31,7 @@ import pg from 'pg';
 import type { Db, SqlValue } from '../src/store/db.js';
 import { PAIR_FACT_NAMES } from '../src/store/log-pairs.js';
 import { createDays, DAY_MS, dayOf } from '../src/store/log-partitions.js';
-import { rollUpRows } from '../src/store/log-rollup.js';
+import { crossUpRows, rollUpRows } from '../src/store/log-rollup.js';
 import { GROUP_BY, GROUP_COLUMNS, type GroupBy, type LogFilter, type LogScope } from '../src/store/logs.js';
 import { PostgresDb } from '../src/store/postgres.js';
 import { Store } from '../src/store/store.js';
@@ -163,17 +163,19 @@ async function main(): Promise<void> {
         await db.exec(daySql(day, i * perDay, perDay));
         process.stderr.write(`day ${i + 1}/${DAYS} written (${Math.round((Date.now() - started) / 1000)} s)\n`);
       }
-      // Migration 22 made the rollup from no rows; the generated ones are rolled up in SQL as it would have (the writer does it per batch).
+      // Migrations 22 and 24 made the rollups from no rows; the generated ones are rolled up in SQL as they would have (the writer does it per batch).
       const rolling = Date.now();
       await rollUpRows(db, 'TRUE');
+      await crossUpRows(db, 'TRUE');
       rolledS = Math.round((Date.now() - rolling) / 1000);
-      await db.exec('ANALYZE request_logs; ANALYZE log_metadata; ANALYZE request_log_rollup');
+      await db.exec('ANALYZE request_logs; ANALYZE log_metadata; ANALYZE request_log_rollup; ANALYZE request_log_cross');
     }
     const total = Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM request_logs'))?.n);
     const metadata = Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM log_metadata'))?.n);
     const size = (await db.get<{ s: string }>("SELECT pg_size_pretty(SUM(pg_total_relation_size(c.oid))) AS s FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'request_logs'::regclass"))?.s;
     const generatedS = Math.round((Date.now() - started) / 1000);
     const rollup = await db.get<{ n: number; s: string }>("SELECT COUNT(*) AS n, pg_size_pretty(pg_total_relation_size('request_log_rollup')) AS s FROM request_log_rollup");
+    const cross = await db.get<{ n: number; s: string }>("SELECT COUNT(*) AS n, pg_size_pretty(pg_total_relation_size('request_log_cross')) AS s FROM request_log_cross");
 
     const logs = new Store({ ...recording(db, seen), close: () => {} }, null).logs;
     const all: LogScope = { full: 'any', own: [], userId: null, hideMetadata: [] };
@@ -213,13 +215,15 @@ async function main(): Promise<void> {
     for (const by of groupBys) cases.push({ name: `groups ${by}: requests only, all ${DAYS} days`, run: groups(by, {}, []) });
     for (const by of groupBys) cases.push({ name: `groups ${by}: all columns, all ${DAYS} days`, run: groups(by, {}, GROUP_COLUMNS) });
     cases.push({ name: 'groups model: all columns, 7 days, one workspace', run: groups('model', { ...week, workspaceId: 'ws-7' }, GROUP_COLUMNS) });
-    cases.push({ name: 'groups status_code: all columns, 7 days, one model (rows)', run: groups('status_code', { ...week, model: 'gpt-4o' }, GROUP_COLUMNS) });
+    cases.push({ name: 'groups status_code: all columns, 7 days, one model', run: groups('status_code', { ...week, model: 'gpt-4o' }, GROUP_COLUMNS) });
+    cases.push({ name: 'groups model: all columns, 7 days, status 5xx', run: groups('model', { ...week, status: { exact: [], classes: [5] } }, GROUP_COLUMNS) });
+    cases.push({ name: 'groups api_key: all columns, 7 days, one model (rows)', run: groups('api_key', { ...week, model: 'gpt-4o' }, GROUP_COLUMNS) });
     cases.push({ name: 'groups model: all columns, 7 days, member scope', run: groups('model', week, GROUP_COLUMNS, member) });
     cases.push({ name: 'groups model: all columns, 7 days, metadata.env', run: groups('model', { ...week, metadata: [['env', 'prod']] }, GROUP_COLUMNS) });
 
     const out: string[] = [
       `Rows: ${total.toLocaleString('en')} logs over ${DAYS} days (${size} with indexes), ${metadata.toLocaleString('en')} metadata pairs; generated in ${generatedS} s,`,
-      `of which ${rolledS} s rolling them up: ${Number(rollup?.n).toLocaleString('en')} rollup rows (${rollup?.s}).`,
+      `of which ${rolledS} s rolling them up: ${Number(rollup?.n).toLocaleString('en')} rollup rows (${rollup?.s}), ${Number(cross?.n).toLocaleString('en')} cross rollup rows (${cross?.s}).`,
       '',
       '| query | ms (median of 3; one run where over 5 s) | < 1 s | plan |',
       '| --- | ---: | :---: | --- |',

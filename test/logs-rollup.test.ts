@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { deleteLogsBefore } from '../src/logs/retention.js';
 import type { LogRecord } from '../src/store/log-record.js';
-import { bucketOf, BUCKET_NAMES, HOUR_MS, LATENCY_BOUNDS, latencyEstimate, MEASURE_NAMES, rollUpRows } from '../src/store/log-rollup.js';
+import { bucketOf, BUCKET_NAMES, crossUpRows, HOUR_MS, LATENCY_BOUNDS, latencyEstimate, MEASURE_NAMES, rollUpRows } from '../src/store/log-rollup.js';
 import { GROUP_BY, GROUP_COLUMNS, type GroupBy, type GroupPage, type LogFilter, type LogScope } from '../src/store/logs.js';
 import type { Store } from '../src/store/store.js';
 import { twoStores, type TwoStores } from './support/log-stores.js';
@@ -58,6 +58,12 @@ function keysOf(r: LogRecord, by: GroupBy): string[] {
   return [String(v)];
 }
 
+/** Whether a log passes the filter's workspace, vendor, model and status conditions (those the rollups hold besides time). */
+function inCross(r: LogRecord, f: LogFilter): boolean {
+  const status = f.status === undefined || f.status.exact.includes(r.status) || f.status.classes.includes(Math.floor(r.status / 100));
+  return (f.workspaceId ?? r.workspaceId) === r.workspaceId && (f.provider ?? r.provider) === r.provider && (f.model ?? r.model) === r.model && status;
+}
+
 function close(actual: unknown, wanted: unknown, what: string): void {
   if (typeof wanted !== 'number' || typeof actual !== 'number') return assert.equal(actual, wanted, what);
   assert.ok(Math.abs(actual - wanted) <= 1e-9 * Math.max(1, Math.abs(wanted)), `${what}: ${actual} != ${wanted}`);
@@ -97,7 +103,7 @@ describe('hourly log rollup (postgres)', { timeout: 60_000 }, () => {
       const w = byKey.get(String(g.key))!;
       assert.equal(g.requests, w.requests, `${what}=${g.key} requests`);
       assert.deepEqual(g.outcomes, w.outcomes, `${what}=${g.key} outcomes`);
-      const max = Math.max(...inWindow.filter((r) => (filter.workspaceId === undefined || r.workspaceId === filter.workspaceId) && keysOf(r, by).includes(String(g.key))).map((r) => r.latencyMs));
+      const max = Math.max(...inWindow.filter((r) => inCross(r, filter) && keysOf(r, by).includes(String(g.key))).map((r) => r.latencyMs));
       for (const c of GROUP_COLUMNS) {
         const exact = w.values[c];
         close(g.values[c], rolled && PERCENTILES.has(c) && typeof exact === 'number' ? latencyEstimate(exact, max) : exact, `${what}=${g.key} ${c}`);
@@ -106,17 +112,23 @@ describe('hourly log rollup (postgres)', { timeout: 60_000 }, () => {
     return got;
   }
 
-  it('stores per hour, workspace and value the sums of the raw rows', async () => {
-    const stored = await pg.db.all<Record<string, number | string | boolean>>(`SELECT * FROM request_log_rollup ORDER BY hour_ms, dim, workspace_id, has_value, value`);
-    // The table emptied and refilled from the rows in SQL (as migration 22 and the bench do) holds the same.
-    await pg.db.exec('DELETE FROM request_log_rollup');
-    await rollUpRows(pg.db, 'TRUE');
-    const refilled = await pg.db.all<Record<string, number | string | boolean>>(`SELECT * FROM request_log_rollup ORDER BY hour_ms, dim, workspace_id, has_value, value`);
-    assert.ok(stored.length > HOURS * 3 * 10, `${stored.length} rows`);
-    assert.equal(refilled.length, stored.length);
-    refilled.forEach((r, i) => {
-      for (const c of Object.keys(r)) close(stored[i]![c], r[c], `${JSON.stringify([r.hour_ms, r.dim, r.workspace_id, r.value])} ${c}`);
-    });
+  it('stores per hour, workspace and value (and per vendor, model and status together) the sums of the raw rows', async () => {
+    // Each table emptied and refilled from the rows in SQL (as migrations 22 and 24 and the bench do) holds the same.
+    const refill = async (table: string, order: string, fill: () => Promise<void>, min: number): Promise<void> => {
+      const stored = await pg.db.all<Record<string, number | string | boolean>>(`SELECT * FROM ${table} ORDER BY ${order}`);
+      await pg.db.exec(`DELETE FROM ${table}`);
+      await fill();
+      const refilled = await pg.db.all<Record<string, number | string | boolean>>(`SELECT * FROM ${table} ORDER BY ${order}`);
+      assert.ok(stored.length > min, `${table}: ${stored.length} rows`);
+      assert.equal(refilled.length, stored.length);
+      refilled.forEach((r, i) => {
+        for (const c of Object.keys(r)) close(stored[i]![c], r[c], `${table} ${JSON.stringify(Object.values(r).slice(0, 7))} ${c}`);
+      });
+    };
+    await refill('request_log_rollup', 'hour_ms, dim, workspace_id, has_value, value', () => rollUpRows(pg.db, 'TRUE'), HOURS * 3 * 10);
+    await refill('request_log_cross', 'hour_ms, workspace_id, has_provider, provider, has_model, model, status', () => crossUpRows(pg.db, 'TRUE'), HOURS * 3 * 10);
+    const crossed = Number((await pg.db.get<{ n: number }>('SELECT SUM(requests) AS n FROM request_log_cross'))!.n);
+    assert.equal(crossed, logs.length);
     // Every log once per column dimension, and once per check it ran.
     const requests = Number((await pg.db.get<{ n: number }>(`SELECT SUM(requests) AS n FROM request_log_rollup WHERE dim = 'model'`))!.n);
     assert.equal(requests, logs.length);
@@ -141,6 +153,18 @@ describe('hourly log rollup (postgres)', { timeout: 60_000 }, () => {
     ];
     for (const by of Object.keys(GROUP_BY) as GroupBy[]) for (const f of filters) await same(by, f);
     await same('model', {}, { scope: { full: ['ws-a', 'ws-c'], own: [], userId: null, hideMetadata: [] } });
+  });
+
+  it('groups filtered by vendor, model or status from the cross rollup as from the rows: grouped by another of them or the workspace', async () => {
+    const filters: LogFilter[] = [
+      { model: 'gpt-4o' },
+      { provider: 'anthropic', fromMs: BASE + HOUR_MS - 1_234_567 + HOUR_MS, toMs: BASE + 4 * HOUR_MS + 777_777 },
+      { status: { exact: [429], classes: [5] }, workspaceId: 'ws-b' },
+      { model: 'claude-3', provider: 'openai', status: { exact: [], classes: [2] }, fromMs: BASE + 30 * 60_000 },
+      { model: 'no-such-model' },
+    ];
+    for (const by of ['ai_service', 'model', 'status_code', 'workspace'] as const) for (const f of filters) await same(by, f);
+    await same('status_code', { model: 'gpt-4o' }, { scope: { full: ['ws-a', 'ws-c'], own: [], userId: null, hideMetadata: [] } });
   });
 
   it('a percentile is the upper bound of its bucket, never below the exact value and at most 19 % above it', () => {
@@ -169,10 +193,13 @@ describe('hourly log rollup (postgres)', { timeout: 60_000 }, () => {
       // Whole hours come from the rollup, which the log written past the writer is not in.
       const rolled = await pg.logs.groups('model', [], {}, ALL, PAGE);
       assert.equal(rolled.data.find((g) => g.key === 'gpt-4o')!.requests, logs.filter((r) => r.model === 'gpt-4o').length);
-      // A model filter, a status filter, a user's own keys: the rows, the extra log counted.
-      const byModel = await same('status_code', { model: 'gpt-4o' }, { rolled: false, extra: [bypass] });
-      assert.equal(byModel.data.find((g) => g.key === 200)!.requests, logs.filter((r) => r.model === 'gpt-4o' && r.status === 200).length + 1);
-      await same('workspace', { status: { exact: [200], classes: [] } }, { rolled: false, extra: [bypass] });
+      // The same from the cross rollup: a model filter grouped by status.
+      const crossed = await pg.logs.groups('status_code', [], { model: 'gpt-4o' }, ALL, PAGE);
+      assert.equal(crossed.data.find((g) => g.key === 200)!.requests, logs.filter((r) => r.model === 'gpt-4o' && r.status === 200).length);
+      // A key filter, a model filter grouped by key, a user's own keys: the rows, the extra log counted.
+      const byKey = await same('status_code', { apiKeyId: 'key-1' }, { rolled: false, extra: [bypass] });
+      assert.equal(byKey.data.find((g) => g.key === 200)!.requests, logs.filter((r) => r.apiKeyId === 'key-1' && r.status === 200).length + 1);
+      await same('api_key', { model: 'gpt-4o' }, { rolled: false, extra: [bypass] });
       await same('model', {}, { scope: { full: [], own: ['ws-a'], userId: 'user-1', hideMetadata: [] }, rolled: false, extra: [bypass] });
     } finally {
       await pg.db.run('DELETE FROM request_logs WHERE id = ?', [bypass.id]);
@@ -213,10 +240,12 @@ describe('hourly log rollup (postgres)', { timeout: 60_000 }, () => {
     }
   });
 
-  it('retention removes the rollup hours wholly before the cutoff', async () => {
+  it("retention removes both rollups' hours wholly before the cutoff", async () => {
     const cutoff = BASE + 2 * HOUR_MS + 1;
     await deleteLogsBefore(pg.logs, cutoff);
-    const hours = (await pg.db.all<{ h: number }>('SELECT DISTINCT hour_ms AS h FROM request_log_rollup ORDER BY h')).map((r) => Number(r.h));
-    assert.deepEqual(hours, Array.from({ length: HOURS - 2 }, (_, i) => BASE + (i + 2) * HOUR_MS));
+    for (const table of ['request_log_rollup', 'request_log_cross']) {
+      const hours = (await pg.db.all<{ h: number }>(`SELECT DISTINCT hour_ms AS h FROM ${table} ORDER BY h`)).map((r) => Number(r.h));
+      assert.deepEqual(hours, Array.from({ length: HOURS - 2 }, (_, i) => BASE + (i + 2) * HOUR_MS), table);
+    }
   });
 });

@@ -117,12 +117,44 @@ export const MEASURE_NAMES = MEASURES.map((m) => m.name);
 export const RAW_MEASURES = MEASURES.map((m) => m.raw).join(', ');
 export const BUCKET_NAMES: readonly string[] = BUCKET_COLUMNS;
 
+/** A rollup table: its name and key columns with their types (the measures follow). */
+interface Rollup {
+  table: string;
+  key: readonly (readonly [string, string])[];
+}
+
 /**
- * The key: a NULL value (the group without one) is `has_value` false and
- * value '' (a key's columns cannot be NULL). The dimension first: a group
- * query reads one dimension's range of hours.
+ * The single-dimension rollup's key: a NULL value (the group without one) is
+ * `has_value` false and value '' (a key's columns cannot be NULL). The
+ * dimension first: a group query reads one dimension's range of hours.
  */
-const KEY = ['dim', 'hour_ms', 'workspace_id', 'has_value', 'value'] as const;
+const SINGLE: Rollup = {
+  table: 'request_log_rollup',
+  key: [['dim', 'TEXT'], ['hour_ms', 'BIGINT'], ['workspace_id', 'TEXT'], ['has_value', 'BOOLEAN'], ['value', 'TEXT']],
+};
+
+/**
+ * The cross rollup (migration 24): per UTC hour and workspace, one row per
+ * vendor, model and status seen together, with the same measures. A group
+ * filtered on some of those columns and grouped by another (one model's
+ * requests by status) reads a few hundred rows an hour from it; from the
+ * single-dimension rows it could not, and from the logs it read every log of
+ * its window (1 s for 7 days of 10 M logs, bench/ANALYTICS.md). A missing
+ * vendor or model is has_* false and '' (key columns cannot be NULL).
+ */
+export const CROSS: Rollup = {
+  table: 'request_log_cross',
+  key: [['hour_ms', 'BIGINT'], ['workspace_id', 'TEXT'], ['has_provider', 'BOOLEAN'], ['provider', 'TEXT'], ['has_model', 'BOOLEAN'], ['model', 'TEXT'], ['status', 'INTEGER']],
+};
+
+/** Migration 24's table; fillfactor as the single rollup's. */
+export const CROSS_TABLE_SQL = `
+  CREATE TABLE ${CROSS.table} (
+    ${CROSS.key.map(([name, type]) => `${name} ${type} NOT NULL`).join(',\n    ')},
+    ${MEASURES.map((m) => `${m.name} ${m.type} NOT NULL DEFAULT 0`).join(',\n    ')},
+    PRIMARY KEY (${CROSS.key.map(([name]) => name).join(', ')})
+  ) WITH (fillfactor = 70);
+`;
 
 /** Migration 22's table. Fillfactor below 100: the current hour's rows are updated every batch, and room on their page keeps those updates HOT. */
 export const ROLLUP_TABLE_SQL = `
@@ -133,7 +165,7 @@ export const ROLLUP_TABLE_SQL = `
     has_value BOOLEAN NOT NULL,
     value TEXT NOT NULL,
     ${MEASURES.map((m) => `${m.name} ${m.type} NOT NULL DEFAULT 0`).join(',\n    ')},
-    PRIMARY KEY (${KEY.join(', ')})
+    PRIMARY KEY (${SINGLE.key.map(([name]) => name).join(', ')})
   ) WITH (fillfactor = 70);
 `;
 
@@ -149,22 +181,36 @@ export async function rollUpRows(db: Db, where: string): Promise<void> {
   const hour = `created_at_ms / ${HOUR_MS} * ${HOUR_MS}`;
   const pick = (f: (dim: string, column: string) => string): string => `CASE ${dims.map(([d, c]) => `WHEN GROUPING(${c}) = 0 THEN ${f(d, c)}`).join(' ')} END`;
   await db.exec(`
-    ${upsert(`SELECT ${pick((d) => `'${d}'`)}, ${hour}, workspace_id, ${pick((_, c) => `${c} IS NOT NULL`)}, ${pick((_, c) => `COALESCE(CAST(${c} AS TEXT), '')`)}, ${RAW_MEASURES}
+    ${upsert(SINGLE, `SELECT ${pick((d) => `'${d}'`)}, ${hour}, workspace_id, ${pick((_, c) => `${c} IS NOT NULL`)}, ${pick((_, c) => `COALESCE(CAST(${c} AS TEXT), '')`)}, ${RAW_MEASURES}
       FROM (SELECT *, CAST(NULL AS TEXT) AS outcome, ${BUCKET_SQL} AS bucket FROM request_logs WHERE ${where}) l
      GROUP BY GROUPING SETS (${dims.map(([, c]) => (c === 'workspace_id' ? `(${hour}, workspace_id)` : `(${hour}, workspace_id, ${c})`)).join(', ')})`)};
-    ${upsert(`SELECT 'guardrail_check', ${hour}, workspace_id, TRUE, c.key, ${RAW_MEASURES}
+    ${upsert(SINGLE, `SELECT 'guardrail_check', ${hour}, workspace_id, TRUE, c.key, ${RAW_MEASURES}
       FROM (SELECT l.*, c.value AS outcome, c.key, ${BUCKET_SQL} AS bucket FROM request_logs l CROSS JOIN jsonb_each_text(l.hook_checks::jsonb) AS c(key, value)
              WHERE l.hook_checks IS NOT NULL AND ${where}) c
      GROUP BY ${hour}, workspace_id, c.key`)};
   `);
 }
 
-/** INSERT of rollup rows (KEY then measures, from `source`) that adds to the stored ones. */
-function upsert(source: string): string {
+/** rollUpRows for the cross rollup (migration 24): one pass over the rows `where` selects. */
+export async function crossUpRows(db: Db, where: string): Promise<void> {
+  const hour = `created_at_ms / ${HOUR_MS} * ${HOUR_MS}`;
+  await db.exec(
+    upsert(
+      CROSS,
+      `SELECT ${hour}, workspace_id, provider IS NOT NULL, COALESCE(provider, ''), model IS NOT NULL, COALESCE(model, ''), status, ${RAW_MEASURES}
+      FROM (SELECT *, CAST(NULL AS TEXT) AS outcome, ${BUCKET_SQL} AS bucket FROM request_logs WHERE ${where}) l
+     GROUP BY ${hour}, workspace_id, provider, model, status`,
+    ),
+  );
+}
+
+/** INSERT of a rollup's rows (its key then measures, from `source`) that adds to the stored ones. */
+function upsert(rollup: Rollup, source: string): string {
   const merge = (m: (typeof MEASURES)[number]): string =>
     m.merge === 'sum' ? `${m.name} = r.${m.name} + EXCLUDED.${m.name}` : `${m.name} = ${m.merge === 'min' ? 'LEAST' : 'GREATEST'}(r.${m.name}, EXCLUDED.${m.name})`;
-  return `INSERT INTO request_log_rollup AS r (${[...KEY, ...MEASURE_NAMES].join(', ')}) ${source}
-    ON CONFLICT (${KEY.join(', ')}) DO UPDATE SET ${MEASURES.map(merge).join(', ')}`;
+  const key = rollup.key.map(([name]) => name).join(', ');
+  return `INSERT INTO ${rollup.table} AS r (${key}, ${MEASURE_NAMES.join(', ')}) ${source}
+    ON CONFLICT (${key}) DO UPDATE SET ${MEASURES.map(merge).join(', ')}`;
 }
 
 /** One record's share of the rollup, from its stored values (rounded, cleaned as written). */
@@ -227,34 +273,57 @@ function empty(): Sums {
  * keys at once lock them in the same order (no deadlock).
  */
 export async function addToRollup(tx: Db, logs: readonly RolledLog[]): Promise<void> {
-  const rows = new Map<string, { key: (SqlValue | boolean)[]; sums: Sums }>();
-  const into = (hour: number, dim: string, ws: string, value: string | number | null, r: RolledLog, outcome: string | null): void => {
-    const key = [dim, hour, ws, value !== null, value === null ? '' : String(value)];
-    const id = JSON.stringify(key);
-    const row = rows.get(id) ?? { key, sums: empty() };
-    rows.set(id, row);
-    add(row.sums, r, outcome);
-  };
+  const single = new RollupRows();
+  const cross = new RollupRows();
   for (const r of logs) {
     const hour = Math.floor(r.createdAtMs / HOUR_MS) * HOUR_MS;
-    for (const dim of Object.keys(COLUMN_DIMS) as (keyof typeof COLUMN_DIMS)[]) into(hour, dim, r.workspaceId, r.dims[dim], r, null);
-    if (r.checks !== null) for (const [check, outcome] of Object.entries(r.checks)) into(hour, 'guardrail_check', r.workspaceId, check, r, outcome);
+    for (const dim of Object.keys(COLUMN_DIMS) as (keyof typeof COLUMN_DIMS)[]) {
+      const value = r.dims[dim];
+      single.add([dim, hour, r.workspaceId, value !== null, value === null ? '' : String(value)], r, null);
+    }
+    if (r.checks !== null) for (const [check, outcome] of Object.entries(r.checks)) single.add(['guardrail_check', hour, r.workspaceId, true, check], r, outcome);
+    const { ai_service: provider, model } = r.dims;
+    cross.add([hour, r.workspaceId, provider !== null, provider ?? '', model !== null, model ?? '', r.status], r, null);
   }
-  if (rows.size === 0) return;
-  const sorted = [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => [...r.key, ...r.sums]);
-  await tx.run(ADD_SQL, [pgJson(sorted)]);
+  // The single rollup's rows first, then the cross rollup's, in every writer: locks are taken in one order.
+  if (single.size > 0) await tx.run(ADD_SQL.single, [single.json()]);
+  if (cross.size > 0) await tx.run(ADD_SQL.cross, [cross.json()]);
 }
 
-/** The KEY columns' types; the measures' are their own. */
-const KEY_TYPES: Record<(typeof KEY)[number], string> = { dim: 'TEXT', hour_ms: 'BIGINT', workspace_id: 'TEXT', has_value: 'BOOLEAN', value: 'TEXT' };
+/** One batch's rows of a rollup, summed per key. */
+class RollupRows {
+  private readonly rows = new Map<string, { key: (SqlValue | boolean)[]; sums: Sums }>();
 
-/** addToRollup's statement, the same for every batch: one JSON parameter of row arrays, as Db.insertMany sends them (WITH ORDINALITY keeps the key order for the locks). */
-const ADD_SQL = upsert(`SELECT ${[...KEY.map((k) => KEY_TYPES[k]), ...MEASURES.map((m) => m.type)].map((type, i) => `CAST(e.v->>${i} AS ${type})`).join(', ')}
-      FROM json_array_elements(CAST(? AS json)) WITH ORDINALITY AS e(v, i) ORDER BY e.i`);
+  get size(): number {
+    return this.rows.size;
+  }
 
-/** Deletes the rollup rows of hours wholly before cutoffMs; resolves to how many. */
-export function deleteRollupBefore(db: Db, cutoffMs: number): Promise<number> {
-  return db.run('DELETE FROM request_log_rollup WHERE hour_ms <= ?', [cutoffMs - HOUR_MS]);
+  add(key: (SqlValue | boolean)[], r: RolledLog, outcome: string | null): void {
+    const id = JSON.stringify(key);
+    const row = this.rows.get(id) ?? { key, sums: empty() };
+    this.rows.set(id, row);
+    add(row.sums, r, outcome);
+  }
+
+  /** The rows in key order (so writers updating the same keys lock them in the same order), as the statement's parameter. */
+  json(): string {
+    return pgJson([...this.rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => [...r.key, ...r.sums]));
+  }
+}
+
+/** addToRollup's statements, the same for every batch: one JSON parameter of row arrays, as Db.insertMany sends them (WITH ORDINALITY keeps the key order for the locks). */
+const addSql = (rollup: Rollup): string =>
+  upsert(
+    rollup,
+    `SELECT ${[...rollup.key.map(([, type]) => type), ...MEASURES.map((m) => m.type)].map((type, i) => `CAST(e.v->>${i} AS ${type})`).join(', ')}
+      FROM json_array_elements(CAST(? AS json)) WITH ORDINALITY AS e(v, i) ORDER BY e.i`,
+  );
+const ADD_SQL = { single: addSql(SINGLE), cross: addSql(CROSS) };
+
+/** Deletes both rollups' rows of hours wholly before cutoffMs; resolves to how many. */
+export async function deleteRollupBefore(db: Db, cutoffMs: number): Promise<number> {
+  const before = cutoffMs - HOUR_MS;
+  return (await db.run(`DELETE FROM ${SINGLE.table} WHERE hour_ms <= ?`, [before])) + (await db.run(`DELETE FROM ${CROSS.table} WHERE hour_ms <= ?`, [before]));
 }
 
 /** A log filter's condition on one rolled-up dimension: the values it accepts, or status classes (4 = 400..499). */

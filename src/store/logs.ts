@@ -10,7 +10,7 @@
 import type { Db, SqlValue } from './db.js';
 import { PAIR_FACT_NAMES } from './log-pairs.js';
 import { dropDaysBefore, prepareDays } from './log-partitions.js';
-import { addToRollup, BUCKET_NAMES, COLUMN_DIMS, BUCKET_SQL, deleteRollupBefore, type DimFilter, HOUR_MS, hoursHolding, MEASURE_NAMES, percentileOf, RAW_MEASURES, type RolledLog } from './log-rollup.js';
+import { addToRollup, BUCKET_NAMES, COLUMN_DIMS, CROSS, BUCKET_SQL, deleteRollupBefore, type DimFilter, HOUR_MS, hoursHolding, MEASURE_NAMES, percentileOf, RAW_MEASURES, type RolledLog } from './log-rollup.js';
 import { CHECK_OUTCOMES, type CheckOutcome, type HookStatus, type LogRecord } from './log-record.js';
 import { fromJson, toJson, type Page, type PageRequest } from './page.js';
 
@@ -473,30 +473,44 @@ function estimate(r: Record<string, SqlValue>, p: number): number | null {
   );
 }
 
-/** Whole hours [fromMs, toMs) a group query reads from the rollup; undefined: unbounded. */
+/** Whole hours [fromMs, toMs) a group query reads from a rollup (`cross`: the cross rollup, log-rollup.ts); undefined: unbounded. */
 interface RollupWindow {
   fromMs: number | undefined;
   toMs: number | undefined;
+  cross: boolean;
 }
 
-/** The filters the rollup can answer: its rows are per hour and workspace. */
+/** The filters both rollups answer: their rows are per hour and workspace. */
 const ROLLED_FILTERS: ReadonlySet<string> = new Set(['fromMs', 'toMs', 'workspaceId']);
+/** The filters the cross rollup answers besides: its rows are per vendor, model and status too. */
+const CROSS_FILTERS: ReadonlySet<string> = new Set(['provider', 'model', 'status']);
+/** The groupings the cross rollup answers, each its value in a cross rollup row. */
+const CROSS_KEYS: Partial<Record<GroupBy, string>> = {
+  ai_service: 'CASE WHEN has_provider THEN provider END',
+  model: 'CASE WHEN has_model THEN model END',
+  status_code: 'status',
+  workspace: 'workspace_id',
+};
 
 /**
- * The whole hours of the filter's window when the rollup can answer it; null
- * when the query must read log rows: a filter on anything but time and
- * workspace, a scope limited to a user's own keys (the rollup has no user),
- * or a window without a whole hour in it (few rows to read anyway).
+ * The whole hours of the filter's window when a rollup can answer it: the
+ * single-dimension one for time and workspace filters, the cross one with
+ * vendor, model or status filters too, grouped by one of those or the
+ * workspace. Null when the query must read log rows: another filter, a scope
+ * limited to a user's own keys (the rollups have no user), or a window
+ * without a whole hour in it (few rows to read anyway).
  */
-function rollupWindow(filter: LogFilter, scope: LogScope): RollupWindow | null {
+function rollupWindow(groupBy: GroupBy, filter: LogFilter, scope: LogScope): RollupWindow | null {
   const used = Object.entries(filter).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0));
-  if (used.some(([k]) => !ROLLED_FILTERS.has(k))) return null;
+  const others = used.filter(([k]) => !ROLLED_FILTERS.has(k));
+  const cross = others.length > 0;
+  if (cross && (others.some(([k]) => !CROSS_FILTERS.has(k)) || CROSS_KEYS[groupBy] === undefined)) return null;
   if (scope.own.length > 0 && scope.userId !== null) return null;
   const fromMs = filter.fromMs === undefined ? undefined : Math.ceil(filter.fromMs / HOUR_MS) * HOUR_MS;
   // toMs is inclusive: the hour ending at toMs + 1 is whole.
   const toMs = filter.toMs === undefined ? undefined : Math.floor((filter.toMs + 1) / HOUR_MS) * HOUR_MS;
   if (fromMs !== undefined && toMs !== undefined && fromMs >= toMs) return null;
-  return { fromMs, toMs };
+  return { fromMs, toMs, cross };
 }
 
 /** Rows of a workspace whose metadata the scope hides are read without it. */
@@ -587,7 +601,7 @@ export class LogRepo {
     page: { limit: number; after: string | number | undefined },
   ): Promise<GroupPage> {
     const perCheck = groupBy === 'guardrail_check';
-    const window = this.reader.engine === 'postgres' ? rollupWindow(filter, scope) : null;
+    const window = this.reader.engine === 'postgres' ? rollupWindow(groupBy, filter, scope) : null;
     const hours = window === null ? await this.hours(filter) : null;
     if (hours !== null && hours.length === 0) return { data: [], hasMore: false, total: 0 };
     const { sql, params } = window === null ? this.rawGroups(groupBy, columns, filter, scope, hours) : this.rolledGroups(groupBy, columns, filter, scope, window);
@@ -658,9 +672,18 @@ export class LogRepo {
   private rolledGroups(groupBy: GroupBy, columns: readonly GroupColumn[], filter: LogFilter, scope: LogScope, hours: RollupWindow): { sql: string; params: SqlValue[] } {
     const perCheck = groupBy === 'guardrail_check';
     // The workspace filter and the scope's workspaces; rollupWindow has made sure the scope names no user.
-    const rolled = conditions(this.reader.engine, { workspaceId: filter.workspaceId }, scope);
-    rolled.where.push('dim = ?');
-    rolled.params.push(groupBy);
+    // The cross rollup's status column is the log's (an integer, never NULL), so the status filter reads as on a log.
+    const rolled = conditions(this.reader.engine, { workspaceId: filter.workspaceId, ...(hours.cross && { status: filter.status }) }, scope);
+    if (hours.cross) {
+      for (const [column, value] of [['provider', filter.provider], ['model', filter.model]] as const) {
+        if (value === undefined) continue;
+        rolled.where.push(`has_${column} AND ${column} = ?`);
+        rolled.params.push(value);
+      }
+    } else {
+      rolled.where.push('dim = ?');
+      rolled.params.push(groupBy);
+    }
     if (hours.fromMs !== undefined) {
       rolled.where.push('hour_ms >= ?');
       rolled.params.push(hours.fromMs);
@@ -670,7 +693,11 @@ export class LogRepo {
       rolled.params.push(hours.toMs);
     }
     const value = 'CASE WHEN has_value THEN value END';
-    const parts = [`SELECT ${groupBy === 'status_code' ? `CAST(${value} AS INTEGER)` : value} AS k, ${MEASURE_NAMES.join(', ')} FROM request_log_rollup WHERE ${rolled.where.join(' AND ')}`];
+    const parts = [
+      hours.cross
+        ? `SELECT ${CROSS_KEYS[groupBy]} AS k, ${MEASURE_NAMES.join(', ')} FROM ${CROSS.table} WHERE ${rolled.where.join(' AND ')}`
+        : `SELECT ${groupBy === 'status_code' ? `CAST(${value} AS INTEGER)` : value} AS k, ${MEASURE_NAMES.join(', ')} FROM request_log_rollup WHERE ${rolled.where.join(' AND ')}`,
+    ];
     const params = rolled.params;
     // The partial hours at the window's ends, each a condition with its value.
     const edges: [string, number][] = [];

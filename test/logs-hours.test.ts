@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Db, SqlValue } from '../src/store/db.js';
 import type { LogRecord } from '../src/store/log-record.js';
-import { HOUR_MS, hoursHolding, MAX_HOUR_RUNS } from '../src/store/log-rollup.js';
+import { HOUR_MS, hoursHolding, latencyEstimate, MAX_HOUR_RUNS } from '../src/store/log-rollup.js';
 import { GROUP_COLUMNS, LogRepo, type GroupBy, type LogFilter, type LogScope } from '../src/store/logs.js';
 import type { Store } from '../src/store/store.js';
 import { twoStores, type TwoStores } from './support/log-stores.js';
@@ -75,9 +75,14 @@ describe('log reads narrowed to the hours the rollup holds a value in', { timeou
     const w = await lite.logs.groups(by, GROUP_COLUMNS, filter, ALL, PAGE);
     assert.equal(g.total, w.total, `groups ${by} ${what} total`);
     // Costs are float sums, added in another order by each engine.
-    const shown = (p: typeof g): unknown[] =>
-      p.data.map((x) => [x.key, x.requests, Math.round(Number(x.values.cost) * 1e9), x.values.error_count, x.values.p95_latency, x.values.first_seen, x.values.last_seen]);
+    const shown = (p: typeof g): unknown[] => p.data.map((x) => [x.key, x.requests, Math.round(Number(x.values.cost) * 1e9), x.values.error_count, x.values.first_seen, x.values.last_seen]);
     assert.deepEqual(shown(g), shown(w), `groups ${by} ${what}`);
+    // Percentiles: exact from rows, or (vendor, model and status filters: the cross rollup) the upper bound of the exact value's bucket.
+    g.data.forEach((x, i) => {
+      const [got, exact] = [x.values.p95_latency, w.data[i]!.values.p95_latency];
+      if (got === exact) return;
+      assert.ok(typeof got === 'number' && typeof exact === 'number' && got > exact && got <= latencyEstimate(exact, Infinity), `groups ${by} ${what} p95 ${got} for ${exact}`);
+    });
     return want.data.length;
   }
 

@@ -366,7 +366,7 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
       });
     });
 
-    it("logs written before migration 23 count in groups filtered by metadata: on Postgres their pairs get their log's columns", async () => {
+    it("logs written before migrations 23 and 24 count in groups filtered by metadata or model: on Postgres their pairs get their log's columns, the cross rollup their sums", async () => {
       await withSchemaBefore(await engine.fresh(), 23, async (s) => {
         const at = Date.UTC(2026, 2, 3, 12);
         const log = (id: string, model: string, status: number, latency: number) =>
@@ -385,7 +385,11 @@ for (const engine of [sqliteEngine(), postgresEngine()]) {
         const all = { full: 'any' as const, own: [], userId: null, hideMetadata: [] };
         const groups = await s.logs.groups('model', ['error_count', 'p50_latency'], { metadata: [['env', 'prod']] }, all, { limit: 10, after: undefined });
         assert.deepEqual(groups.data, [{ key: 'gpt-4o', requests: 2, values: { error_count: 1, p50_latency: 10 } }]);
+        // On Postgres from the cross rollup, which migration 24 fills from the logs stored before it.
+        const byStatus = await s.logs.groups('status_code', [], { model: 'gpt-4o' }, all, { limit: 10, after: undefined });
+        assert.deepEqual(byStatus.data.map((g) => [g.key, g.requests]), [[200, 1], [500, 1]]);
         if (s.db.engine !== 'postgres') return;
+        assert.equal(Number((await s.db.get<{ n: number }>('SELECT SUM(requests) AS n FROM request_log_cross'))!.n), 3);
         const copied = await s.db.all('SELECT log_id, workspace_id, model, status, latency_ms FROM log_metadata ORDER BY log_id');
         assert.deepEqual(copied, [
           { log_id: 'log-a', workspace_id: 'ws', model: 'gpt-4o', status: 200, latency_ms: 10 },

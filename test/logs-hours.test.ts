@@ -121,12 +121,15 @@ describe('log reads narrowed to the hours the rollup holds a value in', { timeou
 
   it('a value no log has answers empty without reading a log', async () => {
     const seen: string[] = [];
-    const db: Db = {
-      ...pg.db,
-      engine: pg.db.engine,
-      all: <T>(sql: string, params?: readonly SqlValue[]) => (seen.push(sql), pg.db.all<T>(sql, params)),
-      get: <T>(sql: string, params?: readonly SqlValue[]) => (seen.push(sql), pg.db.get<T>(sql, params)),
-    };
+    // Reads run in a transaction of their own (bounded by statement_timeout): the statements in it are recorded.
+    const recording = (over: Db): Db => ({
+      ...over,
+      engine: over.engine,
+      all: <T>(sql: string, params?: readonly SqlValue[]) => (seen.push(sql), over.all<T>(sql, params)),
+      get: <T>(sql: string, params?: readonly SqlValue[]) => (seen.push(sql), over.get<T>(sql, params)),
+      transaction: (fn) => pg.db.transaction((tx) => fn(recording(tx))),
+    });
+    const db = recording(pg.db);
     const repo = new LogRepo(db, db);
     assert.deepEqual(await repo.list({ model: 'no-such-model' }, ALL, PAGE), { data: [], hasMore: false });
     assert.deepEqual(await repo.groups('status_code', GROUP_COLUMNS, { configId: 'no-such-config' }, ALL, PAGE), { data: [], hasMore: false, total: 0 });

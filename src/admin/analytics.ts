@@ -17,7 +17,7 @@ import { invalid, type Result } from '../shared/errors.js';
 import { GROUP_BY, GROUP_COLUMNS, type Group, type GroupBy, type GroupColumn } from '../store/logs.js';
 import { PAGE_QUERY, pageRequest, queryOf, reply } from './input.js';
 import { LOG_FILTER_PARAMS, logFilter } from './log-filter.js';
-import { logScope, type LogReader } from './log-access.js';
+import { logRead, logScope, type LogReader } from './log-access.js';
 import { route, type Reply, type Route } from './router.js';
 
 const GROUP_BYS = Object.keys(GROUP_BY) as GroupBy[];
@@ -71,10 +71,11 @@ export function groupRoute(path: string, scope: string, reader: LogReader, descr
       }
       const read = await logScope(deps.store, caller, reader, query.get('workspace_id') ?? undefined);
       if (!read.ok) return read;
-      const groups = await deps.store.logs.groups(by.value, cols.value, { ...filter.value, workspaceId: read.value.workspaceId }, read.value.scope, {
-        limit: page.value.limit,
-        after,
-      });
+      const answer = await logRead(() =>
+        deps.store.logs.groups(by.value, cols.value, { ...filter.value, workspaceId: read.value.workspaceId }, read.value.scope, { limit: page.value.limit, after }),
+      );
+      if (!answer.ok) return answer;
+      const groups = answer.value;
       const key = (g: Group | undefined): string | null => (g === undefined || g.key === null ? null : String(g.key));
       return reply(200, {
         object: 'list',

@@ -18,7 +18,8 @@
  * - Archived workspaces only for owners and admins.
  */
 import { GatewayError, type Result } from '../shared/errors.js';
-import type { LogScope } from '../store/logs.js';
+import { LOG_READ_TIMEOUT_MS, type LogScope } from '../store/logs.js';
+import { isStatementTimeout } from '../store/postgres.js';
 import type { WorkspaceRole } from '../store/roles.js';
 import { applyOverrides, type OrgSettings, type SecuritySettings, type WorkspaceOverrides } from '../store/settings.js';
 import type { Store } from '../store/store.js';
@@ -101,4 +102,15 @@ async function rolesOf(store: Store, caller: Caller): Promise<Map<string, Worksp
   if (caller.key.userId === null) return new Map();
   const seats = (await store.users.members.seatsOf([caller.key.userId])).get(caller.key.userId) ?? [];
   return new Map(seats.map((s) => [s.workspaceId, s.role]));
+}
+
+/** A log or analytics read; one that ran past its bound (LOG_READ_TIMEOUT_MS) is refused as such, any other failure thrown on. */
+export async function logRead<T>(read: () => Promise<T>): Promise<Result<T>> {
+  try {
+    return { ok: true, value: await read() };
+  } catch (e) {
+    if (!isStatementTimeout(e)) throw e;
+    const s = LOG_READ_TIMEOUT_MS / 1000;
+    return { ok: false, error: new GatewayError(504, `the log query did not finish within ${s} s: narrow its time window or add filters`, { code: 'query_timeout' }) };
+  }
 }

@@ -11,7 +11,7 @@ import { notFound } from './access.js';
 import { groupRoute } from './analytics.js';
 import { listReply, queryOf, reply } from './input.js';
 import { LOG_FILTER_PARAMS, logFilter } from './log-filter.js';
-import { logScope } from './log-access.js';
+import { logRead, logScope } from './log-access.js';
 import { route, type Route } from './router.js';
 
 function logView(l: LogSummary, scope: LogScope): Record<string, unknown> {
@@ -89,7 +89,8 @@ export const logRoutes: Route[] = [
       const read = await logScope(deps.store, caller, 'logs', query.get('workspace_id') ?? undefined);
       if (!read.ok) return read;
       const { scope, workspaceId } = read.value;
-      return listReply(await deps.store.logs.list({ ...filter.value, workspaceId }, scope, page), (l) => logView(l, scope));
+      const logs = await logRead(() => deps.store.logs.list({ ...filter.value, workspaceId }, scope, page));
+      return logs.ok ? listReply(logs.value, (l) => logView(l, scope)) : logs;
     },
   }),
   route({
@@ -100,8 +101,9 @@ export const logRoutes: Route[] = [
     async handler({ caller, params }, deps) {
       const read = await logScope(deps.store, caller, 'logs', undefined);
       if (!read.ok) return read;
-      const log = await deps.store.logs.get(params.id!, read.value.scope);
-      return log === null ? { ok: false, error: notFound('log', params.id!) } : reply(200, detailView(log, read.value.scope));
+      const log = await logRead(() => deps.store.logs.get(params.id!, read.value.scope));
+      if (!log.ok) return log;
+      return log.value === null ? { ok: false, error: notFound('log', params.id!) } : reply(200, detailView(log.value, read.value.scope));
     },
   }),
   groupRoute('/logs/groups/:groupBy', 'logs.list', 'logs', 'Aggregates of the request logs grouped by groupBy, with the filters of GET /logs.'),

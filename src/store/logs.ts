@@ -9,6 +9,7 @@
  */
 import type { Db, SqlValue } from './db.js';
 import { PAIR_FACT_NAMES } from './log-pairs.js';
+import { statementsWithin } from './postgres.js';
 import { dropDaysBefore, prepareDays } from './log-partitions.js';
 import { addToRollup, BUCKET_NAMES, COLUMN_DIMS, CROSS, BUCKET_SQL, deleteRollupBefore, type DimFilter, HOUR_MS, hoursHolding, MEASURE_NAMES, percentileOf, RAW_MEASURES, type RolledLog } from './log-rollup.js';
 import { CHECK_OUTCOMES, type CheckOutcome, type HookStatus, type LogRecord } from './log-record.js';
@@ -518,12 +519,26 @@ function hidden<T extends { workspaceId: string; metadata: Record<string, string
   return scope.hideMetadata.includes(row.workspaceId) ? { ...row, metadata: null } : row;
 }
 
+/**
+ * How long one read of the logs API and analytics may run on Postgres: a
+ * group from rows over a long window with a filter no rollup holds scans every
+ * log in it (about 1 s per 2.3 M logs, bench/ANALYTICS.md), and a caller must
+ * not hold the server's cores and a pooled connection for minutes with one.
+ */
+export const LOG_READ_TIMEOUT_MS = 30_000;
+
 export class LogRepo {
-  /** `reader` answers the reads of the logs API and analytics (a replica, or db itself); writes and retention go to db. */
+  /** Answers the reads of the logs API and analytics (a replica, or db itself), each within readTimeoutMs on Postgres. */
+  private readonly reader: Db;
+
+  /** Writes and retention go to db. */
   constructor(
     private readonly db: Db,
-    private readonly reader: Db,
-  ) {}
+    reader: Db,
+    readTimeoutMs = LOG_READ_TIMEOUT_MS,
+  ) {
+    this.reader = reader.engine === 'postgres' ? statementsWithin(reader, readTimeoutMs) : reader;
+  }
 
   /** Writes records in one transaction; records already stored (same id) are skipped. */
   async insert(records: readonly LogRecord[]): Promise<void> {

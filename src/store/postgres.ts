@@ -34,6 +34,38 @@ function dbOver(q: Queryable): Db {
   };
 }
 
+/** Postgres's SQLSTATE for a statement cancelled, by statement_timeout here. */
+const QUERY_CANCELED = '57014';
+
+/** Whether an error is a statement cancelled (statementsWithin's bound). */
+export function isStatementTimeout(e: unknown): boolean {
+  return (e as { code?: unknown }).code === QUERY_CANCELED;
+}
+
+/**
+ * `db` whose reads (all, get) each run in a transaction of their own bounded
+ * by `ms` of statement_timeout (SET LOCAL, so the connection goes back to the
+ * pool unbounded): the log and analytics reads a caller starts stop there,
+ * instead of holding a connection and the server's cores for as long as a
+ * scan of the whole table takes. Writes are left as they are.
+ */
+export function statementsWithin(db: Db, ms: number): Db {
+  const bounded = <T>(read: (tx: Db) => Promise<T>): Promise<T> =>
+    db.transaction(async (tx) => {
+      await tx.exec(`SET LOCAL statement_timeout = ${Math.max(1, Math.round(ms))}`);
+      return read(tx);
+    });
+  return {
+    engine: db.engine,
+    all: (sql, params) => bounded((tx) => tx.all(sql, params)),
+    get: (sql, params) => bounded((tx) => tx.get(sql, params)),
+    run: (sql, params) => db.run(sql, params),
+    insertMany: (table, columns, rows, returning) => db.insertMany(table, columns, rows, returning),
+    exec: (sql) => db.exec(sql),
+    transaction: (fn) => db.transaction(fn),
+  };
+}
+
 /**
  * The rows arrive as one JSON array of arrays ($1) with the column names
  * ($2); each array becomes a row of the table's type, so every value is

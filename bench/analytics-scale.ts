@@ -96,7 +96,8 @@ function recording(db: Db, seen: { sql: string; params: readonly SqlValue[] }[])
     run: (sql, params) => db.run(sql, params),
     insertMany: (t, c, r, returning) => db.insertMany(t, c, r, returning),
     exec: (sql) => db.exec(sql),
-    transaction: (fn) => db.transaction(fn),
+    // The log reads run in a transaction of their own (statementsWithin): its statements are recorded too.
+    transaction: (fn) => db.transaction((tx) => fn(recording(tx, seen))),
   };
 }
 

@@ -53,9 +53,18 @@ async function stream(gw: GatewayProcess, mock: MockOpenAI, onFirst: () => void)
   return { events, error: null };
 }
 
-describe('graceful shutdown', { timeout: 30_000 }, () => {
+/** p, or a failure after ms that shows what the gateway said (its drain is logged at info). */
+function within<T>(p: Promise<T>, ms: number, what: string, gw: GatewayProcess): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} within ${ms} ms\nstdout: ${gw.stdout()}\nstderr: ${gw.stderr()}`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+describe('graceful shutdown', { timeout: 60_000 }, () => {
   const useMock = useMockOpenAI({ name: 'mock' });
-  const start = useSpawnedGateway('switchyard-shutdown-', { GATEWAY_ADMIN_API_KEY: KEY });
+  const start = useSpawnedGateway('switchyard-shutdown-', { GATEWAY_ADMIN_API_KEY: KEY, LOG_LEVEL: 'info' });
   let mock: MockOpenAI;
   beforeEach(() => (mock = useMock()));
 
@@ -78,13 +87,13 @@ describe('graceful shutdown', { timeout: 30_000 }, () => {
       if (signalledAt !== 0 && (await refused(proc.port))) refusedAt = performance.now();
     }
 
-    const { events, error } = await streamed;
+    const { events, error } = await within(streamed, 10_000, 'the stream did not end', proc);
     const doneAt = performance.now();
     assert.equal(error, null);
     assert.deepEqual(events, [...sse, '[DONE]']);
     assert.ok(refusedAt < doneAt - 300, `refused at +${(refusedAt - signalledAt).toFixed(0)} ms, stream done at +${(doneAt - signalledAt).toFixed(0)} ms`);
 
-    const { code, signal } = await proc.exited;
+    const { code, signal } = await within(proc.exited, 10_000, 'the gateway did not exit', proc);
     assert.deepEqual({ code, signal }, { code: 0, signal: null });
   });
 

@@ -383,6 +383,22 @@ for (const engine of engines()) {
         await expectError(gw.call(`/logs/${id}`, { headers: as(keys.listOnly!) }), 403, 'logs.view');
         await expectError(gw.call('/logs/no-such-log'), 404);
       });
+
+      it('a read stopped by the log query bound (statement_timeout) is a 504 query_timeout on every log and analytics route', async () => {
+        const logs = gw.store.logs as unknown as Record<string, unknown>;
+        const stopped = (): Promise<never> => Promise.reject(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }));
+        for (const method of ['list', 'get', 'groups']) logs[method] = stopped;
+        try {
+          for (const path of ['/logs', `/logs/${rows[0]!.id}`, '/logs/groups/model', '/analytics/groups/model']) {
+            const body = await expectError(gw.call(path), 504);
+            assert.equal(body.error.code, 'query_timeout', path);
+            assert.match(body.error.message, /narrow its time window or add filters/, path);
+          }
+        } finally {
+          for (const method of ['list', 'get', 'groups']) delete logs[method];
+        }
+        await expect(gw.call('/logs?limit=1'), 200);
+      });
     });
 
     describe('group routes', () => {

@@ -65,7 +65,7 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
     ]).finally(() => clearTimeout(waited));
     // Both the exit and the channel's end: a worker's last log batches may still be in the pipe when it has exited.
     // The end of the channel is awaited for at most CHANNEL_END_MS after the exit: under load a worker's exit was seen
-    // with no 'disconnect' ever after (1 stop in ~20 of test/shutdown.test.ts), which held the primary past the grace period.
+    // with no 'disconnect' ever after (about 1 run in 20 of test/shutdown.test.ts, a core kept busy), which held the primary past the grace period.
     const gone = [...live].map((w) => {
       const exited = new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve())));
       const ended = new Promise<void>((resolve) => (w.isConnected() ? w.once('disconnect', () => resolve()) : resolve()));

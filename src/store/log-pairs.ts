@@ -31,7 +31,7 @@ export const PAIR_FACTS = {
   hook_status: 'TEXT',
   hook_checks: 'TEXT',
 } as const;
-export type PairFact = keyof typeof PAIR_FACTS;
+type PairFact = keyof typeof PAIR_FACTS;
 export const PAIR_FACT_NAMES = Object.keys(PAIR_FACTS) as PairFact[];
 
 /**

@@ -708,11 +708,8 @@ export class LogRepo {
       rolled.params.push(hours.toMs);
     }
     const value = 'CASE WHEN has_value THEN value END';
-    const parts = [
-      hours.cross
-        ? `SELECT ${CROSS_KEYS[groupBy]} AS k, ${MEASURE_NAMES.join(', ')} FROM ${CROSS.table} WHERE ${rolled.where.join(' AND ')}`
-        : `SELECT ${groupBy === 'status_code' ? `CAST(${value} AS INTEGER)` : value} AS k, ${MEASURE_NAMES.join(', ')} FROM request_log_rollup WHERE ${rolled.where.join(' AND ')}`,
-    ];
+    const [table, k] = hours.cross ? [CROSS.table, CROSS_KEYS[groupBy]] : ['request_log_rollup', groupBy === 'status_code' ? `CAST(${value} AS INTEGER)` : value];
+    const parts = [`SELECT ${k} AS k, ${MEASURE_NAMES.join(', ')} FROM ${table} WHERE ${rolled.where.join(' AND ')}`];
     const params = rolled.params;
     // The partial hours at the window's ends, each a condition with its value.
     const edges: [string, number][] = [];

@@ -6,9 +6,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { logRead } from '../src/admin/log-access.js';
-import type { Db, SqlValue } from '../src/store/db.js';
+import { isReadTimeout, type Db, type SqlValue } from '../src/store/db.js';
 import { LOG_READ_TIMEOUT_MS, LogRepo, type LogScope } from '../src/store/logs.js';
-import { isStatementTimeout, statementsWithin } from '../src/store/postgres.js';
+import { statementsWithin } from '../src/store/postgres.js';
 import { twoStores, type TwoStores } from './support/log-stores.js';
 import { logRecord } from './support/logs.js';
 
@@ -30,7 +30,7 @@ describe('log reads within a statement timeout (postgres)', { timeout: 60_000 },
         () => assert.fail('the read was not stopped'),
         (e: unknown) => e,
       );
-    assert.ok(isStatementTimeout(err), String(err));
+    assert.ok(isReadTimeout(err), String(err));
     assert.ok(Date.now() - started < 2500, `stopped after ${Date.now() - started} ms`);
     // Several at once: they take several of the pool's connections, none left with the bound.
     const settings = await Promise.all(Array.from({ length: 4 }, () => stores.pg.db.get<{ statement_timeout: string }>('SHOW statement_timeout')));
@@ -52,7 +52,7 @@ describe('log reads within a statement timeout (postgres)', { timeout: 60_000 },
     const repo = new LogRepo(stores.pg.db, slow(stores.pg.db), 100);
     const page = { limit: 10, after: undefined };
     for (const read of [() => repo.list({}, ALL, page), () => repo.get('nope', ALL), () => repo.groups('model', [], { metadata: [['env', 'prod']] }, ALL, page)]) {
-      await assert.rejects(read(), (e: unknown) => isStatementTimeout(e));
+      await assert.rejects(read(), (e: unknown) => isReadTimeout(e));
     }
     await repo.insert([logRecord({ workspaceId: 'ws-a', model: 'written' })]);
     // The default bound lets the same reads through.

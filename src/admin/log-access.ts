@@ -18,8 +18,8 @@
  * - Archived workspaces only for owners and admins.
  */
 import { GatewayError, type Result } from '../shared/errors.js';
+import { isReadTimeout } from '../store/db.js';
 import { LOG_READ_TIMEOUT_MS, type LogScope } from '../store/logs.js';
-import { isStatementTimeout } from '../store/postgres.js';
 import type { WorkspaceRole } from '../store/roles.js';
 import { applyOverrides, type OrgSettings, type SecuritySettings, type WorkspaceOverrides } from '../store/settings.js';
 import type { Store } from '../store/store.js';
@@ -109,7 +109,7 @@ export async function logRead<T>(read: () => Promise<T>): Promise<Result<T>> {
   try {
     return { ok: true, value: await read() };
   } catch (e) {
-    if (!isStatementTimeout(e)) throw e;
+    if (!isReadTimeout(e)) throw e;
     const s = LOG_READ_TIMEOUT_MS / 1000;
     return { ok: false, error: new GatewayError(504, `the log query did not finish within ${s} s: narrow its time window or add filters`, { code: 'query_timeout' }) };
   }

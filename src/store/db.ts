@@ -41,6 +41,19 @@ export function isForeignKeyViolation(e: unknown): boolean {
   return err.code === '23503' || err.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }
 
+/** The code of a read that SqliteReads (sqlite-reads.ts) stopped waiting for at its bound. */
+export const READ_TIMEOUT = 'SWITCHYARD_READ_TIMEOUT';
+
+/**
+ * Whether a read was stopped at its bound: on Postgres a statement cancelled
+ * by statement_timeout (SQLSTATE 57014, statementsWithin), on SQLite a read
+ * its thread did not answer in time.
+ */
+export function isReadTimeout(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  return code === '57014' || code === READ_TIMEOUT;
+}
+
 /**
  * Whether the statement failed because of the values it was given (a value
  * the column refuses, a row too large for an index) rather than because the

@@ -5,7 +5,9 @@
  */
 import type { Settings } from '../settings.js';
 import { FailoverDb } from './failover.js';
+import { LOG_READ_TIMEOUT_MS } from './logs.js';
 import { openDb, type DbSettings } from './open-db.js';
+import { SqliteReads } from './sqlite-reads.js';
 import { Store } from './store.js';
 
 export type StoreSettings = DbSettings & Partial<Pick<Settings, 'databaseReaderUrl' | 'writerHa'>>;
@@ -14,7 +16,8 @@ export type StoreSettings = DbSettings & Partial<Pick<Settings, 'databaseReaderU
 const HA_CONNECT_TIMEOUT_MS = 3000;
 
 export async function openStore(settings: StoreSettings): Promise<Store> {
-  if (settings.databaseUrl === undefined) return new Store(await openDb(settings));
+  // SQLite's log and analytics reads run in a process of their own (sqlite-reads.ts), off the request thread.
+  if (settings.databaseUrl === undefined) return new Store(await openDb(settings), new SqliteReads(settings.dataDir, { timeoutMs: LOG_READ_TIMEOUT_MS }));
   const { PostgresDb } = await import('./postgres.js');
   const connectTimeoutMs = settings.writerHa === true ? HA_CONNECT_TIMEOUT_MS : undefined;
   const db = new PostgresDb(settings.databaseUrl, { connectTimeoutMs });

@@ -34,14 +34,6 @@ function dbOver(q: Queryable): Db {
   };
 }
 
-/** Postgres's SQLSTATE for a statement cancelled, by statement_timeout here. */
-const QUERY_CANCELED = '57014';
-
-/** Whether an error is a statement cancelled (statementsWithin's bound). */
-export function isStatementTimeout(e: unknown): boolean {
-  return (e as { code?: unknown }).code === QUERY_CANCELED;
-}
-
 /**
  * `db` whose reads (all, get) each run in a transaction of their own bounded
  * by `ms` of statement_timeout (SET LOCAL, so the connection goes back to the

@@ -10,6 +10,12 @@ import { insertSql, type Db, type SqlValue } from './db.js';
 
 const BUSY_TIMEOUT_MS = 5000;
 const BEGIN_WAIT_MS = 30_000;
+/**
+ * Prepared statements kept per connection. The log reads' SQL varies with
+ * the caller's filters (an `IN (?, …)` per list length), so the cache is
+ * bounded: past it the oldest is dropped and prepared again when next used.
+ */
+const MAX_STATEMENTS = 256;
 
 export class SqliteDb implements Db {
   readonly engine = 'sqlite' as const;
@@ -18,8 +24,16 @@ export class SqliteDb implements Db {
   /** While a transaction is open, other callers wait for it: its awaits must not interleave their statements. */
   private busy: Promise<void> | null = null;
 
-  constructor(dataDir: string) {
-    this.db = new Database(join(dataDir, 'switchyard.db'));
+  /** `readOnly`: a connection that only reads a file another has made (SqliteReads' process). */
+  constructor(dataDir: string, { readOnly = false } = {}) {
+    this.db = new Database(join(dataDir, 'switchyard.db'), { readonly: readOnly, fileMustExist: readOnly });
+    // Another process holding the write lock is waited for, not an error.
+    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // better-sqlite3 builds SQLite with a 16 MiB page cache per connection; the log writer's (request rows of
+    // bodies, written once) filled it and kept it as RSS. Its rows are appended to the B-trees' right edges and
+    // reads of colder pages come from the OS's file cache: 4 MiB keeps the hot pages (docs/logs.md, memory).
+    this.db.pragma('cache_size = -4096');
+    if (readOnly) return;
     // Takes effect only in a new file. Request logs are ~1.5 kB rows written in
     // batches: 16 kB pages mean a quarter of the WAL frames, page splits and
     // checksums per row of 4 kB ones (~30% less CPU per log).
@@ -27,12 +41,6 @@ export class SqliteDb implements Db {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
-    // better-sqlite3 builds SQLite with a 16 MiB page cache per connection; the log writer's (request rows of
-    // bodies, written once) filled it and kept it as RSS. Its rows are appended to the B-trees' right edges and
-    // reads of colder pages come from the OS's file cache: 4 MiB keeps the hot pages (docs/logs.md, memory).
-    this.db.pragma('cache_size = -4096');
-    // Another process holding the write lock is waited for, not an error.
-    this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }
 
   async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
@@ -133,6 +141,7 @@ export class SqliteDb implements Db {
     let s = this.statements.get(sql);
     if (s === undefined) {
       s = this.db.prepare(sql);
+      if (this.statements.size >= MAX_STATEMENTS) this.statements.delete(this.statements.keys().next().value!);
       this.statements.set(sql, s);
     }
     return s;

@@ -48,7 +48,10 @@ export class Store {
   readonly files: FileRepo;
   readonly batches: BatchRepo;
 
-  /** `reader`: a read replica, which the log and analytics reads use (DB_READER_HOST); the store closes it. */
+  /**
+   * `reader`: where the log and analytics reads go, and the store closes it: a Postgres read replica
+   * (DB_READER_HOST), or SQLite's read process (sqlite-reads.ts).
+   */
   constructor(
     readonly db: Engine,
     private readonly reader: Engine | null = null,

@@ -9,6 +9,7 @@ import type http from 'node:http';
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
+import { MAX_CHECKED_ANSWER_BYTES } from '../src/pipeline/guardrails.js';
 import { ADMIN_KEY } from './support/gateway.js';
 import { expectJson } from './support/tenants.js';
 import { startMockAnthropic, type MockAnthropic } from './support/mock-anthropic.js';
@@ -136,6 +137,30 @@ describe('output guardrails on streamed answers', () => {
     let said = '';
     for await (const chunk of ok) said += chunk.choices[0]?.delta.content ?? '';
     assert.equal(said, '[claude-mock] echo: say nice things');
+  });
+
+  it('a stream whose text passes what output guardrails judge (10 MiB) ends with a 502 answer_too_large_for_guardrails event; the log says 502', async () => {
+    const piece = 'z'.repeat(64 * 1024);
+    const long = await startMockServer<never>(async (_rec, _req, res: http.ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (let i = 0; i * piece.length <= MAX_CHECKED_ANSWER_BYTES + piece.length; i++) {
+        const more = res.write(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content: piece }, finish_reason: null }] })}\n\n`);
+        if (!more) await new Promise((resolve) => res.once('drain', resolve));
+        if (res.destroyed) return;
+      }
+      res.end('data: [DONE]\n\n');
+    });
+    try {
+      const traceId = randomUUID();
+      const cfg = { provider: 'openai', api_key: KEY, custom_host: `${long.url}/v1`, output_guardrails: [{ 'default.contains': { words: ['never'], operator: 'none' } }] };
+      const { text, err } = await cutShort(client.chat.completions.create(ask('x'), { headers: { 'x-gateway-config': JSON.stringify(cfg), 'x-gateway-trace-id': traceId } }));
+      assert.equal((err.error as Json).code, 'answer_too_large_for_guardrails');
+      assert.ok(text.length <= MAX_CHECKED_ANSWER_BYTES, `${text.length} characters went out`);
+      const log = await logOf(gw, traceId);
+      assert.equal(log.status, 502);
+    } finally {
+      await long.close();
+    }
   });
 
   describe('what is held back', () => {

@@ -19,22 +19,44 @@ function hooksOf(c: HookConfig) {
 
 const DENIED = new GatewayError(446, 'denied', { type: 'hooks_failed', code: 'hooks_failed' });
 
-/** Runs `bytes` (in the given pieces) through a guard; the output text and the runs handed on. */
-async function guard(c: HookConfig, pieces: string[], window: number, endpoint: 'chat' | 'completions' = 'chat'): Promise<{ out: string; runs: HookRun[] }> {
-  const runs: HookRun[] = [];
+const TOO_LONG = new GatewayError(502, 'too long', { code: 'answer_too_large_for_guardrails' });
+
+interface Guarded {
+  out: string;
+  runs: HookRun[];
+  /** Characters of text the hooks read, over every judgment (mid-stream and at the end). */
+  read: number;
+  failed: GatewayError[];
+}
+
+/** Runs `bytes` (in the given pieces) through a guard; the output text, the runs handed on, and what the hooks read. */
+async function guard(c: HookConfig, pieces: Iterable<string>, window: number, endpoint: 'chat' | 'completions' = 'chat', maxChars = 1e9): Promise<Guarded> {
+  const got: Guarded = { out: '', runs: [], read: 0, failed: [] };
   const g = new StreamGuard({
     hooks: hooksOf(c).after,
     window,
     input: { kind: 'after', endpoint, requestType: 'stream-chatComplete', model: 'm', metadata: {}, request: {} },
     denied: DENIED,
+    maxChars,
+    tooLong: TOO_LONG,
+    failed: (e) => got.failed.push(e),
     judged(run) {
-      runs.push(run);
+      got.runs.push(run);
       return { before_request_hooks: [], after_request_hooks: run.results };
     },
   });
-  let out = '';
-  for await (const chunk of Readable.from(pieces.map((p) => Buffer.from(p))).pipe(g)) out += (chunk as Buffer).toString();
-  return { out, runs };
+  // Every judgment builds the answer so far once (answer()): the text it holds is what the checks read.
+  const guarded = g as unknown as { answer(): { choices: { message?: { content: string }; text?: string }[] } };
+  const answer = guarded.answer.bind(g);
+  guarded.answer = () => {
+    const a = answer();
+    for (const c of a.choices) got.read += (c.message?.content ?? c.text ?? '').length;
+    return a;
+  };
+  for await (const chunk of Readable.from((function* () {
+    for (const p of pieces) yield Buffer.from(p);
+  })()).pipe(g)) got.out += (chunk as Buffer).toString();
+  return got;
 }
 
 const chat = (content: string, index = 0) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index, delta: { content } }] })}`;
@@ -72,6 +94,53 @@ describe('stream guard', () => {
     const c = { output_guardrails: [{ deny: true, 'default.endsWith': { suffix: 'done' } }] };
     const { out } = await guard(c, [`${chat('not yet ')}\n\n`, `${chat('and then done')}\n\n`, 'data: [DONE]\n\n'], 1);
     assert.match(out, /data: \[DONE\]\n\n$/);
+  });
+
+  it('reads the text in time linear in its length: past 8 windows it judges again when the text grew by an eighth', async () => {
+    const c = { output_guardrails: [{ deny: true, 'default.contains': { words: ['forbidden'], operator: 'none' } }] };
+    const piece = 'abcdefghij'.repeat(10); // 100 characters an event, the default window
+    const n = 2000;
+    const clean = await guard(c, (function* () {
+      for (let i = 0; i < n; i++) yield `${chat(piece)}\n\n`;
+      yield 'data: [DONE]\n\n';
+    })(), 100);
+    const length = n * piece.length;
+    assert.equal(events(clean.out).slice(0, n).map((e) => e.choices[0].delta.content).join(''), piece.repeat(n));
+    assert.equal(clean.runs.at(-1)!.denied, false);
+    // Judging the whole text every window would read n²/2 windows' worth: 200 M characters here.
+    assert.ok(clean.read <= 10 * length + 64 * 100, `the checks read ${clean.read} characters of a ${length}-character text`);
+    // The word still ends the stream before its end, its text held back.
+    const caught = await guard(c, (function* () {
+      for (let i = 0; i < n; i++) yield `${chat(i === n - 10 ? 'forbidden ' : piece)}\n\n`;
+      yield 'data: [DONE]\n\n';
+    })(), 100);
+    assert.equal(events(caught.out).at(-1).error.code, 'hooks_failed');
+    assert.ok(!events(caught.out).slice(0, -1).some((e) => e.choices[0].delta.content.includes('forbidden')), 'the held text never went out');
+    assert.ok(!caught.out.includes('[DONE]'));
+  });
+
+  it('events that add no text (tool-call deltas) are released past 64 KB without judging the same text again', async () => {
+    const c = { output_guardrails: [{ deny: true, 'default.contains': { words: ['forbidden'], operator: 'none' } }] };
+    const tool = `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: 'x'.repeat(1000) } }] } }] })}\n\n`;
+    const got = await guard(c, (function* () {
+      yield `${chat('some text first')}\n\n`;
+      for (let i = 0; i < 5000; i++) yield tool; // 5 MB of arguments, no text
+      yield 'data: [DONE]\n\n';
+    })(), 100);
+    assert.equal(got.runs.at(-1)!.denied, false);
+    assert.ok(got.read <= 2 * 'some text first'.length, `the checks read ${got.read} characters`);
+  });
+
+  it('a stream whose text passes maxChars ends with the tooLong error event, and no [DONE]', async () => {
+    const c = { output_guardrails: [{ 'default.notNull': {} }] };
+    const got = await guard(c, (function* () {
+      for (let i = 0; i < 30; i++) yield `${chat('y'.repeat(100))}\n\n`;
+      yield 'data: [DONE]\n\n';
+    })(), 100, 'chat', 1000);
+    assert.equal(events(got.out).at(-1).error.code, 'answer_too_large_for_guardrails');
+    assert.ok(!got.out.includes('[DONE]'));
+    assert.deepEqual(got.failed, [TOO_LONG]);
+    assert.ok(events(got.out).slice(0, -1).map((e) => e.choices[0].delta.content).join('').length <= 1000);
   });
 
   it('decidesOnPrefix: only failures more text cannot undo', () => {

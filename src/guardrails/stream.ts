@@ -14,6 +14,15 @@
  * notNull, …) only run at the end: on a prefix they would fail an answer
  * that is still on its way. A window of 0 holds nothing back: every check
  * runs at the end only, on text the client already has.
+ *
+ * Each judgment reads the whole text so far, so judging every `window`
+ * characters would cost a stream of n characters n²/window (a 1 MB answer at
+ * the default 100: 5 GB of text read, on the request thread). Past
+ * PREFIX_GROWTH windows the guard waits for the text to grow by
+ * 1/PREFIX_GROWTH before it judges again, which keeps the text read to about
+ * (PREFIX_GROWTH + 1)·n; held events that added no text are released
+ * unjudged (the verdict on the same text cannot change). The text kept is
+ * bounded by `maxChars`: a longer stream ends with `tooLong`.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { SSE_DONE, sseEvent } from '../providers/shared/openai-answer.js';
@@ -31,6 +40,10 @@ export interface StreamGuardOptions {
   input: Omit<HookInput, 'answer'>;
   /** The error a denying hook ends the stream with. */
   denied: GatewayError;
+  /** Characters of text kept to judge; a stream with more ends with `tooLong` (and `failed` is told). */
+  maxChars: number;
+  tooLong: GatewayError;
+  failed(error: GatewayError): void;
   /** The run whose results are the stream's (a denying one, or the one at the end), once: the hook_results its event carries. */
   judged(run: HookRun): HookResults;
 }
@@ -41,6 +54,8 @@ type Json = Record<string, unknown>;
 const MAX_CHOICES = 128;
 /** Held events carrying no text (tool-call deltas) are judged and released at this size, so holding stays bounded. */
 const MAX_HELD_BYTES = 64 * 1024;
+/** Past this many windows of text, the guard judges again when the text has grown by this share of itself. */
+const PREFIX_GROWTH = 8;
 
 export class StreamGuard extends Transform {
   private readonly reader = new SseReader();
@@ -50,8 +65,11 @@ export class StreamGuard extends Transform {
   private heldBytes = 0;
   /** The usage chunk and [DONE]: released last, after the results. */
   private readonly tail: string[] = [];
-  /** Text so far, per choice index. */
+  /** Text so far, per choice index, and its length over every choice. */
   private readonly texts: string[] = [];
+  private textChars = 0;
+  /** textChars when the text was last judged. */
+  private judgedChars = 0;
   private readonly midStream: readonly Hook[];
   /** Characters held back: none when every hook is async (they never hold the answer). */
   private readonly window: number;
@@ -100,10 +118,16 @@ export class StreamGuard extends Transform {
       }
       if (chunk !== null && this.meta.id === undefined) this.meta = { id: chunk.id, object: chunk.object, created: chunk.created, model: chunk.model };
       this.held.push(raw);
-      this.heldChars += chunk === null ? 0 : this.add(chunk);
+      const added = chunk === null ? 0 : this.add(chunk);
+      this.heldChars += added;
+      this.textChars += added;
       this.heldBytes += raw.length;
+      if (this.textChars > this.o.maxChars) {
+        this.o.failed(this.o.tooLong);
+        return this.endWith(this.o.tooLong);
+      }
       if (this.window === 0) this.release();
-      else if (this.heldChars >= this.window || this.heldBytes >= MAX_HELD_BYTES) await this.judgeSoFar();
+      else if (this.heldChars >= Math.max(this.window, this.textChars / PREFIX_GROWTH) || this.heldBytes >= MAX_HELD_BYTES) await this.judgeSoFar();
     }
   }
 
@@ -124,19 +148,26 @@ export class StreamGuard extends Transform {
   }
 
   private async judgeSoFar(): Promise<void> {
-    if (this.midStream.length > 0) {
+    if (this.midStream.length > 0 && this.textChars > this.judgedChars) {
+      this.judgedChars = this.textChars;
       const run = await runHooks(this.midStream, { ...this.o.input, answer: this.answer() });
       if (run.denied) return this.deny(run);
     }
     this.release();
   }
 
-  /** A hook denied: its error event ends the stream instead of the held text, and no [DONE] follows. */
+  /** A hook denied: its error event ends the stream instead of the held text. */
   private deny(run: HookRun): void {
     const results = this.o.judged(run);
+    this.endWith(this.o.denied, { hook_results: results });
+  }
+
+  /** The stream ends with `error`'s event instead of the held text, and no [DONE] follows. */
+  private endWith(error: GatewayError, extra: Json = {}): void {
     this.over = true;
     this.held = [];
-    this.push(sseEvent({ ...this.o.denied.toJSON(), hook_results: results }));
+    this.texts.length = 0;
+    this.push(sseEvent({ ...error.toJSON(), ...extra }));
     this.push(null);
     // As a translated stream's error ends: the provider's body is let go once the client has read the event.
     this.once('end', () => this.destroy());

@@ -34,12 +34,16 @@ import { single } from '../shared/headers.js';
 import { through } from '../shared/through.js';
 import type { Answer, Outcome, RequestContext, Stage } from './context.js';
 
-/** A relayed answer larger than this is not held for output checks (the request fails with a 502). */
+/** A relayed answer larger than this (a stream's text longer) is not held for output checks (the request fails with a 502). */
 export const MAX_CHECKED_ANSWER_BYTES = 10 * 1024 * 1024;
 
 const DENIED = new GatewayError(446, 'The guardrail checks defined in the config failed. You can find more information in the `hook_results` object.', {
   type: 'hooks_failed',
   code: 'hooks_failed',
+});
+
+const STREAM_TOO_LONG = new GatewayError(502, `the streamed answer's text is longer than the ${MAX_CHECKED_ANSWER_BYTES} characters output guardrails judge`, {
+  code: 'answer_too_large_for_guardrails',
 });
 
 /** `credentials`: the stored credentials third-party checks call their APIs with. */
@@ -166,6 +170,12 @@ function guardStream(ctx: RequestContext, a: Answer, on: HookEndpoint, hooks: re
     window: ctx.plan!.hooks.streamWindow,
     input: hookInput(ctx, on, 'after', null, credentials),
     denied: DENIED,
+    maxChars: MAX_CHECKED_ANSWER_BYTES,
+    tooLong: STREAM_TOO_LONG,
+    failed(error) {
+      ctx.status = error.status;
+      ctx.error = error;
+    },
     judged(run) {
       log.add('after', run);
       if (run.denied) {

@@ -1,7 +1,7 @@
 // JSON Schema → Gemini's Schema.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { toGeminiSchema } from './schema.js';
+import { MAX_SCHEMA_NODES, toGeminiSchema } from './schema.js';
 
 describe('JSON Schema → Gemini schema', () => {
   it('types, nullability, unions, enums and formats', () => {
@@ -67,5 +67,26 @@ describe('JSON Schema → Gemini schema', () => {
     assert.ok(!dangling.ok && /does not name a schema/.test(dangling.error.message));
     const tuple = toGeminiSchema({ type: 'array', items: [{ type: 'string' }] }, 'p');
     assert.ok(!tuple.ok && /tuple/.test(tuple.error.message));
+  });
+
+  it('refuses a schema that expands past MAX_SCHEMA_NODES, however small it is written', () => {
+    // Each definition uses the next twice: 40 levels are ~3 KB, and 2^40 schemas once inlined.
+    const $defs: Record<string, unknown> = { d40: { type: 'string' } };
+    for (let i = 39; i >= 0; i--) $defs[`d${i}`] = { type: 'object', properties: { a: { $ref: `#/$defs/d${i + 1}` }, b: { $ref: `#/$defs/d${i + 1}` } } };
+    const refs = toGeminiSchema({ $defs, $ref: '#/$defs/d0' }, 'tools[0].function.parameters');
+    assert.ok(!refs.ok);
+    assert.equal(refs.error.param, 'tools[0].function.parameters');
+    assert.match(refs.error.message, new RegExp(`expands to more than ${MAX_SCHEMA_NODES} schemas`));
+    // allOf of the same definition twice, flattened with no conversion between.
+    const merged: Record<string, unknown> = { m40: { type: 'object', properties: { x: { type: 'string' } } } };
+    for (let i = 39; i >= 0; i--) merged[`m${i}`] = { allOf: [{ $ref: `#/$defs/m${i + 1}` }, { $ref: `#/$defs/m${i + 1}` }] };
+    assert.ok(!toGeminiSchema({ $defs: merged, $ref: '#/$defs/m0' }, 'p').ok);
+    // Type lists of six types nested: one schema per type at every level.
+    let nested: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 12; i++) nested = { type: ['string', 'number', 'integer', 'boolean', 'array', 'object'], items: nested, properties: { v: nested } };
+    assert.ok(!toGeminiSchema(nested, 'p').ok);
+    // Below the bound a schema with shared definitions is still inlined.
+    const small = toGeminiSchema({ $defs: Object.fromEntries(Object.entries($defs).filter(([k]) => Number(k.slice(1)) >= 30)), $ref: '#/$defs/d30' }, 'p');
+    assert.ok(small.ok, JSON.stringify(small));
   });
 });

@@ -50,11 +50,20 @@ const FORMATS: Readonly<Record<string, readonly string[]>> = {
 /** Gemini's int64 fields, written as JSON strings as its reference shows them. */
 const COUNTS = ['minItems', 'maxItems', 'minLength', 'maxLength', 'minProperties', 'maxProperties'] as const;
 
+/**
+ * Schemas converted or flattened for one client schema. Inlining $refs copies
+ * a definition at each use, and a type list becomes one schema per type, so
+ * a few hundred bytes of definitions that each use the next twice expand to
+ * 2^depth schemas; past this many the schema is refused, before it costs
+ * the gateway's memory and thread.
+ */
+export const MAX_SCHEMA_NODES = 10_000;
+
 /** `param` names the schema's place in the client's request, for 400 messages. */
 export function toGeminiSchema(schema: unknown, param: string): Result<GeminiSchema> {
   if (!isObject(schema)) return err(invalid(`${param}: a JSON Schema must be an object`, param));
   const defs = { ...asObject(schema.definitions), ...asObject(schema.$defs) };
-  const out = convert(schema, { defs, refs: [] });
+  const out = convert(schema, { defs, refs: [], left: MAX_SCHEMA_NODES });
   // What cannot be expressed is said of the whole schema, where the client wrote it.
   return typeof out === 'string' ? err(invalid(`${param}: ${out}`, param)) : ok(out);
 }
@@ -63,7 +72,11 @@ interface Ctx {
   defs: Json;
   /** $refs being inlined on the current path: a repeat means recursion. */
   refs: string[];
+  /** Of MAX_SCHEMA_NODES, the schemas still to be converted or flattened. */
+  left: number;
 }
+
+const TOO_LARGE = `the schema expands to more than ${MAX_SCHEMA_NODES} schemas once its $refs are inlined and its type lists split (Gemini's schema has no references)`;
 
 /** The converted schema, or why it cannot be expressed in Gemini's. */
 type Converted<T> = T | string;
@@ -188,6 +201,8 @@ function isNullSchema(node: Json, ctx: Ctx): Converted<boolean> {
  * schema; the refs resolved are left on ctx.refs for the caller to unwind.
  */
 function flatten(node: Json, ctx: Ctx): Converted<Json> {
+  // Every conversion flattens its node first, so this counts both.
+  if (--ctx.left < 0) return TOO_LARGE;
   let cur = node;
   if (typeof cur.$ref === 'string') {
     const ref = cur.$ref;

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildRecord } from '../src/logs/build.js';
 import type { LogEntry } from '../src/logs/entry.js';
-import { answerText, countUsage, encodingFor } from '../src/logs/token-count.js';
+import { answerText, countUsage, encodingFor, inPieces } from '../src/logs/token-count.js';
 import { readUsage } from '../src/logs/usage.js';
 import { logEntry } from './support/logs.js';
 
@@ -86,6 +86,23 @@ describe('counting tokens where the answer has no usage', () => {
     const request = { model: 'gpt-4o', instructions: 'be brief', input: [{ role: 'user', content: [{ type: 'input_text', text: 'hello there' }] }] };
     const stream = 'event: response.output_text.delta\n' + event({ type: 'response.output_text.delta', delta: 'Hello,' }) + event({ type: 'response.output_text.delta', delta: ' world!' });
     assert.deepEqual(await countUsage('proxy', request, stream), counted(2 + 3 + 2, 4));
+  });
+
+  it('long texts are counted in slices of at most 256 characters, cut where a space starts a piece: the same count for prose', async () => {
+    const { countTokens: o200k } = await import('gpt-tokenizer/encoding/o200k_base');
+    const { countTokens: cl100k } = await import('gpt-tokenizer/encoding/cl100k_base');
+    const words = ['the', 'gateway', "isn't", 'counting', '12345', 'tokens,', 'naïve', '—', 'déjà', 'vu', '(ok)', 'x  y', 'line\n', '  two', 'émoji 🙂'];
+    let prose = '';
+    for (let i = 0; prose.length < 20_000; i++) prose += `${words[(i * 7) % words.length]} `;
+    for (const count of [o200k, cl100k]) assert.equal(inPieces(prose, (t) => count(t)), count(prose));
+    // A run with no space (one piece of 100 k letters: BPE merges cost its square) is cut every 256 characters.
+    const sizes: number[] = [];
+    inPieces('a'.repeat(100_000), (t) => sizes.push(t.length));
+    assert.equal(Math.max(...sizes), 256);
+    assert.equal(sizes.reduce((a, b) => a + b, 0), 100_000);
+    // As countUsage counts them: a Responses input of such runs is counted, not refused.
+    const usage = await countUsage('proxy', { model: 'gpt-4o', input: 'b'.repeat(100_000) }, null);
+    assert.ok(usage !== null && usage.promptTokens > 0);
   });
 
   it('nothing countable (an unknown shape on the proxy): none', async () => {

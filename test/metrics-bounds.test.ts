@@ -1,16 +1,16 @@
 // prom-client keeps every label set it sees until the process ends, so no
 // label takes a caller's string as it came: a model is the catalog's id for
-// its provider or `other`, and circuits (one per inline config's target)
+// its provider or `other`, a status one of a fixed set or its class, and circuits (one per inline config's target)
 // keep a series for the MAX_CIRCUIT_SERIES last seen, the evictions counted.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_CIRCUIT_SERIES, Metrics, type FinishedRequest } from '../src/metrics/metrics.js';
 
-const request = (provider: string, model: string): FinishedRequest => ({
+const request = (provider: string, model: string, status = 200): FinishedRequest => ({
   endpoint: 'chat',
   provider,
   model,
-  status: 200,
+  status,
   totalMs: 10,
   upstreamMs: 8,
   waitedMs: 0,
@@ -36,6 +36,18 @@ describe('metric labels are bounded', () => {
     assert.deepEqual([...models].sort(), ['gpt-4o-mini', 'none', 'other', 'us.anthropic.claude-3-haiku-20240307-v1:0']);
     const tokens = await series(m, 'switchyard_tokens_total');
     assert.deepEqual(tokens.map((l) => /model="([^"]*)",type="input"/.exec(l)?.[1]).filter(Boolean).sort(), ['gpt-4o-mini', 'other']);
+  });
+
+  it('a status is one of a fixed set or its class, whatever codes an upstream answers', async () => {
+    const m = new Metrics();
+    for (let status = 100; status <= 999; status++) m.record(request('openai', 'gpt-4o-mini', status));
+    const statuses = new Set((await series(m, 'switchyard_requests_total')).map((l) => /status="([^"]*)"/.exec(l)![1]));
+    assert.ok(statuses.size <= 40, [...statuses].join(' '));
+    for (const kept of ['200', '246', '429', '446', '499', '503']) assert.ok(statuses.has(kept), kept);
+    for (const bucketed of ['2xx', '5xx', '9xx']) assert.ok(statuses.has(bucketed), bucketed);
+    assert.ok(!statuses.has('599') && !statuses.has('999'));
+    const upstream = new Set((await series(m, 'switchyard_upstream_duration_seconds_count')).map((l) => /status="([^"]*)"/.exec(l)![1]));
+    assert.deepEqual([...upstream].sort(), [...statuses].sort());
   });
 
   it('circuit state series: the last MAX_CIRCUIT_SERIES circuits seen, each one removed counted', async () => {

@@ -211,14 +211,14 @@ export class Metrics {
     const key = `${endpoint}\u0000${provider}\u0000${model}\u0000${status}`;
     let c = this.children.get(key);
     if (c === undefined) {
-      const labels = { endpoint, provider, model, status: String(status) };
+      const labels = { endpoint, provider, model, status: statusLabel(status) };
       c = {
         requests: this.requests.labels(labels),
         duration: this.duration.labels(labels),
         upstream: this.upstream.labels({ provider, model, status: labels.status }),
         overhead: this.overhead.labels({ endpoint }),
       };
-      // Statuses are whatever upstreams answer: past this many series, stop caching them.
+      // Statuses are whatever upstreams answer (their labels are bounded, the keys here not): past this many, stop caching.
       if (this.children.size < MAX_CACHED_SERIES) this.children.set(key, c);
     }
     c.requests.inc();
@@ -232,6 +232,18 @@ export class Metrics {
 }
 
 const MAX_CACHED_SERIES = 10_000;
+
+/** The statuses the gateway and providers answer with meaning of their own; any other is labelled by its class. */
+const STATUS_LABELS = new Set([200, 201, 204, 246, 400, 401, 402, 403, 404, 405, 408, 409, 410, 413, 415, 422, 424, 429, 446, 499, 500, 501, 502, 503, 504, 529]);
+
+/**
+ * A status as labels name it: one of STATUS_LABELS, or its class (`5xx`).
+ * An upstream (a caller's custom_host) may answer any code from 100 to 999,
+ * and each would be a series per endpoint, provider and model for the life of the process.
+ */
+export function statusLabel(status: number): string {
+  return STATUS_LABELS.has(status) ? String(status) : `${Math.floor(status / 100)}xx`;
+}
 
 /** A model as labels name it: the catalog's id for the provider (a Bedrock ARN's model, say), `none`, or `other` for any the catalog does not know. */
 export function modelLabel(provider: string, model: string): string {

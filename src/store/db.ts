@@ -5,6 +5,8 @@
  * (both engines have them). Engine-specific code stays in sqlite.ts and
  * postgres.ts.
  */
+import { boundedMemo } from '../shared/memo.js';
+
 export type SqlValue = string | number | null;
 
 export interface Db {
@@ -83,15 +85,12 @@ export function pgJson(value: unknown): string {
 /** A \udXXX escape (after an even number of backslashes, so the backslash is not itself escaped). */
 const LONE_SURROGATE_ESCAPE = /(?<!\\)((?:\\\\)*)\\ud[89a-f][0-9a-f]{2}/g;
 
-const converted = new Map<string, string>();
-
-/** `?` → `$1, $2…` for Postgres, memoised (the statements are a fixed set). SQL here never holds a literal `?`. */
-export function toPgPlaceholders(sql: string): string {
-  let out = converted.get(sql);
-  if (out === undefined) {
-    let n = 0;
-    out = sql.replace(/\?/g, () => `$${++n}`);
-    converted.set(sql, out);
-  }
-  return out;
-}
+/**
+ * `?` → `$1, $2…` for Postgres, memoised. SQL here never holds a literal `?`.
+ * Bounded: the log reads' SQL varies with a caller's filters (a subquery per
+ * metadata pair, an `IN (?, …)` per list length).
+ */
+export const toPgPlaceholders = boundedMemo(1024, (sql) => {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+});

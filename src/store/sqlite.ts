@@ -6,6 +6,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { boundedMemo } from '../shared/memo.js';
 import { insertSql, type Db, type SqlValue } from './db.js';
 
 const BUSY_TIMEOUT_MS = 5000;
@@ -20,7 +21,7 @@ const MAX_STATEMENTS = 256;
 export class SqliteDb implements Db {
   readonly engine = 'sqlite' as const;
   private readonly db: Database.Database;
-  private readonly statements = new Map<string, Database.Statement>();
+  private readonly prepare = boundedMemo(MAX_STATEMENTS, (sql) => this.db.prepare(sql));
   /** While a transaction is open, other callers wait for it: its awaits must not interleave their statements. */
   private busy: Promise<void> | null = null;
 
@@ -136,14 +137,4 @@ export class SqliteDb implements Db {
     exec: async (sql: string) => void this.db.exec(sql),
     transaction: (fn) => fn(this.direct),
   };
-
-  private prepare(sql: string): Database.Statement {
-    let s = this.statements.get(sql);
-    if (s === undefined) {
-      s = this.db.prepare(sql);
-      if (this.statements.size >= MAX_STATEMENTS) this.statements.delete(this.statements.keys().next().value!);
-      this.statements.set(sql, s);
-    }
-    return s;
-  }
 }

@@ -1,9 +1,15 @@
 // A malformed log batch from a worker never throws in the primary's message
 // handler (that would end the cluster): its entries are counted as dropped
-// with the writer's, and it is said once per WARN_EVERY.
+// with the writer's, and it is said once per WARN_EVERY. A closing worker's
+// forwarder sends what it holds, then `logs-end`, which the primary waits
+// for before it closes the writer (primary.ts).
+import { EventEmitter } from 'node:events';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { PrimaryLink } from '../src/cluster/link.js';
+import { LogForwarder } from '../src/cluster/log-forwarder.js';
 import { LogIntake, WARN_EVERY } from '../src/cluster/log-intake.js';
+import type { ToPrimary } from '../src/cluster/messages.js';
 import { EntryBatch, type PackedBatch } from '../src/logs/entry.js';
 import type { LogQueueStats } from '../src/logs/queue.js';
 import { SEND_EVERY } from '../src/logs/writer.js';
@@ -60,5 +66,31 @@ describe('LogIntake', () => {
     const intake = new LogIntake(writer(true), () => {});
     assert.doesNotThrow(() => intake.take(batch(2)));
     assert.equal(intake.stats().dropped, 2 + 2);
+  });
+});
+
+describe('LogForwarder', () => {
+  it('on close sends the entries it holds, then logs-end, once every batch was handed to the channel', async () => {
+    const sent: ToPrimary[] = [];
+    // A channel that hands each message on a later turn, as a busy pipe would.
+    const channel = Object.assign(new EventEmitter(), {
+      connected: true,
+      send(m: ToPrimary, _h: unknown, _o: unknown, done: (err: Error | null) => void) {
+        setTimeout(() => {
+          sent.push(m);
+          done(null);
+        }, 5);
+        return true;
+      },
+    });
+    const forwarder = new LogForwarder(new PrimaryLink(channel as unknown as NodeJS.Process), () => assert.fail('nothing dropped'), 64 * 1024 * 1024);
+    for (let i = 0; i < SEND_EVERY + 3; i++) forwarder.write(logEntry());
+    await forwarder.close();
+    assert.deepEqual(
+      sent.map((m) => m.sy),
+      ['logs', 'logs', 'logs-end'],
+    );
+    const entries = sent.flatMap((m) => (m.sy === 'logs' ? [m.batch.count] : []));
+    assert.equal(entries.reduce((a, b) => a + b, 0), SEND_EVERY + 3);
   });
 });

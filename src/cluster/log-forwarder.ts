@@ -54,10 +54,12 @@ export class LogForwarder implements LogSink {
     return { depth: this.batch.count + this.inFlight, bytes: this.batch.size + this.inFlightSize, flushed: 0, spilled: 0, replayed: 0, dropped: this.dropped, storeDown: false };
   }
 
+  /** Sends what is left, then `logs-end`: the primary, reading the channel in order, then has every batch. */
   async close(): Promise<void> {
     this.send();
     this.closed = true;
     await Promise.all(this.sending);
+    await this.link.send({ sy: 'logs-end' });
   }
 
   private readonly send = (): void => {

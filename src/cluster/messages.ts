@@ -19,6 +19,8 @@ export type ToPrimary =
   | { sy: 'gathered'; id: number; series: unknown }
   /** Request log entries, packed as for the writer thread (log-forwarder.ts). */
   | { sy: 'logs'; batch: PackedBatch }
+  /** The last of them was sent (a closing worker): the primary need not wait for the channel's end to have them all. */
+  | { sy: 'logs-end' }
   /** A store change this worker made: the primary relays it to every other worker (change-relay.ts). */
   | { sy: 'change'; change: Change };
 

@@ -37,13 +37,17 @@ import { RestartBackoff } from './restart-backoff.js';
 const CLOSE_MARGIN_MS = 15_000;
 /** After SIGKILL, how long a worker's exit and the end of its channel may take to be seen. */
 const KILLED_MS = 5_000;
-/** After a worker's exit, how long what it sent last (log batches) may take to be read from its channel. */
+/** After a worker's exit, how long what it sent last may take to be read from its channel. */
 const CHANNEL_END_MS = 1_000;
+/** As CHANNEL_END_MS, for a worker that exited as drained (code 0) with logs on: it sent `logs-end` after its last log batch. */
+const LOGS_END_MS = 15_000;
 /** How long the first workers may take to listen (a worker's store or Redis hung since the migrations) before the start fails. */
 const START_LIMIT_MS = 60_000;
 
 export async function runPrimary(settings: Settings, logger: Logger): Promise<void> {
   const live = new Set<Worker>();
+  /** Workers that sent `logs-end`: every log batch they sent before it has been taken. */
+  const logsEnded = new WeakSet<Worker>();
   /** What is open, closed by a shutdown last first (retention, the log writer, then the store). */
   const closers: Array<() => Promise<void>> = [];
   let stopped: Promise<void> | null = null;
@@ -63,13 +67,20 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
       opening.catch(() => {}),
       new Promise((_, reject) => (waited = setTimeout(() => reject(new Error(`the store did not finish opening within ${limitMs} ms`)), limitMs))),
     ]).finally(() => clearTimeout(waited));
-    // Both the exit and the channel's end: a worker's last log batches may still be in the pipe when it has exited.
-    // The end of the channel is awaited for at most CHANNEL_END_MS after the exit: under load a worker's exit was seen
-    // with no 'disconnect' ever after (about 1 run in 20 of test/shutdown.test.ts, a core kept busy), which held the primary past the grace period.
+    // Both the exit and the end of what the worker sent: its last log batches may still be in the pipe when it has
+    // exited. That end is its `logs-end` message (sent after its last batch) or the channel's end. Under load a worker's
+    // exit was seen with no 'disconnect' ever after (about 1 run in 20 of test/shutdown.test.ts, a core kept busy), so
+    // the wait is bounded after the exit: LOGS_END_MS for a drained worker whose logs-end is due (1 s lost batches
+    // there under load), CHANNEL_END_MS for one that died or logs nothing.
     const gone = [...live].map((w) => {
-      const exited = new Promise<void>((resolve) => (w.isDead() ? resolve() : w.once('exit', () => resolve())));
-      const ended = new Promise<void>((resolve) => (w.isConnected() ? w.once('disconnect', () => resolve()) : resolve()));
-      return Promise.all([exited, Promise.race([ended, exited.then(() => sleep(CHANNEL_END_MS))])]);
+      const exited = new Promise<number | null>((resolve) => (w.isDead() ? resolve(w.process.exitCode) : w.once('exit', (code) => resolve(code))));
+      const ended = new Promise<void>((resolve) => {
+        if (!w.isConnected() || logsEnded.has(w)) return resolve();
+        w.once('disconnect', () => resolve());
+        w.on('message', (m: unknown) => (isOurs<ToPrimary>(m) && m.sy === 'logs-end' ? resolve() : undefined));
+      });
+      const bound = exited.then((code) => sleep(code === 0 && settings.requestLogs ? LOGS_END_MS : CHANNEL_END_MS, undefined, { ref: false }));
+      return Promise.all([exited, Promise.race([ended, bound])]);
     });
     for (const w of live) w.process.kill(signal);
     const late = setTimeout(() => {
@@ -109,6 +120,7 @@ export async function runPrimary(settings: Settings, logger: Logger): Promise<vo
   cluster.on('message', (worker, m: unknown) => {
     if (!isOurs<ToPrimary>(m)) return;
     if (m.sy === 'logs') return intake?.take(m.batch);
+    if (m.sy === 'logs-end') return void logsEnded.add(worker);
     if (m.sy === 'change') {
       if (!isChange(m.change)) return;
       for (const [w, relay] of relays) if (w !== worker) relay.send(m.change);

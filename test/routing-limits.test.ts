@@ -5,6 +5,7 @@
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
+import { startMockServer } from './support/mock-server.js';
 import { assertEnvelope, assertRouted, chat, startUpstreams, target, type Json, type Upstream } from './support/routing.js';
 
 const CHAT = '/v1/chat/completions';
@@ -84,6 +85,24 @@ describe('GATEWAY_REQUEST_DEADLINE_MS', () => {
     A.enqueue(CHAT, { delayMs: 3000 });
     const r = await chat(short, target(A, { request_timeout: 200 }));
     assertEnvelope(r, 408, { code: 'request_timeout' });
+  });
+
+  it('bounds the read of an answer read whole: headers and part of its body, then nothing, is a timeout, not a request held forever', { timeout: 15_000 }, async () => {
+    const stalled = await startMockServer<never>((_rec, _req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '200' });
+      res.write('{"id":"chatcmpl-stalled",');
+      // and nothing more, until the gateway gives up
+    });
+    try {
+      const config = (extra: Json): Json => ({ provider: 'openai', api_key: 'sk-stalled', custom_host: `${stalled.url}/v1`, ...extra });
+      const timedOut = await chat(short, config({ request_timeout: 300 }));
+      assertEnvelope(timedOut, 408, { code: 'request_timeout' });
+      const past = await chat(short, config({}));
+      assertEnvelope(past, 504, { code: 'deadline_exceeded' });
+      assert.ok(past.ms < DEADLINE_MS + 1500, `answered after ${past.ms} ms`);
+    } finally {
+      await stalled.close();
+    }
   });
 
   it('does not cut a stream that has begun', async () => {

@@ -158,6 +158,10 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private body: UpstreamBody | null = null;
   private settled = false;
   private readonly onAbort = (): void => this.controller?.abort(new AbortedError());
+  private readonly sentAt = performance.now();
+  /** A whole answer's read, bounded by what is left of timeoutMs once its headers came. */
+  private wholeTimer: NodeJS.Timeout | null = null;
+  private readonly onWholeTimeout = (): void => this.controller?.abort(new AnswerTimeout());
 
   constructor(
     private readonly signal: Cancel,
@@ -165,6 +169,12 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     private readonly mayReadWhole: boolean,
     private readonly resolve: (r: UpstreamResponse) => void,
     private readonly reject: (e: Error) => void,
+    /**
+     * How long the caller waits for the answer (undici's headersTimeout bounds its headers). A whole answer is
+     * read before the call resolves, so its body counts against the same wait: an upstream that sends its headers
+     * and part of a body, then nothing, would otherwise hold the request forever. A stream is not bounded.
+     */
+    private readonly timeoutMs?: number,
   ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -180,6 +190,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     this.headersAt = performance.now();
     if (this.mayReadWhole && readsWhole(statusCode, headers)) {
       this.chunks = [];
+      if (this.timeoutMs !== undefined) this.wholeTimer = setTimeout(this.onWholeTimeout, Math.max(1, this.timeoutMs - (this.headersAt - this.sentAt)));
       return;
     }
     this.body = new UpstreamBody(controller);
@@ -199,6 +210,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.signal.off('abort', this.onAbort);
+    if (this.wholeTimer !== null) clearTimeout(this.wholeTimer);
     if (this.chunks !== null) {
       const whole = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
       this.chunks = null;
@@ -210,6 +222,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
     this.signal.off('abort', this.onAbort);
+    if (this.wholeTimer !== null) clearTimeout(this.wholeTimer);
     this.chunks = null;
     if (!this.settled) {
       this.settled = true;
@@ -222,6 +235,14 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private settle(r: UpstreamResponse): void {
     this.settled = true;
     this.resolve(r);
+  }
+}
+
+/** What a call rejects with when a whole answer's body did not come within its wait: a timeout, as one for headers. */
+export class AnswerTimeout extends Error {
+  readonly code = 'UND_ERR_HEADERS_TIMEOUT';
+  constructor() {
+    super('the answer did not come whole within the wait for it');
   }
 }
 

@@ -57,7 +57,7 @@ export interface UpstreamRequest {
   method: string;
   headers: Record<string, string | string[]>;
   body: string | Buffer | Readable | null;
-  /** How long to wait for the answer's headers once the request is sent; undefined: the pool's (none). */
+  /** How long to wait for the answer once the request is sent: its headers, and the body of one read whole; undefined: no bound. */
   headersTimeoutMs?: number;
 }
 
@@ -76,7 +76,7 @@ export function send(req: UpstreamRequest, signal: Cancel): Promise<UpstreamResp
   const slash = req.url.indexOf('/', req.url.indexOf('://') + 3);
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(new AbortedError());
-    const call = new UpstreamCall(signal, req.method !== 'HEAD', resolve, reject);
+    const call = new UpstreamCall(signal, req.method !== 'HEAD', resolve, reject, req.headersTimeoutMs);
     agent.dispatch(
       {
         origin: slash === -1 ? req.url : req.url.slice(0, slash),
@@ -91,7 +91,7 @@ export function send(req: UpstreamRequest, signal: Cancel): Promise<UpstreamResp
   });
 }
 
-/** The error `send` rejects with when headersTimeoutMs passed without an answer. */
+/** The error `send` rejects with when headersTimeoutMs passed without an answer (its headers, or a whole answer's body: AnswerTimeout). */
 export const isHeadersTimeout = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === 'UND_ERR_HEADERS_TIMEOUT';
 
 /** A 3xx: where an exchange expects a final answer (token endpoints), an error with this code, never followed. */

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HookLog, runHooks, type HookInput } from '../src/guardrails/engine.js';
 import { unflatten } from '../src/guardrails/results.js';
-import { compileHooks, type HookConfig } from '../src/guardrails/hooks.js';
+import { compileHooks, MAX_REQUEST_CHECKS, type HookConfig } from '../src/guardrails/hooks.js';
 import { textsOf, withTexts } from '../src/guardrails/text.js';
 
 function hooksOf(c: HookConfig) {
@@ -88,6 +88,22 @@ describe('guardrails engine', () => {
   it('guardrail ids default to their place; deny comes from the item or its on_fail', async () => {
     const hooks = hooksOf({ output_guardrails: [{ 'default.notNull': {} }, { on_fail: { deny: true }, 'default.notNull': {} }] }).after;
     assert.deepEqual(hooks.map((h) => [h.id, h.deny]), [['output_guardrails[0]', false], ['output_guardrails[1]', true]]);
+  });
+});
+
+describe('checks per request', () => {
+  it(`a config with more than ${MAX_REQUEST_CHECKS} checks is refused, naming the hook that passed the bound`, () => {
+    const webhook = { id: 'default.webhook', parameters: { webhookURL: 'https://hooks.example/check' } };
+    const config = (n: number): HookConfig => ({
+      input_guardrails: [{ 'default.contains': { words: ['x'], operator: 'none' } }],
+      after_request_hooks: Array.from({ length: n }, (_, i) => ({ id: `w${i}`, checks: [webhook, webhook] })),
+    });
+    const under = compileHooks(config((MAX_REQUEST_CHECKS - 1) / 2 - 0.5), { left: 500 });
+    assert.ok(under.ok, JSON.stringify(!under.ok && under.problem));
+    const over = compileHooks(config(MAX_REQUEST_CHECKS / 2), { left: 500 });
+    assert.ok(!over.ok);
+    assert.deepEqual(over.problem.path, ['after_request_hooks', MAX_REQUEST_CHECKS / 2 - 1]);
+    assert.match(over.problem.message, /more than the 64 a request may run/);
   });
 });
 

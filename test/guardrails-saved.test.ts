@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { compileHooks, NO_HOOKS, type HookConfig, type Hooks } from '../src/guardrails/hooks.js';
+import { compileHooks, MAX_REQUEST_CHECKS, NO_HOOKS, type HookConfig, type Hooks } from '../src/guardrails/hooks.js';
 import { SavedGuardrails } from '../src/guardrails/saved.js';
 import type { Result } from '../src/shared/errors.js';
 import { openStore } from '../src/store/open.js';
@@ -70,6 +70,18 @@ for (const engine of engines()) {
       await store.guardrails.update(g.id, { actions: { deny: false } });
       assert.equal((await value(saved.resolve(ws, config))).before[0]!.deny, false);
       assert.equal(reads, 2);
+    });
+
+    it(`refuses a config whose saved guardrails bring a request past ${MAX_REQUEST_CHECKS} checks (400 too_many_checks)`, async () => {
+      // A guardrail of 40 checks is within the bound; named twice, 80 are not.
+      await store.guardrails.create({ slug: 'forty', workspaceId: ws, name: 'Forty', checks: Array.from({ length: 40 }, () => NO_DIGITS), actions: {} });
+      const saved = new SavedGuardrails(store);
+      assert.equal((await value(saved.resolve(ws, hooksOf({ input_guardrails: ['forty'] })))).before[0]!.checks.length, 40);
+      const twice = await saved.resolve(ws, hooksOf({ input_guardrails: ['forty'], output_guardrails: ['forty'] }));
+      assert.ok(!twice.ok);
+      assert.equal(twice.error.code, 'too_many_checks');
+      assert.equal(twice.error.param, 'input_guardrails[0]');
+      assert.match(twice.error.message, /to 80, more than the 64/);
     });
 
     it('caches "not found" too, until a guardrail is created', async () => {

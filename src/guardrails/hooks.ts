@@ -132,6 +132,19 @@ export function transformOf(hook: Hook): string | undefined {
   return hook.async ? undefined : hook.checks.find((x) => TRANSFORMS.has(x.id))?.id;
 }
 
+/**
+ * Checks one request runs, its config's own and the saved and default
+ * guardrails it brings in (saved.ts): a check may call out (a webhook, a
+ * partner's API) and a hook's checks run side by side, so without a bound one
+ * config of a few kilobytes had the gateway make hundreds of calls at once.
+ */
+export const MAX_REQUEST_CHECKS = 64;
+
+/** The checks past MAX_REQUEST_CHECKS, said of the place that passed it. */
+export function tooManyChecks(n: number): string {
+  return `brings the checks of one request to ${n}, more than the ${MAX_REQUEST_CHECKS} a request may run (each may call out)`;
+}
+
 export function compileHooks(c: HookConfig, budget: RegexBudget): Compiled<Hooks> {
   const out = {
     before: [] as Hook[],
@@ -139,11 +152,14 @@ export function compileHooks(c: HookConfig, budget: RegexBudget): Compiled<Hooks
     streamWindow: c.guardrails_stream_window ?? DEFAULT_STREAM_WINDOW,
     transformAt: { before: null as TransformAt | null, after: null as TransformAt | null },
   };
+  let checks = 0;
   for (const [key, kind] of [['before_request_hooks', 'before'], ['input_guardrails', 'before'], ['after_request_hooks', 'after'], ['output_guardrails', 'after']] as const) {
     const items: readonly (HookItem | GuardrailItem)[] = c[key] ?? [];
     for (const [i, item] of items.entries()) {
       const hook = key.endsWith('_hooks') ? fromHook(item as HookItem, kind, [key, i], budget) : fromGuardrail(item as GuardrailItem, kind, [key, i], budget);
       if (!hook.ok) return hook;
+      checks += hook.value.checks.length;
+      if (checks > MAX_REQUEST_CHECKS) return { ok: false, problem: { path: [key, i], message: tooManyChecks(checks) } };
       out[kind].push(hook.value);
       const transform = transformOf(hook.value);
       if (transform !== undefined) out.transformAt[kind] ??= { at: `${key}[${i}]`, check: transform };

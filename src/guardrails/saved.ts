@@ -28,7 +28,7 @@ import type { Guardrail } from '../store/guardrails.js';
 import type { DefaultGuardrailKey } from '../store/settings.js';
 import type { Store } from '../store/store.js';
 import type { HookKind } from './check.js';
-import { compileGuardrail, sidesOf, transformOf, type Hook, type Hooks, type TransformAt } from './hooks.js';
+import { compileGuardrail, MAX_REQUEST_CHECKS, sidesOf, tooManyChecks, transformOf, type Hook, type Hooks, type TransformAt } from './hooks.js';
 
 const TTL_MS = 30_000;
 const MAX_ENTRIES = 10_000;
@@ -183,5 +183,11 @@ function combine(hooks: Hooks, defaults: Defaults, found: ReadonlyMap<Hook, Foun
   if (!before.ok) return before;
   const after = side(hooks.after, 'after');
   if (!after.ok) return after;
-  return ok({ ...hooks, before: [...defaults.before, ...before.value], after: [...defaults.after, ...after.value], transformAt });
+  const all = { before: [...defaults.before, ...before.value], after: [...defaults.after, ...after.value] };
+  const checks = all.before.reduce((n, h) => n + h.checks.length, 0) + all.after.reduce((n, h) => n + h.checks.length, 0);
+  if (checks > MAX_REQUEST_CHECKS) {
+    const at = [...hooks.before, ...hooks.after].find(named)?.ref?.at ?? 'config';
+    return err(invalid(`config.${at}: with the saved and default guardrails it names, ${tooManyChecks(checks)}`, at, 'too_many_checks'));
+  }
+  return ok({ ...hooks, ...all, transformAt });
 }

@@ -2,6 +2,7 @@
 // attempts (GATEWAY_MAX_ATTEMPTS) across retries and fallbacks at every depth,
 // and its deadline (GATEWAY_REQUEST_DEADLINE_MS) over answers and backoffs.
 // The 100-target bound of configs is unit-tested in config-schema.test.ts.
+import { generateKeyPairSync } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestGateway, type TestGateway } from './support/gateway.js';
@@ -44,6 +45,30 @@ describe('GATEWAY_MAX_ATTEMPTS', () => {
     // The first target made 6 calls (5 retries), the second 4 (3 retries) when the bound was reached.
     assertRouted(r, { status: 503, index: 'config.targets[0].targets[1]', retries: 3 });
     assert.equal(r.json.error.message, 'failed with 503');
+  });
+
+  it('a failed token exchange while preparing a call counts as an attempt: 11 Vertex targets whose token_uri fails make 10 exchanges (the 11th is not tried)', async () => {
+    const exchanges = await startMockServer<never>((_rec, _req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      res.end('{"error":"internal"}');
+    });
+    try {
+      const account = {
+        type: 'service_account',
+        project_id: 'p',
+        private_key_id: 'kid',
+        // 1024 bits: 11 keys fit in the config header (16 KB).
+        private_key: generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }),
+        client_email: 'sa@p.iam.gserviceaccount.com',
+        token_uri: `${exchanges.url}/token`,
+      };
+      const vertex = { provider: 'vertex-ai', cloud2_region: 'us-central1', cloud2_service_account_json: account };
+      const r = await chat(defaults, fallback(times(11, vertex)));
+      assert.ok(r.status >= 400, `status ${r.status} ${JSON.stringify(r.json)}`);
+      assert.equal(exchanges.requests.length, 10);
+    } finally {
+      await exchanges.close();
+    }
   });
 
   it('the bound is the environment’s: GATEWAY_MAX_ATTEMPTS=4 makes 4 calls', async () => {

@@ -260,7 +260,12 @@ export class Router {
     if (!resolved.ok) return refused(resolved.error, leaf, retries, start, model, null);
     const { adapter, target, credential } = resolved.value;
     let call = prepareCall(adapter, { target, endpoint: req.endpoint, path: req.path, body: edited, method: req.method, raw: req.raw, signal: req.signal });
-    if (call instanceof Promise) call = await call;
+    if (call instanceof Promise) {
+      call = await call;
+      // Preparing may call out (a Vertex token exchange at a caller's token_uri, an Entra token): one that failed
+      // counts as an attempt, or a fallback list of such targets would make a call per target past maxAttempts.
+      if (!call.ok) acc.attempts++;
+    }
     if (!call.ok) return refused(call.error, leaf, retries, start, model, credential, target.provider);
 
     const headers: Record<string, string | string[]> = call.value.headers;

@@ -5,10 +5,12 @@
 // a read stopped by it is answered 504 query_timeout (admin/log-access.ts).
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { logRead } from '../src/admin/log-access.js';
 import { isReadTimeout, type Db, type SqlValue } from '../src/store/db.js';
 import { LOG_READ_TIMEOUT_MS, LogRepo, type LogScope } from '../src/store/logs.js';
-import { statementsWithin } from '../src/store/postgres.js';
+import { PostgresDb, statementsWithin } from '../src/store/postgres.js';
+import { PG_URL } from './support/engines.js';
 import { twoStores, type TwoStores } from './support/log-stores.js';
 import { logRecord } from './support/logs.js';
 
@@ -59,6 +61,63 @@ describe('log reads within a statement timeout (postgres)', { timeout: 60_000 },
     const patient = new LogRepo(stores.pg.db, slow(stores.pg.db));
     assert.equal((await patient.list({}, ALL, page)).data.length, 2);
     assert.equal(LOG_READ_TIMEOUT_MS, 30_000);
+  });
+
+  it('runs at most atOnce reads at a time: the next waits its turn within the bound, and its statement gets what is left', async () => {
+    let running = 0;
+    let most = 0;
+    const bounds: number[] = [];
+    const ends: Array<() => void> = [];
+    // A pool whose reads end when the test says.
+    const pool: Db = {
+      ...stores.pg.db,
+      engine: 'postgres',
+      transaction: async <T>(fn: (tx: Db) => Promise<T>): Promise<T> => {
+        most = Math.max(most, ++running);
+        try {
+          return await fn({
+            ...pool,
+            exec: async (sql: string) => void bounds.push(Number(/statement_timeout = (\d+)/.exec(sql)![1])),
+            get: () => new Promise((resolve) => ends.push(() => resolve(undefined as never))),
+          });
+        } finally {
+          running--;
+        }
+      },
+    };
+    const reads = statementsWithin(pool, 600, 2);
+    const first = reads.get('SELECT 1');
+    const second = reads.get('SELECT 2');
+    const third = reads.get('SELECT 3');
+    await sleep(150);
+    assert.equal(running, 2);
+    ends.shift()!(); // the first ends: the third takes its turn
+    await first;
+    await sleep(20);
+    assert.equal(running, 2);
+    assert.ok(bounds[2]! <= 600 - 150 && bounds[2]! > 300, `the third read's bound: ${bounds[2]} ms`);
+    // Both turns are held: a fourth waits its whole bound, and is stopped like a statement.
+    await assert.rejects(reads.get('SELECT 4'), (e: unknown) => isReadTimeout(e));
+    for (const end of ends.splice(0)) end();
+    await Promise.all([second, third]);
+    assert.equal(most, 2);
+  });
+
+  it('a statement waits for a pooled connection at most connectTimeoutMs, not for as long as the pool stays busy', async () => {
+    const db = new PostgresDb(PG_URL, { connectTimeoutMs: 300 });
+    const release: Array<() => void> = [];
+    try {
+      // pg's pool holds 10 connections: ten open transactions take them all.
+      const held = Array.from({ length: 10 }, () => db.transaction(() => new Promise<void>((resolve) => release.push(resolve))));
+      while (release.length < 10) await sleep(10);
+      await assert.rejects(db.get('SELECT 1'), /timeout/);
+      for (const r of release) r();
+      await Promise.all(held);
+      assert.deepEqual(await db.get('SELECT 1 AS one'), { one: 1 });
+    } finally {
+      for (const r of release) r();
+      await db.close();
+    }
   });
 
   it('a read stopped by the bound is answered 504 query_timeout; any other failure is thrown on', async () => {

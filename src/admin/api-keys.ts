@@ -372,13 +372,13 @@ async function rotatedKey(caller: Caller, id: string, deps: AdminDeps): Promise<
 }
 
 export const apiKeyRoutes: Route[] = [
-  // create() checks access after the key type in the path: organisation keys need an organisation caller.
+  // The scope before the body is read; create() then checks what the key type in the path needs (an organisation caller).
   route({
     method: 'POST',
     path: '/api-keys/:type/:subType',
     description: 'Creates a gateway key: type organisation or workspace, sub-type service or user. The answer holds the secret, this once.',
     handlerBody: checkCreate,
-    scope: null,
+    scope: 'api_keys.create',
     handler: ({ caller, params, body }, deps) => create(caller, params, body, deps),
   }),
   route({

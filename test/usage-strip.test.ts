@@ -5,7 +5,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
-import { stripAddedUsage, stripsAddedUsage } from '../src/pipeline/usage-strip.js';
+import { MAX_PENDING_BYTES, stripAddedUsage, stripsAddedUsage } from '../src/pipeline/usage-strip.js';
+import type { GatewayError } from '../src/shared/errors.js';
+import { bytesCopied } from './support/copies.js';
 
 /** An OpenAI chat stream (fixed ids), with or without include_usage, as OpenAI lays it out. */
 function openAIStream(includeUsage: boolean, eol = '\n'): string {
@@ -99,5 +101,29 @@ describe('stripping the usage the gateway added', () => {
     assert.equal(stripsAddedUsage(true, 400, sse), false);
     assert.equal(stripsAddedUsage(true, 200, { ...sse, 'content-encoding': 'gzip' }), false);
     assert.equal(stripsAddedUsage(true, 200, { 'content-type': 'application/json' }), false);
+  });
+
+  it('a long event coming in small chunks is copied in time linear in its length', async () => {
+    // Gathering the event and editing it copies a few times its length; joining what is pending on every chunk, ~n²/2 KiB.
+    const size = 256 * 1024;
+    const body = 'data: {"choices":[{"delta":{"content":"' + 'a'.repeat(size) + '"}}],"usage":null}\n\n';
+    const chunks = Array.from({ length: Math.ceil(body.length / 1024) }, (_, i) => Buffer.from(body.slice(i * 1024, (i + 1) * 1024)));
+    const { value: out, copied } = await bytesCopied(() => run(chunks));
+    assert.equal(Buffer.concat(out).toString(), body.replace(',"usage":null', ''));
+    assert.ok(copied <= 5 * body.length, `copied ${copied} for an event of ${body.length}`);
+  });
+
+  it(`an event past ${MAX_PENDING_BYTES} bytes without its end fails the stream: 502 bad_upstream_stream`, async () => {
+    const stripped = stripAddedUsage(Readable.from([Buffer.from('data: {"id":1}\n\ndata: '), ...Array(17).fill(Buffer.alloc(1024 * 1024, 0x61))]));
+    const out: Buffer[] = [];
+    stripped.on('data', (b: Buffer) => out.push(b));
+    const error = await new Promise<GatewayError | null>((resolve) => {
+      stripped.once('error', resolve);
+      stripped.once('end', () => resolve(null));
+    });
+    assert.ok(error !== null, 'the stream ended without an error');
+    assert.equal(error.status, 502);
+    assert.equal(error.code, 'bad_upstream_stream');
+    assert.equal(Buffer.concat(out).toString(), 'data: {"id":1}\n\n');
   });
 });

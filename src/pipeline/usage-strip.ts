@@ -10,12 +10,25 @@
  * event (a blank line ends one; LF or CRLF line ends, as providers send them)
  * and the rest waits for the next chunk: a client's SSE parser could not act
  * on a partial event anyway. A run of events with no `"usage"` in it goes on
- * as the same buffer, unread past that one search.
+ * as the same buffer, unread past that one search. Only new bytes are
+ * searched for an event's end, and an event still open is gathered in a
+ * buffer that doubles: joining and searching all of it on every chunk would
+ * cost a long event the square of its length.
  */
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { ProviderHeaders } from '../providers/contract.js';
 import { isEventStreamType, isReadable } from '../shared/content-type.js';
+import { GatewayError } from '../shared/errors.js';
 import { through } from '../shared/through.js';
+
+/**
+ * The most bytes of one event held waiting for its end; a longer one fails
+ * the stream (502 bad_upstream_stream), as a provider's broken stream does,
+ * since a provider the caller can choose (custom_host) could send one event
+ * that never ends. 16 MiB, as the SSE reader allows one event
+ * (providers/shared/sse.ts): far past any real event.
+ */
+export const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 
 /**
  * Whether an answer is to be stripped: the gateway added usage, the answer is
@@ -30,22 +43,67 @@ export function stripAddedUsage(body: Readable): Readable {
   return through(body, new UsageStripper());
 }
 
+const EMPTY = Buffer.alloc(0);
+
 class UsageStripper extends Transform {
-  /** The start of an event whose end has not come yet. */
-  private pending: Buffer | null = null;
+  /**
+   * The start of an event whose end has not come yet: pending[0, pendingLength), in
+   * a chunk as it came or, once more come, a buffer of the stripper's that
+   * doubles as it fills. That one is never written into once passed on.
+   */
+  private pending: Buffer = EMPTY;
+  private pendingLength = 0;
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    const data = this.pending === null ? chunk : Buffer.concat([this.pending, chunk]);
-    const end = lastEventEnd(data);
-    this.pending = end === data.length ? null : data.subarray(end);
-    if (end > 0) this.push(strip(end === data.length ? data : data.subarray(0, end)));
+    // What is pending holds no event end (it starts after the last one), but its last two bytes may begin one.
+    const end = lastEventEnd(chunk, this.byteBefore(1), this.byteBefore(2));
+    if (end > 0) {
+      const head = end === chunk.length ? chunk : chunk.subarray(0, end);
+      this.push(strip(this.pendingLength === 0 ? head : this.joined(head)));
+    }
+    if (end < chunk.length) {
+      this.append(end === 0 ? chunk : chunk.subarray(end));
+      if (this.pendingLength > MAX_PENDING_BYTES) {
+        return done(new GatewayError(502, `the provider sent a stream event longer than ${MAX_PENDING_BYTES} bytes`, { code: 'bad_upstream_stream' }));
+      }
+    }
     done();
   }
 
   override _flush(done: TransformCallback): void {
     // A last event without its blank line (a stream cut short) is still edited.
-    if (this.pending !== null) this.push(strip(this.pending));
+    if (this.pendingLength > 0) this.push(strip(this.joined(EMPTY)));
     done();
+  }
+
+  /** The byte `back` places before the end of what is pending (1: the last); -1 when there is none. */
+  private byteBefore(back: number): number {
+    return back <= this.pendingLength ? this.pending[this.pendingLength - back]! : -1;
+  }
+
+  private append(bytes: Buffer): void {
+    if (this.pendingLength === 0) {
+      this.pending = bytes;
+      this.pendingLength = bytes.length;
+      return;
+    }
+    const length = this.pendingLength + bytes.length;
+    if (length > this.pending.length) {
+      const grown = Buffer.allocUnsafe(Math.max(length, 2 * this.pendingLength));
+      this.pending.copy(grown, 0, 0, this.pendingLength);
+      this.pending = grown;
+    }
+    bytes.copy(this.pending, this.pendingLength);
+    this.pendingLength = length;
+  }
+
+  /** What is pending, then `rest`, as one buffer; nothing is pending after. */
+  private joined(rest: Buffer): Buffer {
+    this.append(rest);
+    const all = this.pending.subarray(0, this.pendingLength);
+    this.pending = EMPTY;
+    this.pendingLength = 0;
+    return all;
   }
 }
 
@@ -85,10 +143,11 @@ function nextEventEnd(buf: Buffer, from: number): number {
   return buf.length;
 }
 
-/** The end of the last complete event in `buf`; 0 when there is none. */
-function lastEventEnd(buf: Buffer): number {
-  for (let lf = buf.lastIndexOf(0x0a); lf > 0; lf = buf.lastIndexOf(0x0a, lf - 1)) {
-    if (buf[lf - 1] === 0x0a || (buf[lf - 1] === 0x0d && buf[lf - 2] === 0x0a)) return lf + 1;
+/** The end of the last complete event in `buf`, 0 when there is none; `before1` and `before2` are the bytes before it (-1: none). */
+function lastEventEnd(buf: Buffer, before1: number, before2: number): number {
+  const at = (i: number): number => (i >= 0 ? buf[i]! : i === -1 ? before1 : before2);
+  for (let lf = buf.lastIndexOf(0x0a); lf !== -1; lf = lf === 0 ? -1 : buf.lastIndexOf(0x0a, lf - 1)) {
+    if (at(lf - 1) === 0x0a || (at(lf - 1) === 0x0d && at(lf - 2) === 0x0a)) return lf + 1;
   }
   return 0;
 }

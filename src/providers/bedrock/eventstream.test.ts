@@ -1,7 +1,9 @@
 // AWS event-stream decoding, against the test vectors of awslabs/aws-c-event-stream.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeMessage, EventStreamDecoder, EventStreamError } from './eventstream.js';
+import { crc32 } from 'node:zlib';
+import { decodeMessage, EventStreamDecoder, EventStreamError, MAX_MESSAGE } from './eventstream.js';
+import { bytesCopied } from '../../../test/support/copies.js';
 import { encodeMessage } from '../../../test/support/mock-bedrock.js';
 
 const VECTORS = {
@@ -70,5 +72,44 @@ describe('eventstream decoding', () => {
 
   it("the mock's encoder reproduces a published vector byte for byte", () => {
     assert.equal(encodeMessage({ 'content-type': 'application/json' }, Buffer.from(FOO_BAR)).toString('hex'), VECTORS.payload_one_str_header);
+  });
+
+  it('decodes the same messages wherever the bytes split, into two or three chunks; earlier messages stay intact', () => {
+    const messages = [encodeMessage({ ':event-type': 'a' }, Buffer.from('first')), encodeMessage({ ':event-type': 'b' }, Buffer.from('second, longer'))];
+    const bytes = Buffer.concat(messages);
+    const read = (pieces: Buffer[]) => {
+      const d = new EventStreamDecoder();
+      const got = pieces.flatMap((p) => d.push(p));
+      assert.equal(d.pending, 0);
+      return got.map((m) => [m.headers[':event-type'], m.payload.toString()]);
+    };
+    const want = [['a', 'first'], ['b', 'second, longer']];
+    for (let i = 0; i <= bytes.length; i++) {
+      assert.deepEqual(read([bytes.subarray(0, i), bytes.subarray(i)]), want, `split at ${i}`);
+      for (let j = i; j <= bytes.length; j += 7) assert.deepEqual(read([bytes.subarray(0, i), bytes.subarray(i, j), bytes.subarray(j)]), want, `split at ${i}, ${j}`);
+    }
+  });
+
+  it('a long message coming in small chunks is copied in time linear in its length', async () => {
+    // Gathering the message copies a few times its length; joining what is held on every chunk, ~n²/2 KiB.
+    const frame = encodeMessage({ ':event-type': 'big' }, Buffer.alloc(256 * 1024, 0x61));
+    const { value: got, copied } = await bytesCopied(() => {
+      const d = new EventStreamDecoder();
+      const out = [];
+      for (let at = 0; at < frame.length; at += 1024) out.push(...d.push(frame.subarray(at, at + 1024)));
+      return out;
+    });
+    assert.equal(got.length, 1);
+    assert.equal(got[0]!.payload.length, 256 * 1024);
+    assert.ok(copied <= 4 * frame.length, `copied ${copied} for a message of ${frame.length}`);
+  });
+
+  it(`a message longer than ${MAX_MESSAGE} bytes fails at its prelude, before any more is held`, () => {
+    const prelude = Buffer.alloc(12);
+    prelude.writeUInt32BE(MAX_MESSAGE + 1, 0);
+    prelude.writeUInt32BE(crc32(prelude.subarray(0, 8)), 8);
+    const d = new EventStreamDecoder();
+    assert.deepEqual(d.push(prelude.subarray(0, 11)), []);
+    assert.throws(() => d.push(prelude.subarray(11)), /message length 16777217 is out of range/);
   });
 });

@@ -26,31 +26,64 @@ export class EventStreamError extends Error {}
 const PRELUDE = 8;
 const PRELUDE_WITH_CRC = 12;
 const MIN_MESSAGE = PRELUDE_WITH_CRC + 4;
-/** aws-c-event-stream's limits: 16 MiB a message, 128 KiB of headers. */
-const MAX_MESSAGE = 16 * 1024 * 1024;
+/** aws-c-event-stream's limits: 16 MiB a message (also what the decoder may hold), 128 KiB of headers. */
+export const MAX_MESSAGE = 16 * 1024 * 1024;
 const MAX_HEADERS = 128 * 1024;
 
-/** Incremental: feed it bytes as they arrive, get back every message they complete. */
+/**
+ * Incremental: feed it bytes as they arrive, get back every message they
+ * complete. A message that spans chunks is gathered in a buffer that doubles:
+ * joining everything held on every chunk would cost a message the square of
+ * its length. MAX_MESSAGE bounds what is held.
+ */
 export class EventStreamDecoder {
+  /** The bytes not decoded yet are buf[from, to); buf is a chunk as it came, or one the decoder made. */
   private buf: Buffer = Buffer.alloc(0);
+  private from = 0;
+  private to = 0;
 
   /** Throws EventStreamError on a corrupt frame; nothing after it is decoded. */
   push(chunk: Buffer): EventStreamMessage[] {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
+    this.append(chunk);
     const out: EventStreamMessage[] = [];
-    while (this.buf.length >= PRELUDE_WITH_CRC) {
+    while (this.to - this.from >= PRELUDE_WITH_CRC) {
+      const held = this.buf.subarray(this.from, this.to);
       // The prelude is checked before waiting for the rest, so a corrupt length cannot stall the stream.
-      const total = checkPrelude(this.buf);
-      if (this.buf.length < total) break;
-      out.push(decodeMessage(this.buf.subarray(0, total)));
-      this.buf = this.buf.subarray(total);
+      const total = checkPrelude(held);
+      if (held.length < total) break;
+      out.push(decodeMessage(held.subarray(0, total)));
+      this.from += total;
     }
     return out;
   }
 
   /** Bytes of an incomplete message still held: non-zero at the end of the body means it was cut. */
   get pending(): number {
-    return this.buf.length;
+    return this.to - this.from;
+  }
+
+  /**
+   * `chunk` after what is held: itself when nothing is, else copied past `to`
+   * in a buffer of the decoder's, a new one twice as large when it is full
+   * (never moved within: decoded messages may be views into it).
+   */
+  private append(chunk: Buffer): void {
+    if (this.from === this.to) {
+      this.buf = chunk;
+      this.from = 0;
+      this.to = chunk.length;
+      return;
+    }
+    const held = this.to - this.from;
+    if (this.buf.length - this.from < held + chunk.length) {
+      const grown = Buffer.allocUnsafe(Math.max(held + chunk.length, 2 * held));
+      this.buf.copy(grown, 0, this.from, this.to);
+      this.buf = grown;
+      this.from = 0;
+      this.to = held;
+    }
+    chunk.copy(this.buf, this.to);
+    this.to += chunk.length;
   }
 }
 

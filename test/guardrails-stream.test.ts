@@ -119,6 +119,18 @@ describe('stream guard', () => {
     assert.ok(!caught.out.includes('[DONE]'));
   });
 
+  it('a stream of small deltas (4 characters in ~170 bytes) is read in linear time too: held bytes do not force a judgment every 64 KB', async () => {
+    const c = { output_guardrails: [{ deny: true, 'default.contains': { words: ['forbidden'], operator: 'none' } }] };
+    const n = 60_000;
+    const got = await guard(c, (function* () {
+      for (let i = 0; i < n; i++) yield `${chat('abc ')}\n\n`;
+      yield 'data: [DONE]\n\n';
+    })(), 100);
+    assert.equal(got.runs.at(-1)!.denied, false);
+    const length = 4 * n;
+    assert.ok(got.read <= 10 * length + 64 * 100, `the checks read ${got.read} characters of a ${length}-character text`);
+  });
+
   it('events that add no text (tool-call deltas) are released past 64 KB without judging the same text again', async () => {
     const c = { output_guardrails: [{ deny: true, 'default.contains': { words: ['forbidden'], operator: 'none' } }] };
     const tool = `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: 'x'.repeat(1000) } }] } }] })}\n\n`;

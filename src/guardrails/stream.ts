@@ -56,6 +56,12 @@ const MAX_CHOICES = 128;
 const MAX_HELD_BYTES = 64 * 1024;
 /** Past this many windows of text, the guard judges again when the text has grown by this share of itself. */
 const PREFIX_GROWTH = 8;
+/**
+ * Held events that carry new text are judged once they hold an eighth of the bytes so far (at least
+ * MAX_HELD_BYTES, at most this): at a fixed 64 KB, a stream of small deltas (a few characters in ~170 bytes)
+ * would have its whole text judged every 1.5 k characters.
+ */
+const MAX_HELD_TEXT_BYTES = 4 * 1024 * 1024;
 
 export class StreamGuard extends Transform {
   private readonly reader = new SseReader();
@@ -63,6 +69,8 @@ export class StreamGuard extends Transform {
   private held: string[] = [];
   private heldChars = 0;
   private heldBytes = 0;
+  /** Bytes of every event read so far. */
+  private totalBytes = 0;
   /** The usage chunk and [DONE]: released last, after the results. */
   private readonly tail: string[] = [];
   /** Text so far, per choice index, and its length over every choice. */
@@ -122,12 +130,13 @@ export class StreamGuard extends Transform {
       this.heldChars += added;
       this.textChars += added;
       this.heldBytes += raw.length;
+      this.totalBytes += raw.length;
       if (this.textChars > this.o.maxChars) {
         this.o.failed(this.o.tooLong);
         return this.endWith(this.o.tooLong);
       }
       if (this.window === 0) this.release();
-      else if (this.heldChars >= Math.max(this.window, this.textChars / PREFIX_GROWTH) || this.heldBytes >= MAX_HELD_BYTES) await this.judgeSoFar();
+      else if (this.heldChars >= Math.max(this.window, this.textChars / PREFIX_GROWTH) || this.heldBytes >= this.heldBytesBound()) await this.judgeSoFar();
     }
   }
 
@@ -145,6 +154,12 @@ export class StreamGuard extends Transform {
       n += piece.length;
     }
     return n;
+  }
+
+  /** Held events with no new text go unjudged at MAX_HELD_BYTES; with new text, at an eighth of the bytes so far. */
+  private heldBytesBound(): number {
+    if (this.textChars === this.judgedChars) return MAX_HELD_BYTES;
+    return Math.min(MAX_HELD_TEXT_BYTES, Math.max(MAX_HELD_BYTES, this.totalBytes / PREFIX_GROWTH));
   }
 
   private async judgeSoFar(): Promise<void> {

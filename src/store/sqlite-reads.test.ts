@@ -113,6 +113,21 @@ describe('SqliteReads', { timeout: 60_000 }, () => {
     }
   });
 
+  it('a fork that fails fails its reads and gives its slot back', async () => {
+    const reads = new SqliteReads(dir, { timeoutMs: 10_000, maxProcesses: 1 });
+    const node = process.execPath;
+    try {
+      process.execPath = join(dir, 'no-such-node');
+      await assert.rejects(reads.get('SELECT 1'), (e: { code?: string }) => e.code === 'ENOENT');
+      process.execPath = node;
+      assert.equal(reads.processes, 0);
+      assert.deepEqual(await reads.get('SELECT 1 AS one'), { one: 1 });
+    } finally {
+      process.execPath = node;
+      reads.close();
+    }
+  });
+
   it('fails its reads once closed', async () => {
     const reads = new SqliteReads(dir, { timeoutMs: 10_000 });
     const pending = assert.rejects(reads.get(SLOW), /closed/);

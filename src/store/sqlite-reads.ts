@@ -134,11 +134,16 @@ export class SqliteReads implements Engine {
       if (this.alive >= this.maxProcesses) return; // a killed one's exit dispatches them
       this.current = this.spawn();
     }
-    for (const read of this.waiting) {
-      read.process = this.current;
-      this.current.send(read.message);
+    const child = this.current;
+    const sending = this.waiting.splice(0);
+    for (const read of sending) read.process = child;
+    try {
+      for (const read of sending) child.send(read.message);
+    } catch (e) {
+      // No channel (a fork that failed for want of file descriptors): its reads fail with it.
+      child.kill('SIGKILL');
+      this.orphan(child, e as Error);
     }
-    this.waiting.length = 0;
     this.idleTimer?.refresh();
   }
 
@@ -155,11 +160,21 @@ export class SqliteReads implements Engine {
       if (m.error === undefined) this.settle(read, null, m.rows);
       else this.settle(read, Object.assign(new Error(m.error.message), { code: m.error.code }));
     });
-    child.on('error', (err) => this.orphan(child, err));
-    child.on('exit', () => {
+    let gone = false;
+    const exited = (): void => {
+      if (gone) return;
+      gone = true;
       this.alive--;
       this.orphan(child, new Error('the SQLite read process exited'));
       this.dispatch();
+    };
+    child.on('exit', exited);
+    child.on('error', (err) => {
+      // A fork that failed, or a channel that broke: the process is of no more use, and its reads fail.
+      child.kill('SIGKILL');
+      this.orphan(child, err);
+      // A fork that failed never emits 'exit': its slot is given back here.
+      if (child.pid === undefined) exited();
     });
     if (this.idleTimer === null) this.idleTimer = setTimeout(this.retire, this.o.idleMs ?? IDLE_MS).unref();
     return child;
@@ -170,7 +185,8 @@ export class SqliteReads implements Engine {
     const p = read.process;
     this.settle(read, readTimeout(this.o.timeoutMs));
     if (p === null) {
-      this.waiting.splice(this.waiting.indexOf(read), 1);
+      const at = this.waiting.indexOf(read);
+      if (at !== -1) this.waiting.splice(at, 1);
       return;
     }
     this.end(p);

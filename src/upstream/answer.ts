@@ -158,8 +158,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   private body: UpstreamBody | null = null;
   private settled = false;
   private readonly onAbort = (): void => this.controller?.abort(new AbortedError());
-  private readonly sentAt = performance.now();
-  /** A whole answer's read, bounded by what is left of timeoutMs once its headers came. */
+  /** A whole answer's read, bounded by timeoutMs from its headers. */
   private wholeTimer: NodeJS.Timeout | null = null;
   private readonly onWholeTimeout = (): void => this.controller?.abort(new AnswerTimeout());
 
@@ -171,8 +170,9 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     private readonly reject: (e: Error) => void,
     /**
      * How long the caller waits for the answer (undici's headersTimeout bounds its headers). A whole answer is
-     * read before the call resolves, so its body counts against the same wait: an upstream that sends its headers
-     * and part of a body, then nothing, would otherwise hold the request forever. A stream is not bounded.
+     * read before the call resolves, so its body gets the same wait again, from its headers: an upstream that sends
+     * its headers and part of a body, then nothing, would otherwise hold the request forever. (Not what is left of
+     * the wait: that starts once the request is written, which this handler is not told.) A stream is not bounded.
      */
     private readonly timeoutMs?: number,
   ) {}
@@ -190,7 +190,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     this.headersAt = performance.now();
     if (this.mayReadWhole && readsWhole(statusCode, headers)) {
       this.chunks = [];
-      if (this.timeoutMs !== undefined) this.wholeTimer = setTimeout(this.onWholeTimeout, Math.max(1, this.timeoutMs - (this.headersAt - this.sentAt)));
+      if (this.timeoutMs !== undefined) this.wholeTimer = setTimeout(this.onWholeTimeout, this.timeoutMs);
       return;
     }
     this.body = new UpstreamBody(controller);

@@ -82,6 +82,12 @@ for (const engine of engines()) {
       assert.equal(twice.error.code, 'too_many_checks');
       assert.equal(twice.error.param, 'input_guardrails[0]');
       assert.match(twice.error.message, /to 80, more than the 64/);
+      // Defaults that pass the bound with the config's own checks are the settings' fault, not the caller's: a 500.
+      const many = await store.guardrails.create({ slug: 'sixty', workspaceId: null, name: 'Sixty', checks: Array.from({ length: 60 }, () => NO_DIGITS), actions: {} });
+      await store.settings.saveOrganisation({ ...(await store.settings.organisation()), default_input_guardrails: [many.id] });
+      const own = await new SavedGuardrails(store).resolve(ws, hooksOf({ input_guardrails: Array.from({ length: 5 }, () => ({ 'default.notNull': {} })) }));
+      assert.ok(!own.ok);
+      assert.deepEqual([own.error.status, own.error.code], [500, 'default_guardrail_unavailable']);
     });
 
     it('caches "not found" too, until a guardrail is created', async () => {

@@ -186,7 +186,9 @@ function combine(hooks: Hooks, defaults: Defaults, found: ReadonlyMap<Hook, Foun
   const all = { before: [...defaults.before, ...before.value], after: [...defaults.after, ...after.value] };
   const checks = all.before.reduce((n, h) => n + h.checks.length, 0) + all.after.reduce((n, h) => n + h.checks.length, 0);
   if (checks > MAX_REQUEST_CHECKS) {
-    const at = [...hooks.before, ...hooks.after].find(named)?.ref?.at ?? 'config';
+    const at = [...hooks.before, ...hooks.after].find(named)?.ref?.at;
+    // The config's own checks are within the bound (compileHooks): without a saved guardrail named, the defaults passed it.
+    if (at === undefined) return err(new GatewayError(500, `the default guardrails of this workspace's settings ${tooManyChecks(checks)}`, { code: 'default_guardrail_unavailable' }));
     return err(invalid(`config.${at}: with the saved and default guardrails it names, ${tooManyChecks(checks)}`, at, 'too_many_checks'));
   }
   return ok({ ...hooks, ...all, transformAt });

@@ -68,7 +68,8 @@ describe('SqliteReads', { timeout: 60_000 }, () => {
   });
 
   it('answers a read past its bound READ_TIMEOUT and kills its process mid-scan', async () => {
-    const reads = new SqliteReads(dir, { timeoutMs: 300 });
+    // Bounds of seconds, not less: a read after the kill starts a process, which a loaded machine (CI) takes its time over.
+    const reads = new SqliteReads(dir, { timeoutMs: 2000 });
     // A scan of about a minute: a thread could not be stopped before it returned.
     const minute = SLOW.replace('3000000', '200000000');
     try {
@@ -83,12 +84,12 @@ describe('SqliteReads', { timeout: 60_000 }, () => {
   });
 
   it('answers the reads behind an expired one on the next process, started once the killed one has exited (maxProcesses)', async () => {
-    const reads = new SqliteReads(dir, { timeoutMs: 400, maxProcesses: 1 });
+    const reads = new SqliteReads(dir, { timeoutMs: 3000, maxProcesses: 1 });
     let most = 0;
     const sample = setInterval(() => (most = Math.max(most, reads.processes)), 1);
     try {
       const slow = reads.get(SLOW.replace('3000000', '200000000'));
-      await sleep(200); // the process runs the slow read by now
+      await sleep(1500); // the process runs the slow read by now; the next read has 1.5 s after its kill
       const behind = reads.get<{ n: number }>('SELECT COUNT(*) AS n FROM t');
       await assert.rejects(slow, (e: unknown) => isReadTimeout(e));
       assert.deepEqual(await behind, { n: 3 });

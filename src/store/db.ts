@@ -43,8 +43,13 @@ export function isForeignKeyViolation(e: unknown): boolean {
   return err.code === '23503' || err.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
 }
 
-/** The code of a read that SqliteReads (sqlite-reads.ts) stopped waiting for at its bound. */
+/** The code of a read stopped waiting at its bound before the database could stop it (SqliteReads, statementsWithin's turns). */
 export const READ_TIMEOUT = 'SWITCHYARD_READ_TIMEOUT';
+
+/** The error such a read rejects with, which isReadTimeout tells. */
+export function readTimeout(message: string): Error {
+  return Object.assign(new Error(message), { code: READ_TIMEOUT });
+}
 
 /**
  * Whether a read was stopped at its bound: on Postgres a statement cancelled

@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import { decodeChange, encodeChange, type Changes } from './changes.js';
-import { insertSql, pgJson, READ_TIMEOUT, toPgPlaceholders, type Db, type SqlValue } from './db.js';
+import { insertSql, pgJson, readTimeout, toPgPlaceholders, type Db, type SqlValue } from './db.js';
 
 // BIGINT columns hold Unix seconds and counts, far inside Number's safe range;
 // pg returns int8 as a string unless told otherwise. Per pool, not global.
@@ -67,7 +67,7 @@ export function statementsWithin(db: Db, ms: number, atOnce = READS_AT_ONCE): Db
       };
       const timer = setTimeout(() => {
         waiting.splice(waiting.indexOf(go), 1);
-        reject(Object.assign(new Error(`no turn among the ${atOnce} log reads at once within ${ms} ms`), { code: READ_TIMEOUT }));
+        reject(readTimeout(`no turn among the ${atOnce} log reads at once within ${ms} ms`));
       }, ms);
       waiting.push(go);
     });

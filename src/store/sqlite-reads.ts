@@ -17,7 +17,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { READ_TIMEOUT, type SqlValue } from './db.js';
+import { readTimeout, type SqlValue } from './db.js';
 import type { Engine } from './store.js';
 
 export interface ToReader {
@@ -47,10 +47,6 @@ interface Read {
   timer: NodeJS.Timeout;
   /** The process it was sent to; null while it waits for one. */
   process: ChildProcess | null;
-}
-
-function readTimeout(ms: number): Error {
-  return Object.assign(new Error(`the read did not finish within ${ms} ms`), { code: READ_TIMEOUT });
 }
 
 function onlyReads(): Promise<never> {
@@ -183,7 +179,7 @@ export class SqliteReads implements Engine {
   /** A read past its bound: its process is busy with it (reads before it were answered or expired first), so it is killed. */
   private expire(read: Read): void {
     const p = read.process;
-    this.settle(read, readTimeout(this.o.timeoutMs));
+    this.settle(read, readTimeout(`the read did not finish within ${this.o.timeoutMs} ms`));
     if (p === null) {
       const at = this.waiting.indexOf(read);
       if (at !== -1) this.waiting.splice(at, 1);

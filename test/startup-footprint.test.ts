@@ -10,8 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Agent, buildConnector } from 'undici';
-import { buildUndiciConnector, UndiciAgent } from '../src/upstream/undici.js';
+import { buildConnector, Pool } from 'undici';
+import { buildUndiciConnector, UndiciPool } from '../src/upstream/undici.js';
 
 const DIST = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -89,7 +89,7 @@ const under = (files: string[], part: string): string[] => files.filter((f) => f
 describe('startup footprint', () => {
   it("loads neither undici's index nor the AWS SDK", () => {
     const files = loadedAtStart();
-    assert.ok(files.some((f) => f.includes('/undici/lib/dispatcher/agent.js')), 'the upstream agent is loaded');
+    assert.ok(files.some((f) => f.includes('/undici/lib/dispatcher/pool.js')), 'the upstream pool is loaded');
     assert.ok(files.some((f) => f.endsWith('/dist/src/shared/linear-regex.js')), 'the modules that use the lazy libraries are loaded');
     assert.deepEqual(files.filter((f) => f.endsWith('/node_modules/undici/index.js')), []);
     assert.deepEqual(under(files, '/node_modules/@aws-sdk/'), []);
@@ -101,8 +101,8 @@ describe('startup footprint', () => {
     assert.deepEqual(under(files, '/node_modules/@eslint-community/regexpp/'), []);
   });
 
-  it("takes undici's own Agent and connector, as its index exports them", () => {
-    assert.equal(UndiciAgent, Agent);
+  it("takes undici's own Pool and connector, as its index exports them", () => {
+    assert.equal(UndiciPool, Pool);
     assert.equal(buildUndiciConnector, buildConnector);
   });
 

@@ -1,22 +1,22 @@
 /**
  * The one pooled HTTP client for every provider call and token exchange:
- * undici's Agent keeps connections alive per origin, which is most of the
- * gateway's speed. Timeouts are the router's job (request_timeout → 408), so
+ * undici's pools keep connections alive per origin, which is most of the
+ * gateway's speed, for a bounded number of origins (pools.ts). Timeouts are the router's job (request_timeout → 408), so
  * undici's own are off for headers and relaxed for bodies: a long stream must
  * not be cut. Every connection passes the upstream policy (policy.ts).
- * Redirects are never followed: a plain Agent has no redirect interceptor,
+ * Redirects are never followed: a plain pool has no redirect interceptor,
  * so a 3xx comes back as the answer it is.
  */
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
-import type { Agent, Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import { AbortedError, UpstreamCall, type UpstreamResponse } from './answer.js';
 import type { Cancel } from './cancel.js';
 import { policedConnector, policedNodeAgents, UpstreamPolicy } from './policy.js';
-import { UndiciAgent } from './undici.js';
+import { Pools } from './pools.js';
 
 /** Pool settings, shared with the benchmark's node floor so both measure the same client. */
-export const POOL_OPTIONS: Agent.Options = {
+export const POOL_OPTIONS: Pool.Options = {
   keepAliveTimeout: 30_000,
   keepAliveMaxTimeout: 600_000,
   connections: 512,
@@ -27,8 +27,8 @@ export const POOL_OPTIONS: Agent.Options = {
 
 let policy = new UpstreamPolicy();
 let resolve: LookupFunction | undefined;
-const newAgent = (): Agent => new UndiciAgent({ ...POOL_OPTIONS, connect: policedConnector(policy, resolve) });
-let agent = newAgent();
+const newPools = (): Pools => new Pools({ ...POOL_OPTIONS, connect: policedConnector(policy, resolve) });
+let pools = newPools();
 
 /**
  * Where upstream calls may go, for the whole process (the pool is one per
@@ -38,8 +38,8 @@ let agent = newAgent();
 export function policeUpstreams(next: UpstreamPolicy, lookup?: LookupFunction): void {
   policy = next;
   resolve = lookup;
-  const previous = agent;
-  agent = newAgent();
+  const previous = pools;
+  pools = newPools();
   previous.close().catch(() => {});
 }
 
@@ -77,7 +77,7 @@ export function send(req: UpstreamRequest, signal: Cancel): Promise<UpstreamResp
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(new AbortedError());
     const call = new UpstreamCall(signal, req.method !== 'HEAD', resolve, reject, req.headersTimeoutMs);
-    agent.dispatch(
+    pools.dispatch(
       {
         origin: slash === -1 ? req.url : req.url.slice(0, slash),
         path: slash === -1 ? '/' : req.url.slice(slash),
@@ -109,7 +109,7 @@ export function discard(res: UpstreamResponse): void {
  * process) must not break the others.
  */
 export function closeUpstreams(): Promise<void> {
-  const closing = agent;
-  agent = newAgent();
+  const closing = pools;
+  pools = newPools();
   return closing.close();
 }

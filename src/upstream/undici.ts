@@ -9,5 +9,5 @@ import type * as undici from 'undici';
 
 const require = createRequire(import.meta.url);
 
-export const UndiciAgent = require('undici/lib/dispatcher/agent.js') as typeof undici.Agent;
+export const UndiciPool = require('undici/lib/dispatcher/pool.js') as typeof undici.Pool;
 export const buildUndiciConnector = require('undici/lib/core/connect.js') as typeof undici.buildConnector;

@@ -13,6 +13,7 @@ import { encodeEvent, encodeMessage } from '../../test/support/mock-bedrock.js';
 import type { Answer, ChatTranslator, EmbeddingsTranslator, Provider, StreamedAnswer, WholeAnswer } from './contract.js';
 import { loadProviders } from './registry.js';
 import { applyPolicy } from './shared/params.js';
+import { HELD_ENTRY, MAX_HELD_CHARS } from './shared/stream.js';
 
 /** Every parameter of OpenAI's chat completions request and embeddings request. */
 const OPENAI_CHAT_PARAMS = [
@@ -30,7 +31,14 @@ interface Fixture {
   /** A whole 2xx answer. */
   whole: Buffer;
   /** A streamed answer, frame by frame; `end` is the index of the frame that is the end marker. */
-  stream?: { frames: Buffer[]; end: number; garbage: Buffer; error: Buffer };
+  stream?: {
+    frames: Buffer[];
+    end: number;
+    garbage: Buffer;
+    error: Buffer;
+    /** A frame that makes the translator keep an entry until the end: tool call or candidate `i`. */
+    entry: (i: number) => Buffer;
+  };
 }
 
 const sse = (event: string | null, data: unknown): Buffer =>
@@ -51,6 +59,7 @@ const ANTHROPIC: Fixture = {
     end: 5,
     garbage: sse('content_block_delta', '{not json'),
     error: sse('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+    entry: (i) => sse('content_block_start', { type: 'content_block_start', index: i + 1, content_block: { type: 'tool_use', id: `t${i}`, name: 'f', input: {} } }),
   },
 };
 
@@ -71,6 +80,7 @@ const BEDROCK_CHAT: Fixture = {
     // A frame whose CRC does not match its bytes.
     garbage: Buffer.from('0000001d00000000fd528c5a5b27666f6f273a27626172277dc3653936', 'hex'),
     error: encodeMessage({ ':message-type': 'exception', ':exception-type': 'throttlingException' }, Buffer.from('{"message":"slow down"}')),
+    entry: (i) => bedrockEvent('contentBlockStart', { contentBlockIndex: i + 1, start: { toolUse: { toolUseId: `t${i}`, name: 'f' } } }),
   },
 };
 
@@ -92,6 +102,7 @@ const COHERE: Fixture = {
     end: 2,
     garbage: sse('content-delta', '{not json'),
     error: sse('message-end', { type: 'message-end', delta: { finish_reason: 'ERROR', error: 'internal model failure' } }),
+    entry: (i) => sse('tool-call-start', { type: 'tool-call-start', index: i, delta: { message: { tool_calls: { id: `t${i}`, type: 'function', function: { name: 'f', arguments: '' } } } } }),
   },
 };
 
@@ -111,6 +122,7 @@ const GEMINI: Fixture = {
     end: 1,
     garbage: sse(null, '{not json'),
     error: sse(null, { error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } }),
+    entry: (i) => sse(null, { candidates: [{ content: { role: 'model', parts: [{ text: 'h' }] }, index: i + 1 }] }),
   },
 };
 
@@ -206,12 +218,12 @@ function namesParam(param: string | null, keys: readonly string[]): boolean {
 }
 
 /** Runs provider bytes through a translated stream; the data of each event it writes. */
-async function run(answer: StreamedAnswer, frames: Buffer[]): Promise<string[]> {
+async function run(answer: StreamedAnswer, frames: Buffer[], piece = 7): Promise<string[]> {
   let out = '';
   // Bytes arrive in pieces that split events anywhere.
   const bytes = Buffer.concat(frames);
   const pieces: Buffer[] = [];
-  for (let i = 0; i < bytes.length; i += 7) pieces.push(bytes.subarray(i, i + 7));
+  for (let i = 0; i < bytes.length; i += piece) pieces.push(bytes.subarray(i, i + piece));
   for await (const chunk of Readable.from(pieces).pipe(answer.stream())) out += (chunk as Buffer).toString('utf8');
   return out.split('\n\n').filter((e) => e !== '').map((e) => e.replace(/^data: /, ''));
 }
@@ -331,6 +343,13 @@ describe('provider conformance', () => {
             const { frames, garbage, error } = fixture!.stream!;
             assertEndsInError(await run(streamed(chat, base), [frames[0]!, garbage, ...frames.slice(1)]), `${key} garbage`, 'bad_upstream_stream');
             assertEndsInError(await run(streamed(chat, base), [frames[0]!, error, ...frames.slice(1)]), `${key} error event`);
+          });
+
+          it('a stream that makes it keep more than the gateway holds (tool calls, candidates) ends in a 502 upstream_answer_too_large', async () => {
+            const { frames, entry } = fixture!.stream!;
+            const entries = Array.from({ length: MAX_HELD_CHARS / HELD_ENTRY + 1 }, (_, i) => entry(i));
+            const events = await run(streamed(chat, base), [frames[0]!, ...entries, ...frames.slice(1)], 1 << 16);
+            assertEndsInError(events, `${key} entries`, 'upstream_answer_too_large');
           });
         });
       }

@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { responseFromChat } from './answer.js';
+import { HELD_ENTRY, MAX_HELD_CHARS } from '../shared/stream.js';
 import { ResponsesStream } from './stream.js';
 
 const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
@@ -9,13 +10,13 @@ const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
 const usage = `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm-1', choices: [], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, prompt_tokens_details: { cached_tokens: 2 } } })}\n\n`;
 
 /** The Responses events a chat SSE body (cut anywhere) becomes. */
-async function events(chat: string[], body: Record<string, unknown> = { model: 'm' }): Promise<any[]> {
+async function events(chat: string[], body: Record<string, unknown> = { model: 'm' }, piece = 7): Promise<any[]> {
   const s = new ResponsesStream(new PassThrough(), body, 'prov');
   const out: string[] = [];
   s.on('data', (c: Buffer) => out.push(c.toString()));
   const ended = new Promise((r) => s.once('end', r));
   const all = Buffer.from(chat.join(''));
-  for (let i = 0; i < all.length; i += 7) s.write(all.subarray(i, i + 7)); // events split across writes
+  for (let i = 0; i < all.length; i += piece) s.write(all.subarray(i, i + piece)); // events split across writes
   s.end();
   await ended;
   return out.join('').split('\n\n').filter((e) => e !== '').map((e) => {
@@ -89,5 +90,17 @@ describe('chat.completion → Response', () => {
     assert.equal(res.usage.total_tokens, 6);
     const bad = responseFromChat('{"choices": []}', { model: 'm' }, 'prov');
     assert.ok(!bad.ok && bad.error.code === 'bad_upstream_response');
+  });
+  it('an output longer than the gateway holds for response.completed ends in an error event (502), never a completed response', async () => {
+    const mib = 'x'.repeat(1024 * 1024);
+    const got = await events([...Array.from({ length: 12 }, () => chunk({ content: mib })), chunk({}, 'stop'), 'data: [DONE]\n\n'], { model: 'm' }, 1 << 20);
+    const last = got.at(-1);
+    assert.equal(last.type, 'error');
+    assert.equal(last.code, 'upstream_answer_too_large');
+    assert.match(last.message, new RegExp(`prov streamed more than the ${MAX_HELD_CHARS} characters`));
+    assert.equal(got.filter((e) => e.type === 'response.output_text.delta').length, MAX_HELD_CHARS / mib.length);
+    assert.ok(!got.some((e) => e.type === 'response.completed'));
+    const calls = Array.from({ length: MAX_HELD_CHARS / HELD_ENTRY + 1 }, (_, i) => chunk({ tool_calls: [{ index: i, id: `c${i}`, type: 'function', function: { name: 'f', arguments: '' } }] }));
+    assert.equal((await events([...calls, 'data: [DONE]\n\n'], { model: 'm' }, 1 << 20)).at(-1).code, 'upstream_answer_too_large');
   });
 });

@@ -22,7 +22,7 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { SseReader } from '../shared/sse.js';
 import type { OpenAIUsage } from '../shared/openai-answer.js';
-import { incompleteStream } from '../shared/stream.js';
+import { HELD_ENTRY, heldTooMuch, incompleteStream, MAX_HELD_CHARS } from '../shared/stream.js';
 import { GatewayError } from '../../shared/errors.js';
 import { finished, functionCallItem, messageItem, reasoningItem, responseShell, responseUsage, textPart, type Json } from './answer.js';
 import type { ResponsesBody } from './request.js';
@@ -55,6 +55,8 @@ export class ResponsesStream extends Transform {
   private readonly calls = new Map<number, OpenItem>();
   private finish: unknown = null;
   private usage: OpenAIUsage | undefined;
+  /** The output held for response.completed, in characters (shared/stream.ts MAX_HELD_CHARS). */
+  private held = 0;
 
   /**
    * `chat`: provider bytes → chat SSE (a translator's stream; a pass-through
@@ -141,6 +143,7 @@ export class ResponsesStream extends Transform {
   }
 
   private reason(delta: string): void {
+    if (!this.hold(delta.length)) return;
     if (this.reasoning === null) {
       this.reasoning = this.open(reasoningItem(''));
       this.send('response.reasoning_summary_part.added', { ...this.at(this.reasoning), summary_index: 0, part: { type: 'summary_text', text: '' } });
@@ -170,6 +173,7 @@ export class ResponsesStream extends Transform {
   }
 
   private text(delta: string): void {
+    if (!this.hold(delta.length)) return;
     const m = this.openMessage();
     const content = m.item.content as Json[];
     if (content.length === 0) {
@@ -182,6 +186,7 @@ export class ResponsesStream extends Transform {
   }
 
   private refuse(delta: string): void {
+    if (!this.hold(delta.length)) return;
     const m = this.openMessage();
     const content = m.item.content as Json[];
     let part = content.find((p) => p.type === 'refusal');
@@ -211,6 +216,8 @@ export class ResponsesStream extends Transform {
   private call(c: NonNullable<ChatDelta['tool_calls']>[number]): void {
     const index = typeof c.index === 'number' ? c.index : 0;
     let open = this.calls.get(index);
+    const args = c.function?.arguments;
+    if (!this.hold((open === undefined ? HELD_ENTRY : 0) + (typeof args === 'string' ? args.length : 0))) return;
     if (open === undefined) {
       this.closeReasoning();
       this.closeMessage();
@@ -219,12 +226,20 @@ export class ResponsesStream extends Transform {
     } else if (typeof c.function?.name === 'string' && open.item.name === '') {
       open.item.name = c.function.name;
     }
-    const args = c.function?.arguments;
     if (typeof args === 'string' && args !== '') {
       open.text += args;
       open.item.arguments = open.text;
       this.send('response.function_call_arguments.delta', { ...this.at(open), delta: args });
     }
+  }
+
+  /** Counts `n` more characters of output held; false, the stream ended with an error event, once past MAX_HELD_CHARS. */
+  private hold(n: number): boolean {
+    if (this.over) return false;
+    this.held += n;
+    if (this.held <= MAX_HELD_CHARS) return true;
+    this.fail(heldTooMuch(this.provider));
+    return false;
   }
 
   private at(open: OpenItem): { item_id: unknown; output_index: number } {

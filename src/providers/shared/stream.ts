@@ -30,11 +30,28 @@ export function incompleteStream(provider: string, when: string): GatewayError {
   return new GatewayError(502, `${provider} stream ended ${when}`, { code: 'incomplete_stream' });
 }
 
+/**
+ * Characters a translator may hold of one stream to send again later (a
+ * thinking block at its end, the Responses API's whole output in
+ * response.completed), an entry per tool call or candidate counted as
+ * HELD_ENTRY: past it the stream ends in a 502, so a provider, or a caller's
+ * custom_host, that streams without end cannot fill the gateway's memory.
+ * Answers are far below it (128 k tokens are about half a million characters).
+ */
+export const MAX_HELD_CHARS = 10 * 1024 * 1024;
+export const HELD_ENTRY = 64;
+
+/** The 502 of a stream past MAX_HELD_CHARS. */
+export function heldTooMuch(provider: string): GatewayError {
+  return new GatewayError(502, `${provider} streamed more than the ${MAX_HELD_CHARS} characters the gateway holds of a stream it translates`, { code: 'upstream_answer_too_large' });
+}
+
 export abstract class TranslatedStream extends Transform {
   /** The answer's id, model and creation time, as every chunk repeats them; subclasses take the provider's where it sends them. */
   protected id = completionId();
   protected created = nowSeconds();
   private over = false;
+  private held = 0;
 
   /**
    * `provider` names it in errors; `endMarker` is what a whole stream ends
@@ -67,6 +84,15 @@ export abstract class TranslatedStream extends Transform {
     if (!this.over) this.decodeEnd();
     if (!this.over) this.fail(incompleteStream(this.provider, `before ${this.endMarker}`));
     done();
+  }
+
+  /** Counts `n` more characters held until later; false, the stream ended, once past MAX_HELD_CHARS: nothing more may be pushed. */
+  protected hold(n: number): boolean {
+    if (this.over) return false;
+    this.held += n;
+    if (this.held <= MAX_HELD_CHARS) return true;
+    this.fail(heldTooMuch(this.provider));
+    return false;
   }
 
   /** A chat.completion.chunk of choice `index` carrying `delta`. */

@@ -2,6 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
+import { HELD_ENTRY, MAX_HELD_CHARS } from '../../shared/stream.js';
 import { AnthropicStream } from './stream.js';
 import type { AnthropicMessage } from '../wire.js';
 import { toEvents } from '../../../../test/support/mock-anthropic.js';
@@ -81,6 +82,21 @@ describe('anthropic stream transform', () => {
     assert.equal(JSON.parse(cut.at(-1)!).error.code, 'incomplete_stream');
     const garbled = await stream(`${start}event: content_block_delta\ndata: {not json\n\n`);
     assert.equal(JSON.parse(garbled.at(-1)!).error.code, 'bad_upstream_stream');
+  });
+
+  it('a thinking block longer than the gateway holds ends the stream in a 502, its deltas passed on until then; so do tool calls past the bound', async () => {
+    const start = toEvents(message([]) as unknown as Record<string, unknown>)[0]!;
+    const mib = 'x'.repeat(1024 * 1024);
+    const deltas = Array.from({ length: 12 }, () => ({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: mib } }));
+    const out = await stream(frame([start, { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } }, ...deltas, { type: 'content_block_stop', index: 0 }, { type: 'message_stop' }]), false, 1 << 20);
+    const error = JSON.parse(out.at(-1)!).error;
+    assert.equal(error.code, 'upstream_answer_too_large');
+    assert.match(error.message, new RegExp(`anthropic streamed more than the ${MAX_HELD_CHARS} characters`));
+    assert.equal(out.filter((d) => d.includes('reasoning_content')).length, Math.floor(MAX_HELD_CHARS / mib.length) - 1);
+    assert.ok(!out.includes('[DONE]'));
+    const tools = Array.from({ length: MAX_HELD_CHARS / HELD_ENTRY + 1 }, (_, i) => ({ type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: `t${i}`, name: 'f', input: {} } }));
+    const many = await stream(frame([start, ...tools, { type: 'message_stop' }]), false, 1 << 20);
+    assert.equal(JSON.parse(many.at(-1)!).error.code, 'upstream_answer_too_large');
   });
 
   it('reads a last event that lacks its blank line', async () => {

@@ -21,7 +21,7 @@
  * Event types Anthropic adds later are ignored, as its docs ask.
  */
 import { toolCallDelta } from '../../shared/openai-answer.js';
-import { SseTranslatedStream } from '../../shared/stream.js';
+import { HELD_ENTRY, SseTranslatedStream } from '../../shared/stream.js';
 import { streamError } from '../errors.js';
 import { finishReason, openAIUsage } from './response.js';
 import type { AnthropicResponseBlock, AnthropicStreamEvent, AnthropicUsage } from '../wire.js';
@@ -59,11 +59,16 @@ export class AnthropicStream extends SseTranslatedStream {
           if (n !== undefined && d.partial_json) this.toolDelta(n, { function: { arguments: d.partial_json } });
         } else if (d.type === 'thinking_delta') {
           const t = this.thinking.get(ev.index);
-          if (t !== undefined) t.text += d.thinking ?? '';
-          this.chunk({ reasoning_content: d.thinking ?? '' });
+          const text = d.thinking ?? '';
+          if (t !== undefined) {
+            if (!this.hold(text.length)) return;
+            t.text += text;
+          }
+          this.chunk({ reasoning_content: text });
         } else if (d.type === 'signature_delta') {
           const t = this.thinking.get(ev.index);
-          if (t !== undefined) t.signature += d.signature ?? '';
+          const signature = d.signature ?? '';
+          if (t !== undefined && this.hold(signature.length)) t.signature += signature;
         }
         // citations_delta and later delta types have no OpenAI counterpart.
         break;
@@ -99,13 +104,14 @@ export class AnthropicStream extends SseTranslatedStream {
       }
       case 'tool_use': {
         const b = block as { id: string; name: string };
+        if (!this.hold(HELD_ENTRY)) return;
         const n = this.tools.size;
         this.tools.set(index, n);
         this.toolDelta(n, { id: b.id, type: 'function', function: { name: b.name, arguments: '' } });
         break;
       }
       case 'thinking':
-        this.thinking.set(index, { text: '', signature: '' });
+        if (this.hold(HELD_ENTRY)) this.thinking.set(index, { text: '', signature: '' });
         break;
       case 'redacted_thinking':
         this.chunk({ thinking_blocks: [block] });

@@ -22,7 +22,7 @@
  */
 import { GatewayError } from '../../../shared/errors.js';
 import { toolCallDelta, type OpenAIUsage } from '../../shared/openai-answer.js';
-import { badStream, incompleteStream, TranslatedStream } from '../../shared/stream.js';
+import { badStream, HELD_ENTRY, incompleteStream, TranslatedStream } from '../../shared/stream.js';
 import { finishReason, toUsage } from './response.js';
 import { streamException } from '../errors.js';
 import { EventStreamDecoder, EventStreamError, type EventStreamMessage } from '../eventstream.js';
@@ -115,7 +115,7 @@ class ConverseStreamTranslator extends TranslatedStream {
 
   private blockStart(e: ContentBlockStartEvent): void {
     const tool = e.start?.toolUse;
-    if (tool === undefined) return;
+    if (tool === undefined || !this.hold(HELD_ENTRY)) return;
     const index = this.toolIndex.size;
     this.toolIndex.set(e.contentBlockIndex, index);
     // Legacy `functions` answers carry one call, as the whole answer does: the first.

@@ -19,7 +19,7 @@
  * (shared/stream.ts).
  */
 import { toolCallDelta } from '../../shared/openai-answer.js';
-import { SseTranslatedStream } from '../../shared/stream.js';
+import { HELD_ENTRY, SseTranslatedStream } from '../../shared/stream.js';
 import { finishReason, generationFailed, toLogprobs, toUsage } from './response.js';
 import type { CohereStreamEvent } from '../wire.js';
 
@@ -72,6 +72,7 @@ class CohereStream extends SseTranslatedStream {
       }
       case 'tool-call-start': {
         const call = ev.delta?.message?.tool_calls;
+        if (!this.hold(HELD_ENTRY)) return;
         const index = this.toolIndex.size;
         this.toolIndex.set(ev.index ?? index, index);
         const fn = { name: call?.function?.name ?? '', arguments: call?.function?.arguments ?? '' };

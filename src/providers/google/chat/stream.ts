@@ -14,7 +14,7 @@
  * `data: {"error":…}`.
  */
 import type { FinishReason, OpenAIUsage } from '../../shared/openai-answer.js';
-import { SseTranslatedStream } from '../../shared/stream.js';
+import { HELD_ENTRY, SseTranslatedStream } from '../../shared/stream.js';
 import { createdAt, finishReason, readParts, responseId, toLogprobs, toUsage, type ChatContext } from './response.js';
 import { googleError } from '../errors.js';
 import type { GenerateContentResponse } from '../wire.js';
@@ -61,6 +61,7 @@ export class GeminiStream extends SseTranslatedStream {
       return;
     }
     candidates.forEach((c, position) => {
+      if (this.ended) return;
       const index = c.index ?? position;
       const { content, reasoning, toolCalls } = readParts(c.content?.parts);
       const delta: Record<string, unknown> = {};
@@ -82,6 +83,7 @@ export class GeminiStream extends SseTranslatedStream {
   /** One chunk for one candidate; its first chunk also names the role, as OpenAI's do. */
   private candidateChunk(index: number, delta: Record<string, unknown>, finish: FinishReason | null, logprobs: unknown): void {
     if (!this.toolCalls.has(index)) {
+      if (!this.hold(HELD_ENTRY)) return;
       this.toolCalls.set(index, 0);
       delta = { role: 'assistant', ...delta };
       if (delta.content === undefined) delta.content = delta.tool_calls === undefined ? '' : null;

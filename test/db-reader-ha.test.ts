@@ -75,7 +75,7 @@ describe('read replica and writer HA mode (Postgres)', { timeout: 90_000 }, () =
       const log = await logOf(gw, 'trace-reader-1');
       assert.equal(log.status, 200);
       // The reader's session is named for pg_stat_activity, and its last statement ended the log read's transaction
-      // (each log read runs in one of its own, bounded by statement_timeout: store/postgres.ts statementsWithin).
+      // (each log read runs in one of its own, bounded by statement_timeout: store/statements-within.ts).
       const sessions = await admin.query<{ application_name: string; query: string }>('SELECT application_name, query FROM pg_stat_activity WHERE usename = $1', [role]);
       assert.ok(sessions.rows.length > 0, 'the reader role has a session');
       assert.ok(sessions.rows.every((r) => r.application_name === 'switchyard-reader'));

@@ -1,5 +1,5 @@
 // The log and analytics reads on Postgres each run within a statement
-// timeout (store/postgres.ts statementsWithin, LogRepo's reader), so a
+// timeout (store/statements-within.ts, LogRepo's reader), so a
 // caller's scan of every log cannot hold the server and a pooled connection
 // for minutes; the bound is SET LOCAL, gone with the read's transaction; and
 // a read stopped by it is answered 504 query_timeout (admin/log-access.ts).
@@ -9,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { logRead } from '../src/admin/log-access.js';
 import { isReadTimeout, type Db, type SqlValue } from '../src/store/db.js';
 import { LOG_READ_TIMEOUT_MS, LogRepo, type LogScope } from '../src/store/logs.js';
-import { PostgresDb, statementsWithin } from '../src/store/postgres.js';
+import { PostgresDb } from '../src/store/postgres.js';
+import { statementsWithin } from '../src/store/statements-within.js';
 import { PG_URL } from './support/engines.js';
 import { twoStores, type TwoStores } from './support/log-stores.js';
 import { logRecord } from './support/logs.js';

@@ -93,6 +93,8 @@ describe('startup footprint', () => {
     assert.ok(files.some((f) => f.endsWith('/dist/src/shared/linear-regex.js')), 'the modules that use the lazy libraries are loaded');
     assert.deepEqual(files.filter((f) => f.endsWith('/node_modules/undici/index.js')), []);
     assert.deepEqual(under(files, '/node_modules/@aws-sdk/'), []);
+    // The Postgres driver (store/postgres.ts): only when DATABASE_URL names a database.
+    assert.deepEqual(under(files, '/node_modules/pg/'), []);
     // Bedrock's signer (providers/bedrock/sigv4.ts): on the first Bedrock call.
     assert.deepEqual(under(files, '/node_modules/@smithy/'), []);
     // The multipart parser (batches/upload.ts): on the first file upload.

@@ -9,7 +9,7 @@
  */
 import type { Db, SqlValue } from './db.js';
 import { PAIR_FACT_NAMES } from './log-pairs.js';
-import { statementsWithin } from './postgres.js';
+import { statementsWithin } from './statements-within.js';
 import { dropDaysBefore, prepareDays } from './log-partitions.js';
 import { addToRollup, BUCKET_NAMES, COLUMN_DIMS, CROSS, BUCKET_SQL, deleteRollupBefore, type DimFilter, HOUR_MS, hoursHolding, MEASURE_NAMES, percentileOf, RAW_MEASURES, type RolledLog } from './log-rollup.js';
 import { CHECK_OUTCOMES, type CheckOutcome, type HookStatus, type LogRecord } from './log-record.js';

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type { HookRun } from '../src/guardrails/engine.js';
 import { compileHooks, type HookConfig } from '../src/guardrails/hooks.js';
 import { decidesOnPrefix, StreamGuard } from '../src/guardrails/stream.js';
+import { MAX_EVENT_BYTES, TOO_LONG_EVENT } from '../src/providers/shared/sse.js';
 import { GatewayError } from '../src/shared/errors.js';
 
 type Json = Record<string, any>;
@@ -153,6 +154,25 @@ describe('stream guard', () => {
     assert.ok(!got.out.includes('[DONE]'));
     assert.deepEqual(got.failed, [TOO_LONG]);
     assert.ok(events(got.out).slice(0, -1).map((e) => e.choices[0].delta.content).join('').length <= 1000);
+  });
+
+  it('an event longer than the reader reads ends the stream with a 502 bad_upstream_stream; an upstream event with the reader\'s marker text does not', async () => {
+    const c = { output_guardrails: [{ 'default.notNull': {} }] };
+    const got = await guard(c, (function* () {
+      yield `${chat('first')}\n\n`;
+      yield 'data: ';
+      for (let i = 0; i <= MAX_EVENT_BYTES / (1 << 20); i++) yield 'x'.repeat(1 << 20);
+      yield '\n\ndata: [DONE]\n\n';
+    })(), 100);
+    const error = events(got.out).at(-1).error;
+    assert.equal(error.code, 'bad_upstream_stream');
+    assert.match(error.message, new RegExp(`longer than the ${MAX_EVENT_BYTES} bytes`));
+    assert.ok(!got.out.includes('[DONE]') && !got.out.includes(TOO_LONG_EVENT));
+    assert.deepEqual(got.failed.map((e) => e.code), ['bad_upstream_stream']);
+    const marker = await guard(c, [`${chat('first')}\n\ndata: ${TOO_LONG_EVENT}\n\ndata: [DONE]\n\n`], 100);
+    assert.ok(marker.out.includes(`data: ${TOO_LONG_EVENT}\n\n`));
+    assert.ok(marker.out.endsWith('data: [DONE]\n\n'));
+    assert.deepEqual(marker.failed, []);
   });
 
   it('decidesOnPrefix: only failures more text cannot undo', () => {

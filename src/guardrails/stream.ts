@@ -22,12 +22,14 @@
  * 1/PREFIX_GROWTH before it judges again, which keeps the text read to about
  * (PREFIX_GROWTH + 1)·n; held events that added no text are released
  * unjudged (the verdict on the same text cannot change). The text kept is
- * bounded by `maxChars`: a longer stream ends with `tooLong`.
+ * bounded by `maxChars`: a longer stream ends with `tooLong`; one with an
+ * event longer than the SSE reader reads (providers/shared/sse.ts), with a
+ * 502 bad_upstream_stream.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { SSE_DONE, sseEvent } from '../providers/shared/openai-answer.js';
-import { SseReader, type SseEvent } from '../providers/shared/sse.js';
-import type { GatewayError } from '../shared/errors.js';
+import { MAX_EVENT_BYTES, SseReader, TOO_LONG_EVENT, type SseEvent } from '../providers/shared/sse.js';
+import { GatewayError } from '../shared/errors.js';
 import { runHooks, type HookInput, type HookRun } from './engine.js';
 import type { HookResults } from './results.js';
 import type { Hook, ReadyCheck } from './hooks.js';
@@ -43,6 +45,7 @@ export interface StreamGuardOptions {
   /** Characters of text kept to judge; a stream with more ends with `tooLong` (and `failed` is told). */
   maxChars: number;
   tooLong: GatewayError;
+  /** Told of the error a stream ends with that is not a hook's: tooLong, or an event too long to read. */
   failed(error: GatewayError): void;
   /** The run whose results are the stream's (a denying one, or the one at the end), once: the hook_results its event carries. */
   judged(run: HookRun): HookResults;
@@ -62,6 +65,8 @@ const PREFIX_GROWTH = 8;
  * would have its whole text judged every 1.5 k characters.
  */
 const MAX_HELD_TEXT_BYTES = 4 * 1024 * 1024;
+
+const EVENT_TOO_LONG = new GatewayError(502, `the provider sent a stream event longer than the ${MAX_EVENT_BYTES} bytes the gateway reads`, { code: 'bad_upstream_stream' });
 
 export class StreamGuard extends Transform {
   private readonly reader = new SseReader();
@@ -114,6 +119,11 @@ export class StreamGuard extends Transform {
   private async handle(events: SseEvent[]): Promise<void> {
     for (const e of events) {
       if (this.over) return;
+      if (e.data === TOO_LONG_EVENT && this.reader.tooLong) {
+        // The reader reads no further: the stream ends as a translated one does on an event it cannot read.
+        this.o.failed(EVENT_TOO_LONG);
+        return this.endWith(EVENT_TOO_LONG);
+      }
       const raw = reframe(e);
       if (e.data === '[DONE]') {
         this.tail.push(SSE_DONE);

@@ -30,8 +30,9 @@ export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
  * What an event past MAX_EVENT_BYTES is read as: an event with this data, the
  * last the reader returns. It is not JSON, so the readers of JSON events fail
  * the stream on it as on any event they cannot read (502
- * bad_upstream_stream). Not thrown: readers push from stream callbacks that
- * do not catch, where a throw would be uncaught.
+ * bad_upstream_stream); a reader that passes events on unread (the stream
+ * guardrail) asks `tooLong`. Not thrown: readers push from stream callbacks
+ * that do not catch, where a throw would be uncaught.
  */
 export const TOO_LONG_EVENT = `event longer than ${MAX_EVENT_BYTES} bytes`;
 
@@ -51,6 +52,11 @@ export class SseReader {
   private dataBytes = 0;
   /** An event went past MAX_EVENT_BYTES: nothing more is read. */
   private failed = false;
+
+  /** Whether the last event returned was TOO_LONG_EVENT, the reader's own, not an upstream's event with that text. */
+  get tooLong(): boolean {
+    return this.failed;
+  }
 
   /** Feeds bytes; returns the events they complete. */
   push(chunk: Buffer): SseEvent[] {

@@ -23,10 +23,13 @@ RUN npm run build \
  && npm prune --omit=dev
 
 FROM node:20-slim AS runtime
+# The malloc settings are npm start's (docs/deploy.md, "Memory"): freed memory goes back to the system.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8787 \
-    GATEWAY_DATA_DIR=/data
+    GATEWAY_DATA_DIR=/data \
+    MALLOC_MMAP_THRESHOLD_=131072 \
+    MALLOC_TRIM_THRESHOLD_=131072
 WORKDIR /app
 COPY --from=build --chown=root:root /app/package.json ./package.json
 COPY --from=build --chown=root:root /app/node_modules ./node_modules

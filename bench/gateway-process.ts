@@ -1,6 +1,6 @@
 /**
  * A gateway process for the bench (bench/run.ts) and the soak (bench/soak.ts):
- * the built dist/src/main.js with the flags of `npm start`, on loopback, with
+ * the built dist/src/main.js with the environment and flags of `npm start`, on loopback, with
  * settings from a clean slate, its output in a log file of its own; and the
  * waits and calls both make around it.
  */
@@ -13,8 +13,10 @@ import { spawnTracked } from './children.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url)); // dist/bench/*.js → repository root
 export const GATEWAY_MAIN = join(ROOT, 'dist/src/main.js');
-/** The runtime flags `npm start` gives node, so what is measured is the process users run. */
-export const START_FLAGS = startFlags();
+/** The environment and runtime flags `npm start` gives node, so what is measured is the process users run. */
+export const { env: START_ENV, flags: START_FLAGS } = startScript();
+/** START_ENV as the shell words that set it, for the commands the reports print. */
+export const START_ENV_WORDS = Object.entries(START_ENV).map(([k, v]) => `${k}=${v}`);
 
 /** The admin key every gateway started here has (GATEWAY_ADMIN_API_KEY); the load uses it too. */
 export const BENCH_KEY = 'bench-key-0123456789abcdefghijklmn';
@@ -22,11 +24,14 @@ export const BENCH_KEY = 'bench-key-0123456789abcdefghijklmn';
 /** Settings a run sets or leaves at their defaults, never inherited from the caller's shell. */
 const OWN_SETTINGS = ['DATABASE_URL', 'REDIS_URL', 'REDIS_KEY_PREFIX', 'GATEWAY_REQUEST_LOGS'];
 
-function startFlags(): string[] {
+/** `NAME=value … node <flags> dist/src/main.js`, the shape of the start script. */
+function startScript(): { env: Record<string, string>; flags: string[] } {
   const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const words = start.split(/\s+/);
-  if (words[0] !== 'node' || words.at(-1) !== 'dist/src/main.js') throw new Error(`unexpected start script: ${start}`);
-  return words.slice(1, -1);
+  const node = words.indexOf('node');
+  const assignments = words.slice(0, Math.max(node, 0)).map((w) => /^([A-Z_][A-Z0-9_]*)=(\S*)$/.exec(w));
+  if (node === -1 || words.at(-1) !== 'dist/src/main.js' || assignments.some((a) => a === null)) throw new Error(`unexpected start script: ${start}`);
+  return { env: Object.fromEntries(assignments.map((a) => [a![1]!, a![2]!])), flags: words.slice(node + 1, -1) };
 }
 
 export function freePort(): Promise<number> {
@@ -89,6 +94,7 @@ export function spawnGateway(g: GatewaySpawn): ChildProcess {
     stdio: ['ignore', out, out],
     env: {
       ...env,
+      ...START_ENV,
       PORT: String(g.port),
       HOST: '127.0.0.1',
       GATEWAY_DATA_DIR: join(g.dir, 'data'),

@@ -21,7 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { measureBatch } from './batch.js';
 import { spawnTracked, stopAll, stopChild } from './children.js';
 import { CHAT_REQUEST, EMBEDDINGS_REQUEST, STREAM_REQUEST } from './fixtures.js';
-import { BENCH_KEY, freePort, GATEWAY_MAIN, gatewayLogTail, pinLogWriter, portOpen, ROOT, spawnGateway, START_FLAGS, waitHealthy, waitReady } from './gateway-process.js';
+import { BENCH_KEY, freePort, GATEWAY_MAIN, gatewayLogTail, pinLogWriter, portOpen, ROOT, spawnGateway, START_ENV, START_ENV_WORDS, START_FLAGS, waitHealthy, waitReady } from './gateway-process.js';
 import { parseGc } from './gc.js';
 import { measureAll, type Kind, type Plan, type Scenario, type Target } from './measure.js';
 import { scrape } from './metrics-text.js';
@@ -274,9 +274,10 @@ async function main(tmp: string): Promise<number> {
   const floor = spawnTracked('taskset', ['-c', String(SERVER_CORE), process.execPath, ...START_FLAGS, ...floorProfileArgs, FLOOR_MAIN, ...floorArgs], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, ...START_ENV },
   });
-  const floorCommand = ['taskset', '-c', String(SERVER_CORE), 'node', ...START_FLAGS, ...(PROFILE ? ['--cpu-prof'] : []), 'dist/bench/node-floor.js'].join(' ');
-  const floorStatus = `\`${floorCommand} <port>=<upstream> <port>=<streaming upstream>\` (the gateway's core, node and flags), bench/node-floor.ts: node:http server, undici Agent with keep-alive, JSON.parse of the body, same bytes upstream, status + headers + body piped back; nothing else`;
+  const floorCommand = [...START_ENV_WORDS, 'taskset', '-c', String(SERVER_CORE), 'node', ...START_FLAGS, ...(PROFILE ? ['--cpu-prof'] : []), 'dist/bench/node-floor.js'].join(' ');
+  const floorStatus = `\`${floorCommand} <port>=<upstream> <port>=<streaming upstream>\` (the gateway's core, node, environment and flags), bench/node-floor.ts: node:http server, undici Agent with keep-alive, JSON.parse of the body, same bytes upstream, status + headers + body piped back; nothing else`;
   const floorTarget: Target = {
     name: 'node floor',
     url: (k) => `http://127.0.0.1:${k === 'stream' ? floorStreamPort : floorPort}${PATH[k]}`,
@@ -294,8 +295,8 @@ async function main(tmp: string): Promise<number> {
     log(`node floor failed ${floorFailure}`);
   }
 
-  const gatewayCommand = ['taskset', '-c', String(SERVER_CORE), 'node', ...START_FLAGS, ...(PROFILE ? ['--cpu-prof'] : []), 'dist/src/main.js'].join(' ');
-  let gatewayStatus = `\`${gatewayCommand}\` (the flags of \`npm start\`), LOG_LEVEL=warn, provider openai via x-gateway-custom-host`;
+  const gatewayCommand = [...START_ENV_WORDS, 'taskset', '-c', String(SERVER_CORE), 'node', ...START_FLAGS, ...(PROFILE ? ['--cpu-prof'] : []), 'dist/src/main.js'].join(' ');
+  let gatewayStatus = `\`${gatewayCommand}\` (the environment and flags of \`npm start\`), LOG_LEVEL=warn, provider openai via x-gateway-custom-host`;
   const built = existsSync(GATEWAY_MAIN);
   if (!built) gatewayStatus = 'not built (no dist/src/main.js): only the direct upstream, nginx and the node floor were measured';
   // Under the profiler the variants' differences mean little, and the profile is the headline gateway's.

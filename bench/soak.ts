@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { spawnTracked, stopAll, stopChild } from './children.js';
-import { freePort, GATEWAY_MAIN, gatewayLogTail, portOpen, ROOT, spawnGateway, START_FLAGS, waitHealthy, waitReady } from './gateway-process.js';
+import { freePort, GATEWAY_MAIN, gatewayLogTail, portOpen, ROOT, spawnGateway, START_ENV_WORDS, START_FLAGS, waitHealthy, waitReady } from './gateway-process.js';
 import { metricValue, scrape } from './metrics-text.js';
 import { cpuSeconds, machine, memMiB } from './procfs.js';
 import { logQueueOutcomes } from './request-logs.js';
@@ -147,7 +147,7 @@ async function main(tmp: string): Promise<number> {
   console.log(`# Soak: ${N.toLocaleString('en')} requests\n`);
   console.log(`- Command: \`npm run soak -- ${N}\` (SOAK_CONCURRENCY=${CONCURRENCY}, SOAK_ROWS=${ROWS}, SOAK_WARMUP=${WARMUP})`);
   console.log(`- Machine: ${machine()}; Node ${process.version}; load average at start ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`- Gateway: \`node ${START_FLAGS.join(' ')} ${GATEWAY_MAIN.slice(ROOT.length)}\`, defaults (request logs with bodies to SQLite in a fresh GATEWAY_DATA_DIR, memory cache), LOG_LEVEL=warn, pid ${pid}`);
+  console.log(`- Gateway: \`${[...START_ENV_WORDS, 'node', ...START_FLAGS].join(' ')} ${GATEWAY_MAIN.slice(ROOT.length)}\`, defaults (request logs with bodies to SQLite in a fresh GATEWAY_DATA_DIR, memory cache), LOG_LEVEL=warn, pid ${pid}`);
   console.log(`- Load: ${CONCURRENCY} requests in flight over keep-alive connections (undici Pool), lanes in a fixed cycle of ${SCHEDULE.length}: ${[...byName.values()].map((l) => `${l.name} ${((SCHEDULE.filter((s) => s === l.name).length / SCHEDULE.length) * 100).toFixed(0)} %`).join(', ')}`);
   console.log(`- RSS before the load (after one request per lane): ${memMiB([pid], 'VmRSS').toFixed(1)} MiB\n`);
   console.log(ROW_HEAD);

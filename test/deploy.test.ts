@@ -172,6 +172,14 @@ describe('Dockerfile', () => {
     for (const c of instr(last, 'COPY')) assert.match(c, /--from=build/);
   });
 
+  it('runs what npm start runs: its environment (ENV) and its node flags (CMD)', () => {
+    const start = (JSON.parse(read(join(ROOT, 'package.json'))) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+    const node = start.indexOf('node');
+    const env = instr(last, 'ENV').join(' ');
+    for (const assignment of start.slice(0, node)) assert.ok(env.split(/\s+/).includes(assignment), `ENV sets ${assignment}`);
+    assert.deepEqual(JSON.parse(instr(last, 'CMD').at(-1)!.slice('CMD'.length)), start.slice(node));
+  });
+
   it('.dockerignore keeps local builds, modules, data and git out of the context', () => {
     const ignored = read(join(ROOT, '.dockerignore')).split('\n').map((l) => l.trim());
     for (const entry of ['.git', 'node_modules', 'dist', 'console/dist', 'data', '.env']) assert.ok(ignored.includes(entry), entry);

@@ -108,6 +108,32 @@ describe('Pools', () => {
     await pools.close();
   });
 
+  it('close() waits for the calls in flight of a pool closed before for room', async () => {
+    const pools = new Pools(POOL_OPTIONS, 1);
+    const [a, b] = [await origin(), await origin()];
+    a.hold = true;
+    const waiting = call(pools, a);
+    await until('a has the request', () => a.held.length === 1);
+    assert.equal(await answered(pools, b), '200 {}');
+    let closed = false;
+    const closing = pools.close().then(() => (closed = true));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(closed, false, "close() resolved while a's call was in flight");
+    a.held[0]!.end('{}');
+    assert.equal(await answer(waiting), '200 {}');
+    await closing;
+  });
+
+  it('an origin undici cannot parse fails its call and closes no other pool', async () => {
+    const pools = new Pools(POOL_OPTIONS, 1);
+    const a = await origin();
+    assert.equal(await answered(pools, a), '200 {}');
+    await assert.rejects(call(pools, { ...a, url: `${a.url}?x` }), /invalid url/i);
+    assert.equal(pools.size, 1);
+    assert.equal(a.open.size, 1);
+    await pools.close();
+  });
+
   it('a pool whose sockets have all closed is dropped', async () => {
     const pools = new Pools(POOL_OPTIONS, 4);
     const a = await origin('close');

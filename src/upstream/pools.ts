@@ -29,6 +29,8 @@ interface Held {
 
 export class Pools {
   private readonly byOrigin = new Map<string, Held>();
+  /** Pools closed for room or disuse, until their calls in flight have finished: close() waits for them too. */
+  private readonly closing = new Set<Promise<void>>();
   private calls = 0;
 
   constructor(
@@ -38,7 +40,7 @@ export class Pools {
 
   /** undici's Dispatcher.dispatch: `opts.origin` is a string, as upstream/client.ts makes it. */
   dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
-    const origin = opts.origin as string;
+    const origin = String(opts.origin);
     const held = this.byOrigin.get(origin) ?? this.open(origin);
     held.used = ++this.calls;
     return held.pool.dispatch(opts, handler);
@@ -49,16 +51,16 @@ export class Pools {
     return this.byOrigin.size;
   }
 
-  /** Closes every pool once its requests have finished. */
+  /** Closes every pool once its requests have finished, those closed before included. */
   async close(): Promise<void> {
-    const pools = [...this.byOrigin.values()].map((h) => h.pool);
-    this.byOrigin.clear();
-    await Promise.all(pools.map((p) => p.close()));
+    for (const [origin, held] of this.byOrigin) this.drop(origin, held);
+    await Promise.all(this.closing);
   }
 
   private open(origin: string): Held {
-    if (this.byOrigin.size >= this.max) this.closeLeastUsed();
+    // Made first: an origin undici cannot parse throws here (the call rejects) and closes no other pool.
     const held: Held = { pool: new UndiciPool(origin, this.options), used: 0, connected: 0 };
+    if (this.byOrigin.size >= this.max) this.closeLeastUsed();
     const dropIfUnused = (): void => {
       if (held.connected <= 0) this.drop(origin, held);
     };
@@ -83,6 +85,11 @@ export class Pools {
   private drop(origin: string, held: Held): void {
     if (this.byOrigin.get(origin) !== held) return;
     this.byOrigin.delete(origin);
-    if (!held.pool.destroyed) held.pool.close().catch(() => {});
+    if (held.pool.destroyed) return;
+    const closed: Promise<void> = held.pool.close().then(
+      () => void this.closing.delete(closed),
+      () => void this.closing.delete(closed),
+    );
+    this.closing.add(closed);
   }
 }

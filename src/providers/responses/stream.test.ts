@@ -102,5 +102,8 @@ describe('chat.completion → Response', () => {
     assert.ok(!got.some((e) => e.type === 'response.completed'));
     const calls = Array.from({ length: MAX_HELD_CHARS / HELD_ENTRY + 1 }, (_, i) => chunk({ tool_calls: [{ index: i, id: `c${i}`, type: 'function', function: { name: 'f', arguments: '' } }] }));
     assert.equal((await events([...calls, 'data: [DONE]\n\n'], { model: 'm' }, 1 << 20)).at(-1).code, 'upstream_answer_too_large');
+    // A call's id and name are kept too.
+    const named = [0, 1, 2].map((i) => chunk({ tool_calls: [{ index: i, id: `c${i}`, type: 'function', function: { name: 'f'.repeat(MAX_HELD_CHARS / 2), arguments: '' } }] }));
+    assert.equal((await events([...named, 'data: [DONE]\n\n'], { model: 'm' }, 1 << 20)).at(-1).code, 'upstream_answer_too_large');
   });
 });

@@ -217,7 +217,10 @@ export class ResponsesStream extends Transform {
     const index = typeof c.index === 'number' ? c.index : 0;
     let open = this.calls.get(index);
     const args = c.function?.arguments;
-    if (!this.hold((open === undefined ? HELD_ENTRY : 0) + (typeof args === 'string' ? args.length : 0))) return;
+    const name = c.function?.name;
+    // What the output item keeps: its entry, id and name once, and the arguments as they come.
+    const kept = open === undefined ? HELD_ENTRY + String(c.id ?? '').length + String(name ?? '').length : typeof name === 'string' && open.item.name === '' ? name.length : 0;
+    if (!this.hold(kept + (typeof args === 'string' ? args.length : 0))) return;
     if (open === undefined) {
       this.closeReasoning();
       this.closeMessage();

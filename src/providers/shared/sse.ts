@@ -53,7 +53,7 @@ export class SseReader {
   /** An event went past MAX_EVENT_BYTES: nothing more is read. */
   private failed = false;
 
-  /** Whether the last event returned was TOO_LONG_EVENT, the reader's own, not an upstream's event with that text. */
+  /** Whether the reader stopped at an event past MAX_EVENT_BYTES: the last event it returned is then TOO_LONG_EVENT, its own. */
   get tooLong(): boolean {
     return this.failed;
   }

@@ -18,7 +18,7 @@
 import { Transform, type TransformCallback } from 'node:stream';
 import { GatewayError } from '../../shared/errors.js';
 import { chatChunk, completionId, nowSeconds, SSE_DONE, sseEvent, usageChunk, type FinishReason, type OpenAIUsage } from './openai-answer.js';
-import { SseReader, type SseEvent } from './sse.js';
+import { MAX_EVENT_BYTES, SseReader, type SseEvent } from './sse.js';
 
 /** The 502 of a stream event the gateway cannot read (`what` follows the provider's name). */
 export function badStream(provider: string, what: string): GatewayError {
@@ -31,14 +31,17 @@ export function incompleteStream(provider: string, when: string): GatewayError {
 }
 
 /**
- * Characters a translator may hold of one stream to send again later (a
- * thinking block at its end, the Responses API's whole output in
+ * Characters a translator may hold of one stream at once to send again later
+ * (a thinking block until its end, the Responses API's whole output for
  * response.completed), an entry per tool call or candidate counted as
  * HELD_ENTRY: past it the stream ends in a 502, so a provider, or a caller's
  * custom_host, that streams without end cannot fill the gateway's memory.
+ * An eighth of MAX_EVENT_BYTES: the event made of what is held (each
+ * character at most 6 bytes of JSON, as a \uXXXX escape) stays readable by
+ * the readers after it (the stream guardrail, the Responses translator).
  * Answers are far below it (128 k tokens are about half a million characters).
  */
-export const MAX_HELD_CHARS = 10 * 1024 * 1024;
+export const MAX_HELD_CHARS = MAX_EVENT_BYTES / 8;
 export const HELD_ENTRY = 64;
 
 /** The 502 of a stream past MAX_HELD_CHARS. */
@@ -86,7 +89,7 @@ export abstract class TranslatedStream extends Transform {
     done();
   }
 
-  /** Counts `n` more characters held until later; false, the stream ended, once past MAX_HELD_CHARS: nothing more may be pushed. */
+  /** Counts `n` more characters held until later (fewer, when negative: given up); false, the stream ended, once past MAX_HELD_CHARS: nothing more may be pushed. */
   protected hold(n: number): boolean {
     if (this.over) return false;
     this.held += n;

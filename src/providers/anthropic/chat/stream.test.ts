@@ -94,6 +94,15 @@ describe('anthropic stream transform', () => {
     assert.match(error.message, new RegExp(`anthropic streamed more than the ${MAX_HELD_CHARS} characters`));
     assert.equal(out.filter((d) => d.includes('reasoning_content')).length, Math.floor(MAX_HELD_CHARS / mib.length) - 1);
     assert.ok(!out.includes('[DONE]'));
+    // A block that ended is no longer held: blocks one after another, each under the bound, pass whole.
+    const blocks = [0, 1, 2].flatMap((i) => [
+      { type: 'content_block_start', index: i, content_block: { type: 'thinking', thinking: '' } },
+      { type: 'content_block_delta', index: i, delta: { type: 'thinking_delta', thinking: 'y'.repeat(MAX_HELD_CHARS / 2) } },
+      { type: 'content_block_stop', index: i },
+    ]);
+    const passed = await stream(frame([start, ...blocks, { type: 'message_stop' }]), false, 1 << 20);
+    assert.equal(passed.at(-1), '[DONE]');
+    assert.equal(passed.filter((d) => d.includes('thinking_blocks')).length, 3);
     const tools = Array.from({ length: MAX_HELD_CHARS / HELD_ENTRY + 1 }, (_, i) => ({ type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: `t${i}`, name: 'f', input: {} } }));
     const many = await stream(frame([start, ...tools, { type: 'message_stop' }]), false, 1 << 20);
     assert.equal(JSON.parse(many.at(-1)!).error.code, 'upstream_answer_too_large');

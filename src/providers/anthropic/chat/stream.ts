@@ -26,6 +26,9 @@ import { streamError } from '../errors.js';
 import { finishReason, openAIUsage } from './response.js';
 import type { AnthropicResponseBlock, AnthropicStreamEvent, AnthropicUsage } from '../wire.js';
 
+/** The usage fields read (response.ts openAIUsage): a message_delta's others are not kept. */
+const USAGE_KEYS = ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'] as const;
+
 export class AnthropicStream extends SseTranslatedStream {
   private usage: AnthropicUsage = {};
   /** Anthropic block index → OpenAI tool call index. */
@@ -77,13 +80,17 @@ export class AnthropicStream extends SseTranslatedStream {
         const t = this.thinking.get(ev.index);
         if (t !== undefined) {
           this.thinking.delete(ev.index);
+          this.hold(-(HELD_ENTRY + t.text.length + t.signature.length));
           this.chunk({ thinking_blocks: [{ type: 'thinking', thinking: t.text, signature: t.signature }] });
         }
         break;
       }
       case 'message_delta':
         // Usage here is cumulative and may repeat or update the input counts.
-        for (const [k, v] of Object.entries(ev.usage ?? {})) if (typeof v === 'number') (this.usage as Record<string, number>)[k] = v;
+        for (const k of USAGE_KEYS) {
+          const v = ev.usage?.[k];
+          if (typeof v === 'number') this.usage[k] = v;
+        }
         this.chunk({}, finishReason(ev.delta?.stop_reason, this.legacyFunctions));
         break;
       case 'message_stop':

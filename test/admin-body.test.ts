@@ -48,7 +48,8 @@ describe('management bodies', () => {
 
   it('a key without the route’s scope is refused before its body is read', async () => {
     // The key routes too, whose path (an organisation key needs an organisation caller) is checked after.
-    for (const path of ['/v1/configs', '/v1/api-keys/workspace/service']) {
+    // Rotating or claiming another key's secret needs api_keys.rotate: refused before the body too.
+    for (const path of ['/v1/configs', '/v1/api-keys/workspace/service', '/v1/api-keys/another-key/rotate', '/v1/api-keys/another-key/rotated-key']) {
       const answer = await answerBeforeBody(gw.url, path, weak, 50_000_000, 64);
       assert.equal(answer.status, 403, path);
       assert.equal(envelopeOf(answer.body).code, 'missing_scope', path);

@@ -442,14 +442,17 @@ export const apiKeyRoutes: Route[] = [
     path: '/api-keys/:id/rotate',
     description: 'Rotates a gateway key: a new secret (answered once); the old one keeps working for the transition period.',
     handlerBody: checkRotate,
-    scope: null,
+    // A key rotates itself without the scope; any other key's rotation needs it (maySecretOf checks the rest).
+    scope: 'api_keys.rotate',
+    ownKeyFree: true,
     handler: ({ caller, params, body }, deps) => rotate(caller, params.id!, body, deps),
   }),
   route({
     method: 'POST',
     path: '/api-keys/:id/rotated-key',
     description: 'Claims the secret a scheduled rotation made, once.',
-    scope: null,
+    // Never the calling key's own (maySecretOf): always the scope.
+    scope: 'api_keys.rotate',
     handler: ({ caller, params }, deps) => rotatedKey(caller, params.id!, deps),
   }),
 ];

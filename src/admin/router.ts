@@ -62,6 +62,8 @@ export interface Route<B = unknown, P extends boolean = boolean> {
   /** What needs an organisation key ("creating a workspace"), checked before the scope. */
   organisation?: string;
   scope: string | null;
+  /** The scope is not needed when the path's `:id` is the calling key itself (a key rotates itself). */
+  ownKeyFree?: true;
   /** Only organisation owners and admins (checked after the scope). */
   admins?: true;
   /** The body's checker; its schema is the body the OpenAPI document shows. */
@@ -122,7 +124,7 @@ export class AdminRouter implements ManagementApi {
       }
       const caller = await resolveCaller(deps.store, key);
       // Before a byte of the body is read: a caller without the right uploads nothing.
-      const denied = access(c.route, caller);
+      const denied = access(c.route, caller, params);
       if (denied !== null) return sendError(res, denied);
       const body = await readJson(req, MANAGEMENT_BODY_BYTES);
       if (!body.ok) return sendError(res, body.error);
@@ -144,9 +146,9 @@ export class AdminRouter implements ManagementApi {
 }
 
 /** The route's declared access checks, in order: organisation, scope, admins. */
-function access(route: Route, caller: Caller): GatewayError | null {
-  const denied =
-    (route.organisation === undefined ? null : requireOrganisation(caller, route.organisation)) ?? (route.scope === null ? null : requireScope(caller, route.scope));
+function access(route: Route, caller: Caller, params: Record<string, string>): GatewayError | null {
+  const scope = route.scope === null || (route.ownKeyFree === true && params.id === caller.key.id) ? null : route.scope;
+  const denied = (route.organisation === undefined ? null : requireOrganisation(caller, route.organisation)) ?? (scope === null ? null : requireScope(caller, scope));
   if (denied !== null) return denied;
   if (route.admins === true && !isOrgAdmin(caller)) {
     return new GatewayError(403, `${route.organisation ?? 'this'} needs an organisation owner or admin`, { code: 'permission_denied' });

@@ -122,7 +122,7 @@ function adminOperation(r: Route): Json {
   const pathParams = [...r.path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1]!, in: 'path', required: true, schema: { type: 'string' } }));
   const query = [...(r.paged === true ? queryParameters(PAGE_QUERY.schema) : []), ...(r.query === undefined ? [] : queryParameters(r.query.schema))];
   const body = r.body ?? r.handlerBody;
-  const access = r.scope === null ? 'access checked by the route itself' : `scope ${r.scope}`;
+  const access = r.scope === null ? 'access checked by the route itself' : `scope ${r.scope}${r.ownKeyFree === true ? ' (not for the calling key itself)' : ''}`;
   return {
     description: r.description,
     'x-gateway-access': [r.organisation === undefined ? null : 'organisation key', access, r.admins === true ? 'organisation owner or admin' : null].filter((s) => s !== null).join('; '),

@@ -23,9 +23,21 @@ export interface Upload {
 /** The purposes of OpenAI's Files API. */
 export const PURPOSES = new Set(['batch', 'fine-tune', 'assistants', 'vision', 'user_data', 'evals']);
 
+/** What a form may hold besides its file: its few small fields (1 KiB each), part headers and boundaries. */
+export const FORM_OVERHEAD_BYTES = 64 * 1024;
+
+/**
+ * The form streamed to `path`, its file at most `maxBytes`. A form declared
+ * longer than that (and the overhead) is refused before a byte is read; one
+ * sent without a length is read and dropped past the file's limit (busboy
+ * truncates it) up to twice that, then its connection is closed: an upload
+ * never holds the gateway for more bytes than the limit allows.
+ */
 export async function receiveUpload(req: IncomingMessage, path: string, maxBytes: number): Promise<Result<Upload>> {
   const type = req.headers['content-type'] ?? '';
   if (!type.toLowerCase().startsWith('multipart/form-data')) return { ok: false, error: invalid('content-type: a file upload is multipart/form-data', 'content-type') };
+  const bound = maxBytes + FORM_OVERHEAD_BYTES;
+  if (Number(req.headers['content-length']) > bound) return { ok: false, error: tooLarge(maxBytes, { connection: 'close' }) };
   const makeParser = await parser();
   let bb: busboy.Busboy;
   try {
@@ -35,7 +47,7 @@ export async function receiveUpload(req: IncomingMessage, path: string, maxBytes
   }
   let purpose: string | null = null;
   let filename: string | null = null;
-  let tooLarge = false;
+  let truncated = false;
   let written: Promise<void> | null = null;
   const parsed = new Promise<void>((resolve, reject) => {
     bb.on('field', (name, value) => {
@@ -47,7 +59,7 @@ export async function receiveUpload(req: IncomingMessage, path: string, maxBytes
         return;
       }
       filename = info.filename ?? 'file';
-      stream.on('limit', () => (tooLarge = true));
+      stream.on('limit', () => (truncated = true));
       written = pipeline(stream, createWriteStream(path, { mode: 0o600 }));
       // Handled now, awaited below: a form cut inside the file part fails both this and the parser, and a
       // rejection nobody listened to yet would end the process.
@@ -55,6 +67,12 @@ export async function receiveUpload(req: IncomingMessage, path: string, maxBytes
     });
     bb.on('close', resolve);
     bb.on('error', reject);
+  });
+  let left = 2 * bound;
+  // Attached with the pipe, in one tick: a 'data' listener alone would start the flow before the parser reads it.
+  req.on('data', (chunk: Buffer) => {
+    left -= chunk.length;
+    if (left < 0) req.socket.destroy();
   });
   try {
     // pipeline, not pipe: a client that leaves destroys the parser and rejects here, instead of a wait for ever.
@@ -68,9 +86,13 @@ export async function receiveUpload(req: IncomingMessage, path: string, maxBytes
     await rm(path, { force: true });
     return { ok: false, error };
   };
-  if (tooLarge) return fail(new GatewayError(413, `file: larger than ${maxBytes} bytes`, { code: 'payload_too_large', param: 'file' }));
+  if (truncated) return fail(tooLarge(maxBytes));
   if (filename === null) return fail(invalid('file: the form has no file part', 'file', 'missing_required_parameter'));
   if (purpose === null) return fail(invalid('purpose: required', 'purpose', 'missing_required_parameter'));
   if (!PURPOSES.has(purpose)) return fail(invalid(`purpose: must be one of ${[...PURPOSES].join(', ')}`, 'purpose'));
   return { ok: true, value: { path, filename, purpose } };
+}
+
+function tooLarge(maxBytes: number, headers?: Record<string, string>): GatewayError {
+  return new GatewayError(413, `file: larger than ${maxBytes} bytes`, { code: 'payload_too_large', param: 'file', ...(headers && { headers }) });
 }

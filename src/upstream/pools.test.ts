@@ -73,6 +73,18 @@ async function until(what: string, holds: () => boolean): Promise<void> {
   assert.ok(holds(), what);
 }
 
+/** Pools with room for one origin: `a`'s call held by its server while a call to `b` closes a's pool for room. */
+async function closedInFlight(): Promise<{ pools: Pools; a: Origin; waiting: Promise<UpstreamResponse> }> {
+  const pools = new Pools(POOL_OPTIONS, 1);
+  const [a, b] = [await origin(), await origin()];
+  a.hold = true;
+  const waiting = call(pools, a);
+  await until('a has the request', () => a.held.length === 1);
+  assert.equal(await answered(pools, b), '200 {}');
+  assert.equal(pools.size, 1);
+  return { pools, a, waiting };
+}
+
 describe('Pools', () => {
   it('past `max` origins, a new one closes the pool used least recently; the others keep their sockets', async () => {
     const pools = new Pools(POOL_OPTIONS, 2);
@@ -95,13 +107,7 @@ describe('Pools', () => {
   });
 
   it('a pool closed for a new origin lets its calls in flight answer first', async () => {
-    const pools = new Pools(POOL_OPTIONS, 1);
-    const [a, b] = [await origin(), await origin()];
-    a.hold = true;
-    const waiting = call(pools, a);
-    await until('a has the request', () => a.held.length === 1);
-    assert.equal(await answered(pools, b), '200 {}');
-    assert.equal(pools.size, 1);
+    const { pools, a, waiting } = await closedInFlight();
     a.held[0]!.end('{"late":true}');
     assert.equal(await answer(waiting), '200 {"late":true}');
     await until("a's socket closed once it answered", () => a.open.size === 0);
@@ -109,12 +115,7 @@ describe('Pools', () => {
   });
 
   it('close() waits for the calls in flight of a pool closed before for room', async () => {
-    const pools = new Pools(POOL_OPTIONS, 1);
-    const [a, b] = [await origin(), await origin()];
-    a.hold = true;
-    const waiting = call(pools, a);
-    await until('a has the request', () => a.held.length === 1);
-    assert.equal(await answered(pools, b), '200 {}');
+    const { pools, a, waiting } = await closedInFlight();
     let closed = false;
     const closing = pools.close().then(() => (closed = true));
     await new Promise((r) => setTimeout(r, 50));

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { ADMIN_KEY } from './support/gateway.js';
 import { startMockOpenAI, type MockOpenAI } from './support/mock-openai.js';
-import { assertStreamedAsSent } from './support/http.js';
+import { assertEnvelope, assertStreamedAsSent } from './support/http.js';
 import { useGateway } from './support/use-gateway.js';
 
 const UPSTREAM_KEY = 'sk-upstream';
@@ -236,5 +236,50 @@ describe('generic proxy', () => {
     assert.equal(res.status, 200);
     await res.arrayBuffer();
     assert.ok(mock.requests[0]!.body.equals(bytes));
+  });
+
+  describe('body size limit (GATEWAY_MAX_BODY_BYTES)', () => {
+    const LIMIT = 64 * 1024;
+    const small = useGateway({ settings: { maxBodyBytes: LIMIT } });
+
+    it('a streamed body declared over the limit is a 413 before it is read; nothing reaches the provider', async () => {
+      const res = await fetch(`${small.v1}/files/big`, { method: 'POST', headers: { ...routed, 'content-type': 'application/octet-stream' }, body: randomBytes(LIMIT + 1) });
+      assert.equal((await assertEnvelope(res, 413)).code, 'payload_too_large');
+      assert.equal(mock.requests.length, 0);
+    });
+
+    it('a chunked body (no length) is streamed within the limit, and cut off past it', async () => {
+      const chunked = (size: number): RequestInit => {
+        const bytes = randomBytes(size);
+        const body = new ReadableStream<Uint8Array>({
+          start(c) {
+            for (let i = 0; i < bytes.length; i += 16 * 1024) c.enqueue(bytes.subarray(i, i + 16 * 1024));
+            c.close();
+          },
+        });
+        return { method: 'POST', headers: { ...routed, 'content-type': 'application/octet-stream' }, body, duplex: 'half' } as RequestInit;
+      };
+      const within = await fetch(`${small.v1}/files/within`, chunked(LIMIT));
+      assert.equal(within.status, 200);
+      await within.arrayBuffer();
+      assert.equal(mock.requests.length, 1);
+      // Past it the connection closes: no answer, and no whole body at the provider.
+      // Past it, a 413 if it gets out before the connection closes, and the rest of the body is not read:
+      // of 64 MiB offered, the client gets to send little more than its socket buffers hold.
+      const offered = 64 * 1024 * 1024;
+      let pulled = 0;
+      const endless = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (pulled >= offered) return c.close();
+          pulled += 64 * 1024;
+          c.enqueue(new Uint8Array(64 * 1024));
+        },
+      });
+      const init = { method: 'POST', headers: { ...routed, 'content-type': 'application/octet-stream' }, body: endless, duplex: 'half' } as RequestInit;
+      const past = await fetch(`${small.v1}/files/past`, init).then(async (r) => `${r.status} ${JSON.parse(await r.text()).error.code}`, () => 'closed');
+      assert.match(past, /^(413 payload_too_large|closed)$/);
+      assert.ok(pulled < offered / 4, `the client sent ${pulled} bytes`);
+      assert.ok(mock.requests.every((r) => r.body.length <= LIMIT), 'the provider got no more than the limit');
+    });
   });
 });

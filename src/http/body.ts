@@ -8,6 +8,7 @@
  * is bounded by the server's body timeout.
  */
 import type { IncomingMessage } from 'node:http';
+import { pipeline, Transform, type TransformCallback } from 'node:stream';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../shared/json-depth.js';
 
@@ -49,6 +50,28 @@ function refuse(req: IncomingMessage, limit: number, read: number): Result<never
 }
 
 /** A body's bytes as JSON; a 400 saying why when they are not, or when they nest too deeply for the gateway to walk. */
+/**
+ * A body streamed on unread (the generic proxy's), bounded as readBody bounds
+ * one it reads: past `limit` bytes the client's connection is closed. One
+ * declared longer is readBody's to refuse; this is for a body without a length.
+ */
+export function streamWithin(req: IncomingMessage, limit: number): Transform {
+  // pipeline, not pipe: a client that leaves ends the copy too, and the copy's error destroys the request (its socket).
+  return pipeline(req, new ByteLimit(limit), () => {});
+}
+
+class ByteLimit extends Transform {
+  constructor(private left: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.left -= chunk.length;
+    if (this.left >= 0) return done(null, chunk);
+    done(new GatewayError(413, 'request body exceeds its limit', { code: 'payload_too_large' }));
+  }
+}
+
 export function parseJson(buf: Buffer): Result<unknown> {
   const text = buf.toString('utf8');
   if (nestsDeeperThan(text)) {

@@ -6,7 +6,7 @@
  * bodies stream straight through unless the plan may send them twice
  * (retries, fallback), when one copy is kept.
  */
-import { parseJson, readBody } from '../http/body.js';
+import { parseJson, readBody, streamWithin } from '../http/body.js';
 import type { Plan } from '../routing/plan.js';
 import { mayRepeat } from '../routing/router.js';
 import type { ModelEndpoint } from '../shared/endpoint.js';
@@ -32,8 +32,10 @@ export function body(maxBodyBytes: number, make: BodyMaker = () => null): Stage 
       const h = ctx.req.headers;
       if (h['content-length'] === undefined && h['transfer-encoding'] === undefined) return 'next';
       if (isJsonType(h['content-type'])) return peeked(ctx, maxBodyBytes);
-      if (mayRepeat(plan.root)) return read(ctx, maxBodyBytes);
-      ctx.raw = ctx.req; // streamed straight through: one attempt only
+      // A body declared over the limit is refused by the read, before a byte of it is read.
+      if (mayRepeat(plan.root) || Number(h['content-length']) > maxBodyBytes) return read(ctx, maxBodyBytes);
+      // Streamed straight through (one attempt only); without a length, cut off past the limit.
+      ctx.raw = h['content-length'] === undefined ? streamWithin(ctx.req, maxBodyBytes) : ctx.req;
       return 'next';
     },
   };

@@ -416,6 +416,8 @@ function retriesOn(retry: NonNullable<PlanLeaf['retry']>, r: RouteResult): boole
 /** Why a call got no answer: the upstream policy, the timeout or deadline, the client leaving, or the network. */
 function sendFailure(e: unknown, provider: string, timedOut: Timeout | undefined, clientGone: boolean): GatewayError {
   if (e instanceof UpstreamAddressDenied) return e;
+  // The client's own body, streamed on, went past its limit (http/body.ts streamWithin): the client's fault, not the provider's.
+  if (e instanceof GatewayError && e.status === 413) return e;
   if (timedOut !== undefined && timedOut.deadlineMs !== null) {
     return new GatewayError(504, `no answer from ${provider} within the request's deadline of ${timedOut.deadlineMs} ms`, { code: 'deadline_exceeded' });
   }

@@ -1,5 +1,6 @@
 // Management request bodies: who may call a route is decided before its body is read, and
-// the body has a limit of its own (1 MiB), far below the model endpoints'.
+// the body has a limit of its own (1 MiB), far below the model endpoints'. A model request's
+// stored credential is looked up before its body too.
 import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -13,7 +14,7 @@ import { useGateway } from './support/use-gateway.js';
  * Sends a request's head declaring `declared` body bytes and only the first `sent` of them,
  * and resolves to the answer's status line and body as soon as the server answers.
  */
-function answerBeforeBody(url: string, path: string, key: string, declared: number, sent: number): Promise<{ status: number; body: string }> {
+function answerBeforeBody(url: string, path: string, key: string, declared: number, sent: number, extra = ''): Promise<{ status: number; body: string }> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -31,7 +32,7 @@ function answerBeforeBody(url: string, path: string, key: string, declared: numb
     socket.on('error', reject);
     socket.setTimeout(3000, () => socket.destroy(new Error(`no answer while the body was unsent; got: ${got.slice(0, 200)}`)));
     socket.write(
-      `POST ${path} HTTP/1.1\r\nhost: ${hostname}\r\nx-gateway-api-key: ${key}\r\ncontent-type: application/json\r\ncontent-length: ${declared}\r\n\r\n` +
+      `POST ${path} HTTP/1.1\r\nhost: ${hostname}\r\nx-gateway-api-key: ${key}\r\n${extra}content-type: application/json\r\ncontent-length: ${declared}\r\n\r\n` +
         '{"name":"'.padEnd(sent, 'x'),
     );
   });
@@ -53,6 +54,19 @@ describe('management bodies', () => {
       const answer = await answerBeforeBody(gw.url, path, weak, 50_000_000, 64);
       assert.equal(answer.status, 403, path);
       assert.equal(envelopeOf(answer.body).code, 'missing_scope', path);
+    }
+  });
+
+  it('a model request naming a stored credential its workspace does not have is refused before its body is read', async () => {
+    const cases = [
+      ['x-gateway-virtual-key: vk-of-no-one\r\n', 'unknown_virtual_key', 'x-gateway-virtual-key'],
+      ['x-gateway-provider: @no-such-slug\r\n', 'unknown_provider', 'x-gateway-provider'],
+    ] as const;
+    for (const [header, code, param] of cases) {
+      const answer = await answerBeforeBody(gw.url, '/v1/chat/completions', ADMIN_KEY, 50_000_000, 64, header);
+      assert.equal(answer.status, 400, header);
+      assert.equal(envelopeOf(answer.body).code, code);
+      assert.equal(envelopeOf(answer.body).param, param);
     }
   });
 

@@ -15,6 +15,7 @@ import type { Tracer } from '../tracing/tracer.js';
 import { admit } from './admit.js';
 import { body } from './body.js';
 import { cache } from './cache.js';
+import { credential } from './credential.js';
 import { RequestContext, runStages, type RecordStage, type Stage } from './context.js';
 import { hooks } from './hooks.js';
 import type { RequestLimits } from './limits.js';
@@ -61,6 +62,7 @@ export function requestPath(d: RequestPathDeps): readonly Stage[] {
     admit(d.limits), // x-gateway-* headers, rate limits (before the body is read)
     plan(d.configs), // config → routing plan
     prompt(d.prompts, d.configs), // a prompt run or a config's prompt_id: the prompt, its access, its routing
+    credential(d.credentials), // the stored credential a single target names: unknown or not enabled → refused before the body
     body(d.maxBodyBytes, renderPrompt), // read, parse, the prompt rendered into it, validate
     hooks('before-hooks', d.beforeHooks), // guardrails
     responses(d.responses), // previous_response_id chains, truncation

@@ -8,6 +8,7 @@ import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import type busboy from 'busboy';
+import { streamWithin } from '../http/body.js';
 import { GatewayError, invalid, type Result } from '../shared/errors.js';
 import { lazy } from '../shared/memo.js';
 
@@ -68,15 +69,9 @@ export async function receiveUpload(req: IncomingMessage, path: string, maxBytes
     bb.on('close', resolve);
     bb.on('error', reject);
   });
-  let left = 2 * bound;
-  // Attached with the pipe, in one tick: a 'data' listener alone would start the flow before the parser reads it.
-  req.on('data', (chunk: Buffer) => {
-    left -= chunk.length;
-    if (left < 0) req.socket.destroy();
-  });
   try {
     // pipeline, not pipe: a client that leaves destroys the parser and rejects here, instead of a wait for ever.
-    await Promise.all([pipeline(req, bb), parsed]);
+    await Promise.all([pipeline(streamWithin(req, 2 * bound), bb), parsed]);
     await written;
   } catch (e) {
     await rm(path, { force: true });

@@ -49,29 +49,38 @@ function refuse(req: IncomingMessage, limit: number, read: number): Result<never
   return { ok: false, error: new GatewayError(413, message, { code: 'payload_too_large' }) };
 }
 
-/** A body's bytes as JSON; a 400 saying why when they are not, or when they nest too deeply for the gateway to walk. */
 /**
- * A body streamed on unread (the generic proxy's), bounded as readBody bounds
- * one it reads: past `limit` bytes the client's connection is closed. One
- * declared longer is readBody's to refuse; this is for a body without a length.
+ * A body streamed on unread (the generic proxy's, a file upload's), bounded as
+ * readBody bounds one it reads: past `limit` bytes the client's connection is
+ * closed (no answer: the rest of the body would have to be read first) and the
+ * stream fails with a 413, which is what the request's log and metrics say.
  */
 export function streamWithin(req: IncomingMessage, limit: number): Transform {
-  // pipeline, not pipe: a client that leaves ends the copy too, and the copy's error destroys the request (its socket).
-  return pipeline(req, new ByteLimit(limit), () => {});
+  // pipeline, not pipe: a client that leaves ends the copy too.
+  return pipeline(req, new ByteLimit(req, limit), () => {});
 }
 
 class ByteLimit extends Transform {
-  constructor(private left: number) {
+  private left: number;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limit: number,
+  ) {
     super();
+    this.left = limit;
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.left -= chunk.length;
     if (this.left >= 0) return done(null, chunk);
-    done(new GatewayError(413, 'request body exceeds its limit', { code: 'payload_too_large' }));
+    // Destroying the request alone leaves its socket open, the client blocked on a body nobody reads.
+    this.req.socket.destroy();
+    done(new GatewayError(413, `request body exceeds ${this.limit} bytes`, { code: 'payload_too_large' }));
   }
 }
 
+/** A body's bytes as JSON; a 400 saying why when they are not, or when they nest too deeply for the gateway to walk. */
 export function parseJson(buf: Buffer): Result<unknown> {
   const text = buf.toString('utf8');
   if (nestsDeeperThan(text)) {

@@ -5,7 +5,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
-import { MAX_PENDING_BYTES, stripAddedUsage, stripsAddedUsage } from '../src/pipeline/usage-strip.js';
+import { MAX_EVENT_BYTES } from '../src/providers/shared/sse.js';
+import { stripAddedUsage, stripsAddedUsage } from '../src/pipeline/usage-strip.js';
 import type { GatewayError } from '../src/shared/errors.js';
 import { bytesCopied } from './support/copies.js';
 
@@ -113,7 +114,7 @@ describe('stripping the usage the gateway added', () => {
     assert.ok(copied <= 5 * body.length, `copied ${copied} for an event of ${body.length}`);
   });
 
-  it(`an event past ${MAX_PENDING_BYTES} bytes without its end fails the stream: 502 bad_upstream_stream`, async () => {
+  it(`an event past ${MAX_EVENT_BYTES} bytes without its end fails the stream: 502 bad_upstream_stream`, async () => {
     const stripped = stripAddedUsage(Readable.from([Buffer.from('data: {"id":1}\n\ndata: '), ...Array(17).fill(Buffer.alloc(1024 * 1024, 0x61))]));
     const out: Buffer[] = [];
     stripped.on('data', (b: Buffer) => out.push(b));

@@ -28,8 +28,8 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import { SSE_DONE, sseEvent } from '../providers/shared/openai-answer.js';
-import { MAX_EVENT_BYTES, SseReader, TOO_LONG_EVENT, type SseEvent } from '../providers/shared/sse.js';
-import { GatewayError } from '../shared/errors.js';
+import { EVENT_TOO_LONG, SseReader, TOO_LONG_EVENT, type SseEvent } from '../providers/shared/sse.js';
+import type { GatewayError } from '../shared/errors.js';
 import { runHooks, type HookInput, type HookRun } from './engine.js';
 import type { HookResults } from './results.js';
 import type { Hook, ReadyCheck } from './hooks.js';
@@ -65,8 +65,6 @@ const PREFIX_GROWTH = 8;
  * would have its whole text judged every 1.5 k characters.
  */
 const MAX_HELD_TEXT_BYTES = 4 * 1024 * 1024;
-
-const EVENT_TOO_LONG = new GatewayError(502, `the provider sent a stream event longer than the ${MAX_EVENT_BYTES} bytes the gateway reads`, { code: 'bad_upstream_stream' });
 
 export class StreamGuard extends Transform {
   private readonly reader = new SseReader();

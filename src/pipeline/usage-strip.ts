@@ -17,18 +17,9 @@
  */
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import type { ProviderHeaders } from '../providers/contract.js';
+import { EVENT_TOO_LONG, MAX_EVENT_BYTES } from '../providers/shared/sse.js';
 import { isEventStreamType, isReadable } from '../shared/content-type.js';
-import { GatewayError } from '../shared/errors.js';
 import { through } from '../shared/through.js';
-
-/**
- * The most bytes of one event held waiting for its end; a longer one fails
- * the stream (502 bad_upstream_stream), as a provider's broken stream does,
- * since a provider the caller can choose (custom_host) could send one event
- * that never ends. 16 MiB, as the SSE reader allows one event
- * (providers/shared/sse.ts): far past any real event.
- */
-export const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 
 /**
  * Whether an answer is to be stripped: the gateway added usage, the answer is
@@ -63,9 +54,8 @@ class UsageStripper extends Transform {
     }
     if (end < chunk.length) {
       this.append(end === 0 ? chunk : chunk.subarray(end));
-      if (this.pendingLength > MAX_PENDING_BYTES) {
-        return done(new GatewayError(502, `the provider sent a stream event longer than ${MAX_PENDING_BYTES} bytes`, { code: 'bad_upstream_stream' }));
-      }
+      // At most one event's bound, as the SSE reader's: a provider the caller can choose (custom_host) could send one that never ends.
+      if (this.pendingLength > MAX_EVENT_BYTES) return done(EVENT_TOO_LONG);
     }
     done();
   }

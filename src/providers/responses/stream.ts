@@ -218,16 +218,20 @@ export class ResponsesStream extends Transform {
     let open = this.calls.get(index);
     const args = c.function?.arguments;
     const name = c.function?.name;
+    const id = String(c.id ?? '');
+    const named = open !== undefined && typeof name === 'string' && open.item.name === '';
     // What the output item keeps: its entry, id and name once, and the arguments as they come.
-    const kept = open === undefined ? HELD_ENTRY + String(c.id ?? '').length + String(name ?? '').length : typeof name === 'string' && open.item.name === '' ? name.length : 0;
-    if (!this.hold(kept + (typeof args === 'string' ? args.length : 0))) return;
+    let kept = typeof args === 'string' ? args.length : 0;
+    if (open === undefined) kept += HELD_ENTRY + id.length + String(name ?? '').length;
+    else if (named) kept += name.length;
+    if (!this.hold(kept)) return;
     if (open === undefined) {
       this.closeReasoning();
       this.closeMessage();
-      open = this.open(functionCallItem(String(c.id ?? ''), String(c.function?.name ?? ''), '', 'in_progress'));
+      open = this.open(functionCallItem(id, String(name ?? ''), '', 'in_progress'));
       this.calls.set(index, open);
-    } else if (typeof c.function?.name === 'string' && open.item.name === '') {
-      open.item.name = c.function.name;
+    } else if (named) {
+      open.item.name = name;
     }
     if (typeof args === 'string' && args !== '') {
       open.text += args;

@@ -11,6 +11,8 @@
  * chunks needs no care.
  */
 
+import { GatewayError } from '../../shared/errors.js';
+
 export interface SseEvent {
   event: string | undefined;
   data: string;
@@ -35,6 +37,9 @@ export const MAX_EVENT_BYTES = 16 * 1024 * 1024;
  * that do not catch, where a throw would be uncaught.
  */
 export const TOO_LONG_EVENT = `event longer than ${MAX_EVENT_BYTES} bytes`;
+
+/** The 502 a stream ends with on an event past MAX_EVENT_BYTES, where the gateway relays events it does not translate (the stream guardrail, the usage stripper). */
+export const EVENT_TOO_LONG = new GatewayError(502, `the provider sent a stream event longer than the ${MAX_EVENT_BYTES} bytes the gateway reads`, { code: 'bad_upstream_stream' });
 
 const LF = 0x0a;
 const CR = 0x0d;

@@ -108,6 +108,21 @@ describe('anthropic stream transform', () => {
     assert.equal(JSON.parse(many.at(-1)!).error.code, 'upstream_answer_too_large');
   });
 
+  it("message_delta's usage: the counts read are kept, other keys a provider sends are not (they would pile up)", async () => {
+    const start = toEvents(message([]) as unknown as Record<string, unknown>)[0]!;
+    const extra = (i: number) => Object.fromEntries(Array.from({ length: 100 }, (_, j) => [`k${i}_${j}`, j]));
+    const deltas = [0, 1, 2].map((i) => ({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 10 + i, ...extra(i) } }));
+    const s = new AnthropicStream(false);
+    const out: string[] = [];
+    s.on('data', (c: Buffer) => out.push(c.toString()));
+    s.end(Buffer.from(frame([start, ...deltas, { type: 'message_stop' }])));
+    await new Promise((r) => s.once('end', r));
+    // The stream's own usage, as it stands at the end: the fields openAIUsage reads, nothing else.
+    assert.deepEqual(Object.keys((s as unknown as { usage: object }).usage).sort(), ['input_tokens', 'output_tokens']);
+    const usage = JSON.parse(out.join('').split('\n\n').filter(Boolean).at(-2)!.replace(/^data: /, '')).usage;
+    assert.equal(usage.completion_tokens, 12);
+  });
+
   it('reads a last event that lacks its blank line', async () => {
     const events = toEvents(message([{ type: 'text', text: 'x' }]) as unknown as Record<string, unknown>);
     const out = await stream(frame(events).replace(/\n\n$/, ''));
